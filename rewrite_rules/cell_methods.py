@@ -1,0 +1,80 @@
+"""nn.Module methods -> nn.Cell methods."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from rewrite_rules.spec import Example, MethodRule, Unconvertible
+
+
+def _train(call, ctx):
+    mode = call.positional[0] if call.positional else (call.keyword("mode") or cst.Name("True"))
+    return call.rename("set_train", [cst.Arg(mode)])
+
+
+def _eval(call, ctx):
+    return call.rename("set_train", [cst.Arg(cst.Name("False"))])
+
+
+def _not_optimizer(call):
+    code = cst.Module([]).code_for_node(call.receiver)
+    kind = call.ctx.known_kinds.get(code)
+    if kind in ("optimizer", "scheduler") or "optim" in code.lower() or "sched" in code.lower():
+        raise Unconvertible(f"{kind or 'optimizer'} state is converted with the training loop, not here")
+
+
+def _state_dict(call, ctx):
+    _not_optimizer(call)
+    if call.args:
+        raise Unconvertible("state_dict() arguments are not supported")
+    return call.rename("parameters_dict", [])
+
+
+def _load_state_dict(call, ctx):
+    _not_optimizer(call)
+    args = [cst.Arg(call.receiver), cst.Arg(call.positional[0] if call.positional else call.keyword("state_dict"))]
+    strict = call.keyword("strict") if len(call.positional) < 2 else call.positional[1]
+    if strict is not None:
+        args.append(cst.Arg(strict, keyword=cst.Name("strict_load"), equal=_EQ))
+    return cst.Call(ctx.ref("mindspore.load_param_into_net"), args)
+
+
+_EQ = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+
+
+def _modules(call, ctx):
+    return cst.parse_expression(
+        f"(cell for _, cell in {cst.Module([]).code_for_node(call.receiver)}.cells_and_names())"
+    )
+
+
+def _named_children(call, ctx):
+    return cst.Call(
+        cst.Attribute(call.rename("name_cells", []), cst.Name("items")), []
+    )
+
+
+def _cell(name: str, **kw) -> MethodRule:
+    return MethodRule(name, receiver="cell", **kw)
+
+
+RULES = [
+    _cell("parameters", rename="trainable_params", arity=(0, 1),
+          examples=(Example("ps = model.parameters()", "ps = model.trainable_params()"),)),
+    _cell("named_parameters", rename="parameters_and_names", arity=(0, 2)),
+    _cell("children", rename="cells", arity=(0, 0)),
+    _cell("named_children", hook=_named_children, arity=(0, 0)),
+    _cell("modules", hook=_modules, arity=(0, 0)),
+    _cell("named_modules", rename="cells_and_names", arity=(0, 0)),
+    _cell("train", hook=_train, arity=(0, 1),
+          examples=(Example("model.train()", "model.set_train(True)"),)),
+    _cell("eval", hook=_eval, arity=(0, 0), examples=(Example("model.eval()", "model.set_train(False)"),)),
+    _cell("state_dict", hook=_state_dict, arity=(0, 0),
+          examples=(Example("sd = model.state_dict()", "sd = model.parameters_dict()"),)),
+    _cell(
+        "load_state_dict",
+        hook=_load_state_dict,
+        arity=(0, 2),
+        examples=(Example("model.load_state_dict(sd)", "mindspore.load_param_into_net(model, sd)"),),
+    ),
+]

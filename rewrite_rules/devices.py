@@ -1,0 +1,110 @@
+"""Devices: MindSpore places computation by a global setting, so device moves
+are dropped and device objects become inert strings."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from rewrite_rules.spec import ApiRule, Example, MethodRule, Unconvertible
+
+_DEVICE_WORDS = ("device", "dev")
+
+
+def _device(call, ctx):
+    value = call.get("type")
+    call.result = value if value is not None else cst.SimpleString('"cpu"')
+
+
+def _cuda_available(call, ctx):
+    call.result = cst.parse_expression('mindspore.get_context("device_target") == "GPU"')
+    ctx.imports_needed.add(("mindspore", "mindspore"))
+
+
+def _is_device(expr, source, method) -> bool:
+    qualified = method.qualified(source)
+    if qualified is not None and qualified.startswith("torch.device"):
+        return True
+    if isinstance(expr, cst.SimpleString):
+        text = expr.evaluated_value
+        return isinstance(text, str) and text.split(":", 1)[0] in ("cuda", "cpu", "mps", "xpu")
+    if isinstance(expr, (cst.Name, cst.Attribute)):
+        code = cst.Module([]).code_for_node(expr)
+        if method.ctx.known_kinds.get(code) == "device":
+            return True
+        last = code.rsplit(".", 1)[-1].lower()
+        return any(word in last for word in _DEVICE_WORDS)
+    return False
+
+
+def _to(call, ctx):
+    """x.to(device) -> x; x.to(dtype) stays; x.to(device, dtype) -> x.to(dtype)."""
+    kept = []
+    for index, arg in enumerate(call.args):
+        if arg.keyword is not None:
+            name = arg.keyword.value
+            if name in ("device", "non_blocking", "copy", "memory_format"):
+                continue
+            if name == "dtype":
+                kept.append(arg.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT))
+                continue
+            raise Unconvertible(f"to() with {name}= is not supported")
+        source = call.source_arg(index)
+        qualified = call.qualified(source) or ""
+        if _is_device(arg.value, source, call):
+            continue
+        if qualified.startswith("torch.") and qualified.split(".")[-1] in _DTYPE_NAMES:
+            kept.append(arg)
+            continue
+        if isinstance(arg.value, (cst.Name, cst.Attribute)) and "dtype" in cst.Module([]).code_for_node(arg.value):
+            kept.append(arg)
+            continue
+        raise Unconvertible("to(): cannot tell whether the argument is a device or a dtype")
+    if not kept:
+        return call.receiver
+    kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return call.rename("to", kept[:1])
+
+
+_DTYPE_NAMES = {
+    "float16", "float32", "float64", "bfloat16", "int8", "int16", "int32", "int64", "uint8", "bool",
+    "float", "double", "half", "int", "long", "short", "complex64", "complex128",
+}
+
+
+def _receiver(call, ctx):
+    return call.receiver
+
+
+RULES = [
+    ApiRule(
+        "torch.device",
+        None,
+        signature="type, index=None",
+        hook=_device,
+        notes="kept as an inert string; MindSpore selects the device with mindspore.set_device",
+        examples=(Example('device = torch.device("cuda")', 'device = "cuda"'),),
+    ),
+    ApiRule(
+        "torch.cuda.is_available",
+        None,
+        signature="",
+        hook=_cuda_available,
+        examples=(Example("ok = torch.cuda.is_available()", 'ok = mindspore.get_context("device_target") == "GPU"'),),
+    ),
+    ApiRule("torch.manual_seed", "mindspore.set_seed", signature="seed",
+            examples=(Example("torch.manual_seed(0)", "mindspore.set_seed(0)"),)),
+    MethodRule(
+        "to",
+        hook=_to,
+        arity=(0, 2),
+        receiver="any",
+        examples=(
+            Example("y = x.to(device)", "y = x"),
+            Example("y = x.to(torch.float16)", "y = x.to(mindspore.float16)"),
+        ),
+    ),
+    MethodRule("cuda", hook=_receiver, arity=(0, 1), receiver="any",
+               examples=(Example("y = x.cuda()", "y = x"),)),
+    MethodRule("cpu", hook=_receiver, arity=(0, 0), receiver="any",
+               examples=(Example("y = x.cpu().numpy()", "y = x.numpy()"),)),
+]

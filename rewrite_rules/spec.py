@@ -1,0 +1,201 @@
+"""The rule model: a rule is data (target, signature, argument mapping) plus an
+optional hook, and carries its own examples.
+
+Rule modules in this package declare module-level ``RULES`` lists; the registry
+(``rewrite_rules.registry``) collects them by walking the package.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Callable, Mapping
+
+
+class Unconvertible(Exception):
+    """Raised by a hook when a call cannot be converted faithfully.
+
+    The engine then leaves the original call in place and writes a marker
+    with ``reason`` above the statement.
+    """
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Drop:
+    """The argument has no effect on the result in MindSpore (e.g. ``device=``,
+    ``inplace=``); it is removed silently."""
+
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Unsupported:
+    """The argument cannot be carried. Passing the torch default (as a literal)
+    is fine and is dropped; anything else leaves the call unconverted, marked."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Arg:
+    """How one torch parameter maps to MindSpore.
+
+    to: the MindSpore keyword (None keeps the torch name).
+    explicit: always write the argument, using the torch default when the
+        caller omitted it, because MindSpore's default differs.
+    value: a hook ``(expr, ctx) -> expr`` rewriting the value (e.g. 1 - m).
+    """
+
+    to: str | None = None
+    explicit: bool = False
+    value: Callable | None = None
+
+
+@dataclass(frozen=True)
+class Example:
+    """A torch snippet and what ms-migrate must make of it.
+
+    torch: statements using the standard prelude (torch, nn, F imported).
+    mindspore: the exact converted statements (golden text), or None.
+    marked: the converted text must carry a marker containing this text.
+    """
+
+    torch: str
+    mindspore: str | None = None
+    marked: str | None = None
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    default: str | None  # source text of the torch default; None = required
+    kind: str  # "positional", "keyword", "varargs", "varkw"
+
+
+def parse_signature(signature: str) -> tuple[Param, ...]:
+    """Parse ``"input, dim=0, *, out=None"`` into Params using Python's parser."""
+    tree = ast.parse(f"def f({signature}): pass")
+    fn = tree.body[0].args  # type: ignore[attr-defined]
+    params: list[Param] = []
+    positional = list(fn.posonlyargs) + list(fn.args)
+    defaults = [None] * (len(positional) - len(fn.defaults)) + list(fn.defaults)
+    for a, d in zip(positional, defaults):
+        params.append(Param(a.arg, ast.unparse(d) if d is not None else None, "positional"))
+    if fn.vararg is not None:
+        params.append(Param(fn.vararg.arg, None, "varargs"))
+    for a, d in zip(fn.kwonlyargs, fn.kw_defaults):
+        params.append(Param(a.arg, ast.unparse(d) if d is not None else None, "keyword"))
+    if fn.kwarg is not None:
+        params.append(Param(fn.kwarg.arg, None, "varkw"))
+    return tuple(params)
+
+
+ArgMapping = Mapping[str, "str | Arg | Drop | Unsupported"]
+
+
+@dataclass(frozen=True)
+class ApiRule:
+    """A torch callable (function or class) and its MindSpore form.
+
+    torch: qualified torch name, e.g. ``torch.nn.Conv2d``.
+    target: qualified MindSpore name, e.g. ``mindspore.nn.Conv2d``.
+    signature: the torch signature as Python parameter text.
+    args: per-parameter mapping (see Arg, Drop, Unsupported; a str renames).
+    positional: how many leading torch parameters keep their position in the
+        MindSpore signature; later positional arguments are written as keywords.
+    pack_varargs: pass torch ``*size`` as one tuple argument.
+    hook: ``(call: BoundCall, ctx) -> None`` for changes beyond data; may raise
+        Unconvertible.
+    weights: torch parameter name -> MindSpore parameter name for layers whose
+        weights are renamed (used by the weight converter).
+    aliases: further torch names that mean the same thing.
+    """
+
+    torch: str
+    target: str | None
+    signature: str = "*args, **kwargs"
+    args: ArgMapping = field(default_factory=dict)
+    positional: int | None = None
+    pack_varargs: bool = False
+    hook: Callable | None = None
+    weights: Mapping[str, str] = field(default_factory=dict)
+    aliases: tuple[str, ...] = ()
+    notes: str = ""
+    examples: tuple[Example, ...] = ()
+
+    @cached_property
+    def params(self) -> tuple[Param, ...]:
+        return parse_signature(self.signature)
+
+    @cached_property
+    def keep_positional(self) -> int:
+        if self.positional is not None:
+            return self.positional
+        count = 0
+        for p in self.params:
+            spec = self.args.get(p.name)
+            if p.kind != "positional" or (spec is not None and not isinstance(spec, Arg)):
+                break
+            if isinstance(spec, Arg) and (spec.to or spec.value):
+                break
+            count += 1
+        return count
+
+    @property
+    def is_plain_rename(self) -> bool:
+        """A bare reference (``act=nn.ReLU``) can be renamed only if calls
+        need no argument changes at all."""
+        return (
+            self.target is not None
+            and self.hook is None
+            and not self.pack_varargs
+            and all(isinstance(s, Drop) for s in self.args.values())
+            and not any(isinstance(s, Arg) and s.explicit for s in self.args.values())
+        )
+
+    def all_names(self) -> tuple[str, ...]:
+        return (self.torch, *self.aliases)
+
+
+@dataclass(frozen=True)
+class AttributeRule:
+    """A torch constant or class used as a value, e.g. ``torch.float32``."""
+
+    torch: str
+    target: str | None
+    reason: str = ""
+    aliases: tuple[str, ...] = ()
+    examples: tuple[Example, ...] = ()
+
+    def all_names(self) -> tuple[str, ...]:
+        return (self.torch, *self.aliases)
+
+
+@dataclass(frozen=True)
+class MethodRule:
+    """A method call on a tensor or Cell, matched by name and arity.
+
+    Method receivers have no static type, so a rule applies when the method
+    name fits and the number of positional arguments lies in ``arity``.
+    hook: ``(call: MethodCall, ctx) -> cst expression``; may raise Unconvertible.
+    rename: the simple case: the MindSpore method name.
+    receiver: "tensor", "cell", "optimizer" or "any": what the rule assumes the
+        receiver is (for documentation and analysis).
+    """
+
+    name: str
+    rename: str | None = None
+    hook: Callable | None = None
+    arity: tuple[int, int] = (0, 99)
+    receiver: str = "tensor"
+    notes: str = ""
+    examples: tuple[Example, ...] = ()
+
+    @property
+    def torch(self) -> str:
+        return f"torch.Tensor.{self.name}" if self.receiver == "tensor" else f"torch.nn.Module.{self.name}"

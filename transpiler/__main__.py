@@ -1,0 +1,5 @@
+import sys
+
+from transpiler.cli import main
+
+sys.exit(main())

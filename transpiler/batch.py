@@ -1,0 +1,192 @@
+"""Converting trees: discover files, fan them out over processes, write the
+results atomically, aggregate per-file summaries.
+
+Workers read, convert and write their own files and send back only a small
+summary (status, diagnostics, timings), so the parent's memory does not grow
+with the size of the tree.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+
+from transpiler.convert import FileResult, convert_source
+from transpiler.diagnostics import Diagnostic, Severity
+from transpiler.source_io import DecodeError, decode_source, encode_source, write_atomic
+
+DEFAULT_EXCLUDES = (".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", ".pytest_cache",
+                    ".ms-migrate-cache")
+
+
+class UsageError(Exception):
+    """Bad command-line use: exit code 2."""
+
+
+@dataclass(frozen=True)
+class Job:
+    source: str  # absolute input path
+    target: str | None  # absolute output path (None: do not write)
+    display: str  # path shown in diagnostics
+    kind: str  # "python" or "copy"
+    want_text: bool = False  # send the converted text back (for --diff)
+
+
+@dataclass
+class FileSummary:
+    display: str
+    status: str  # converted / unchanged / failed / copied
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    original: str | None = None
+    output: str | None = None
+
+
+def discover(source: str, target: str | None, excludes: tuple[str, ...] = ()) -> list[Job]:
+    """Every file under ``source`` with where it goes. A single file maps to
+    ``target`` itself (or into it, when it is a directory)."""
+    source = os.path.abspath(source)
+    if os.path.isfile(source):
+        out = None
+        if target is not None:
+            out = os.path.abspath(target)
+            if os.path.isdir(out):
+                out = os.path.join(out, os.path.basename(source))
+        kind = "python" if source.endswith(".py") else "copy"
+        return [Job(source, out, _display(source), kind)]
+    patterns = DEFAULT_EXCLUDES + tuple(excludes)
+    target_abs = os.path.abspath(target) if target else None
+    jobs: list[Job] = []
+    for root, dirs, files in os.walk(source):
+        dirs[:] = sorted(d for d in dirs if not _excluded(d, patterns) and os.path.join(root, d) != target_abs)
+        for name in sorted(files):
+            if _excluded(name, patterns):
+                continue
+            path = os.path.join(root, name)
+            relative = os.path.relpath(path, source)
+            out = os.path.join(target_abs, relative) if target_abs else None
+            kind = "python" if name.endswith(".py") else "copy"
+            jobs.append(Job(path, out, _display(path), kind))
+    return jobs
+
+
+def _display(path: str) -> str:
+    """The path as the user would write it: relative to the working directory
+    when below it, absolute otherwise."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
+def _excluded(name: str, patterns: tuple[str, ...]) -> bool:
+    return any(fnmatch.fnmatch(name, pattern) for pattern in patterns)
+
+
+def check_paths(source: str, target: str | None, force: bool) -> None:
+    """Refuse outputs that would overwrite the input or existing results."""
+    if not os.path.exists(source):
+        raise UsageError(f"{source}: no such file or directory")
+    if target is None:
+        return
+    src, out = os.path.realpath(source), os.path.realpath(target)
+    if src == out:
+        raise UsageError(f"{target}: refusing to overwrite the input; choose another output path")
+    if os.path.isdir(src) and (out + os.sep).startswith(src + os.sep):
+        raise UsageError(f"{target}: output is inside the input tree {source}; choose a path outside it")
+    if os.path.isfile(src) and os.path.isdir(out):
+        out = os.path.join(out, os.path.basename(src))
+    if os.path.exists(out) and not force:
+        if os.path.isdir(out) and not os.listdir(out):
+            return
+        raise UsageError(f"{target}: already exists; use --force to overwrite")
+
+
+def process(job: Job) -> FileSummary:
+    """Convert (or copy) one file. Never raises."""
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    try:
+        with open(job.source, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        return _failed(job, 1, 1, f"cannot read: {exc.strerror or exc}")
+    timings["read"] = time.perf_counter() - start
+    if job.kind == "copy":
+        return _copy(job, data, timings)
+    try:
+        decoded = decode_source(data)
+    except DecodeError as exc:
+        return _failed(job, exc.line, exc.col, str(exc))
+    result: FileResult = convert_source(decoded.text, job.display)
+    timings.update(result.timings)
+    if result.status == "failed" or result.output is None:
+        return FileSummary(job.display, "failed", result.diagnostics, timings)
+    start = time.perf_counter()
+    if job.target is not None:
+        try:
+            write_atomic(job.target, encode_source(result.output, decoded), mode_from=job.source)
+        except (OSError, UnicodeEncodeError) as exc:
+            return _failed(job, 1, 1, f"cannot write {job.target}: {exc}")
+    timings["write"] = time.perf_counter() - start
+    summary = FileSummary(job.display, result.status, result.diagnostics, timings)
+    if job.want_text:
+        summary.original, summary.output = decoded.text, result.output
+    return summary
+
+
+def _copy(job: Job, data: bytes, timings) -> FileSummary:
+    if job.target is not None:
+        start = time.perf_counter()
+        try:
+            write_atomic(job.target, data, mode_from=job.source)
+        except OSError as exc:
+            return _failed(job, 1, 1, f"cannot copy to {job.target}: {exc}")
+        timings["write"] = time.perf_counter() - start
+    return FileSummary(job.display, "copied", [], timings)
+
+
+def _failed(job: Job, line: int, col: int, message: str) -> FileSummary:
+    diagnostic = Diagnostic(job.display, line, col, "input", Severity.ERROR, message)
+    return FileSummary(job.display, "failed", [diagnostic])
+
+
+def run(jobs: list[Job], workers: int = 1, on_result=None) -> list[FileSummary]:
+    """Process jobs, in parallel when workers > 1, in input order."""
+    summaries: list[FileSummary] = []
+    if workers <= 1 or len(jobs) < 2:
+        for job in jobs:
+            summary = process(job)
+            summaries.append(summary)
+            if on_result:
+                on_result(summary)
+        return summaries
+    chunk = max(1, min(16, len(jobs) // (workers * 8)))
+    with ProcessPoolExecutor(max_workers=workers, initializer=_warm_up) as pool:
+        for summary in pool.map(process, jobs, chunksize=chunk):
+            summaries.append(summary)
+            if on_result:
+                on_result(summary)
+    return summaries
+
+
+def _warm_up() -> None:
+    from rewrite_rules.registry import load_rules
+
+    load_rules()
+
+
+def unified_diff(summary: FileSummary) -> str:
+    if summary.original is None or summary.output is None or summary.original == summary.output:
+        return ""
+    return "".join(
+        difflib.unified_diff(
+            summary.original.splitlines(keepends=True),
+            summary.output.splitlines(keepends=True),
+            fromfile=f"a/{summary.display}",
+            tofile=f"b/{summary.display}",
+        )
+    )
+

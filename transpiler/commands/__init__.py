@@ -1,0 +1,1 @@
+"""One module per ms-migrate command (``add_parser(subparsers)`` + ``run(args)``)."""

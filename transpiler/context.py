@@ -1,0 +1,90 @@
+"""Per-file state shared by the rewriter, the rule engine and rule hooks:
+diagnostics, queued imports and how MindSpore names are spelled here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import libcst as cst
+
+from transpiler.diagnostics import Diagnostic, Outcome, Severity
+from transpiler.names import Analysis
+
+# How a MindSpore module is spelled in output, and the import that provides it.
+# Ordered longest prefix first.
+SPELLINGS: tuple[tuple[str, str, str | None], ...] = (
+    # (qualified module, local name, "from" module or None for a plain import)
+    ("mindspore.nn", "nn", "mindspore"),
+    ("mindspore.ops", "ops", "mindspore"),
+    ("mindspore", "mindspore", None),
+    ("numpy", "np", None),
+)
+
+
+@lru_cache(maxsize=4096)
+def parse_expr(text: str) -> cst.BaseExpression:
+    """Parse a small expression (rule defaults, generated snippets). Cached:
+    libcst nodes are immutable, so sharing them is safe."""
+    return cst.parse_expression(text)
+
+
+@dataclass
+class FileContext:
+    path: str
+    analysis: Analysis
+    position_of: "callable"  # node -> (line, col)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    imports_needed: set[tuple[str, str]] = field(default_factory=set)  # (qualified module, local)
+    consumed: dict[str, int] = field(default_factory=dict)  # alias -> references rewritten away
+    generated_refs: list[tuple[cst.CSTNode, str, str]] = field(default_factory=list)
+    # variables known to hold a device / an optimizer / a Cell (light type info)
+    known_kinds: dict[str, str] = field(default_factory=dict)
+
+    # -- diagnostics --------------------------------------------------------
+    def report(self, node, rule: str, severity: Severity, message: str, outcome=Outcome.NONE):
+        line, col = self.position_of(node)
+        self.diagnostics.append(Diagnostic(self.path, line, col, rule, severity, message, outcome))
+
+    def warn(self, node, rule: str, message: str):
+        """Converted, but the user should look (not an API use of its own)."""
+        self.report(node, rule, Severity.WARNING, message)
+
+    def converted(self, node, rule: str, message: str, severity=Severity.INFO):
+        self.report(node, rule, severity, message, Outcome.CONVERTED)
+
+    # -- references ---------------------------------------------------------
+    def consume(self, original_node: cst.CSTNode) -> None:
+        """The rewrite replaced this resolved torch reference: its import alias
+        has one use fewer."""
+        alias = self.analysis.reference_alias.get(id(original_node))
+        if alias is not None:
+            self.consumed[alias] = self.consumed.get(alias, 0) + 1
+
+    def _spelling_usable(self, local: str, module: str) -> bool:
+        binding = self.analysis.imports.get(local)
+        if binding is not None:
+            return binding.qualified == module or binding.qualified.split(".", 1)[0] == "torch"
+        return local not in self.analysis.bound_names
+
+    def ref(self, qualified: str) -> cst.BaseExpression:
+        """An expression naming a MindSpore (or numpy) object, with its import queued."""
+        for module, local, from_module in SPELLINGS:
+            if qualified != module and not qualified.startswith(module + "."):
+                continue
+            if not self._spelling_usable(local, module):
+                continue
+            rest = qualified[len(module) + 1 :] if qualified != module else ""
+            self.imports_needed.add((module, local))
+            node = parse_expr(f"{local}.{rest}" if rest else local)
+            # Record for a possible respelling if a kept torch import claims `local`.
+            node = _fresh(node)
+            self.generated_refs.append((node, local, qualified))
+            return node
+        self.imports_needed.add(("mindspore", "mindspore"))
+        return _fresh(parse_expr(qualified))
+
+
+def _fresh(node: cst.BaseExpression) -> cst.BaseExpression:
+    # A distinct object per use, so a respelling pass can find it by identity.
+    return node.deep_clone()

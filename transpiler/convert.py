@@ -1,0 +1,92 @@
+"""Per-file conversion: a pure function from source text to a FileResult.
+It never raises: any failure becomes an error diagnostic on the result."""
+
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from rewrite_rules.registry import RuleSet, load_rules
+from transpiler.context import FileContext
+from transpiler.diagnostics import Diagnostic, Severity
+from transpiler.imports import fix_imports
+from transpiler.names import analyse
+from transpiler.rewriter import Rewriter
+from transpiler.structural import is_module_base
+
+STAGES = ("read", "parse", "analyse", "rewrite", "render", "write", "report")
+
+
+@dataclass
+class FileResult:
+    path: str
+    status: str  # "converted", "unchanged", "failed", "copied"
+    output: str | None = None  # converted text (None when failed)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def changed(self) -> bool:
+        return self.status == "converted"
+
+
+def _method_names(rules: RuleSet) -> frozenset[str]:
+    from rewrite_rules.tensor_methods_data import TORCH_ONLY_TENSOR_METHODS
+
+    return frozenset(rules.methods) | TORCH_ONLY_TENSOR_METHODS | {"forward", "register_buffer"}
+
+
+def mentions_torch(text: str) -> bool:
+    return "torch" in text
+
+
+def convert_source(text: str, path: str = "<string>", rules: RuleSet | None = None) -> FileResult:
+    timings: dict[str, float] = {}
+    if not mentions_torch(text):
+        return FileResult(path, "unchanged", text, [], timings)
+    rules = rules or load_rules()
+    start = time.perf_counter()
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        message = " ".join(str(exc.message).split())
+        diagnostic = Diagnostic(path, exc.raw_line, exc.raw_column + 1, "syntax", Severity.ERROR, f"syntax error: {message}")
+        return FileResult(path, "failed", None, [diagnostic], timings)
+    except Exception as exc:  # libcst can raise on pathological input
+        diagnostic = Diagnostic(path, 1, 1, "parse", Severity.ERROR, f"cannot parse: {exc}")
+        return FileResult(path, "failed", None, [diagnostic], timings)
+    timings["parse"] = time.perf_counter() - start
+    try:
+        return _convert_module(module, text, path, rules, timings)
+    except RecursionError:
+        diagnostic = Diagnostic(path, 1, 1, "internal", Severity.ERROR, "file nests too deeply to convert")
+        return FileResult(path, "failed", None, [diagnostic], timings)
+    except Exception as exc:  # a bug in a rule must not stop the batch
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        message = f"internal error {type(exc).__name__}: {exc} (at {where.filename}:{where.lineno}); please report"
+        diagnostic = Diagnostic(path, 1, 1, "internal", Severity.ERROR, " ".join(message.split()))
+        return FileResult(path, "failed", None, [diagnostic], timings)
+
+
+def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, timings) -> FileResult:
+    start = time.perf_counter()
+    analysis = analyse(module, _method_names(rules), is_module_base)
+    timings["analyse"] = time.perf_counter() - start
+    if not analysis.interesting:
+        return FileResult(path, "unchanged", text, [], timings)
+    start = time.perf_counter()
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    ctx = FileContext(path, analysis, position_of=lambda node: (0, 0))
+    rewriter = Rewriter(ctx, rules, module)
+    converted = wrapper.visit(rewriter)
+    converted = fix_imports(converted, ctx)
+    timings["rewrite"] = time.perf_counter() - start
+    start = time.perf_counter()
+    output = converted.code
+    timings["render"] = time.perf_counter() - start
+    status = "converted" if output != text else "unchanged"
+    return FileResult(path, status, output, ctx.diagnostics, timings)

@@ -1,0 +1,48 @@
+"""Structured diagnostics: every decision the converter makes is one of these."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from enum import Enum
+
+
+class Severity(str, Enum):
+    ERROR = "error"  # the file could not be converted at all
+    MARKER = "marker"  # code left in place with a TODO marker
+    WARNING = "warning"  # converted, but the user should look
+    INFO = "info"  # converted; recorded for the report
+
+
+class Outcome(str, Enum):
+    """What happened to one use of a torch API (for honest counting)."""
+
+    CONVERTED = "converted"
+    MARKED = "marked"
+    UNKNOWN = "unknown"  # looked like torch, no rule recognised it
+    NONE = "none"  # not an API use (file-level notes, errors)
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    path: str
+    line: int
+    col: int
+    rule: str  # the torch API or transform that decided
+    severity: Severity
+    message: str
+    outcome: Outcome = Outcome.NONE
+
+    def one_line(self) -> str:
+        return f"{self.path}:{self.line}:{self.col}: {self.severity.value}: {self.message}"
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["severity"] = self.severity.value
+        data["outcome"] = self.outcome.value
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Diagnostic":
+        return cls(
+            **{**data, "severity": Severity(data["severity"]), "outcome": Outcome(data["outcome"])}
+        )

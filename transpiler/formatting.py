@@ -1,0 +1,37 @@
+"""black, applied to the statements the migration changed and to nothing else."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import black
+import libcst as cst
+
+_MAX_LINE = 88
+_MIN_LINE = 40
+
+
+@lru_cache(maxsize=8192)
+def _black(code: str, line_length: int) -> str | None:
+    try:
+        return black.format_str(code, mode=black.Mode(line_length=line_length))
+    except Exception:  # black refuses some valid code (e.g. odd continuations)
+        return None
+
+
+def format_statement(statement: cst.SimpleStatementLine, depth: int, module: cst.Module) -> cst.SimpleStatementLine:
+    """Reformat one changed statement, keeping the comment lines above it."""
+    body = statement.with_changes(leading_lines=())
+    code = module.code_for_node(body)
+    line_length = max(_MIN_LINE, _MAX_LINE - len(module.default_indent.expandtabs()) * depth)
+    formatted = _black(code, line_length)
+    if formatted is None or formatted == code:
+        return statement
+    try:
+        parsed = cst.parse_module(formatted)
+    except cst.ParserSyntaxError:
+        return statement
+    if len(parsed.body) != 1 or not isinstance(parsed.body[0], cst.SimpleStatementLine):
+        return statement
+    result = parsed.body[0]
+    return result.with_changes(leading_lines=statement.leading_lines)

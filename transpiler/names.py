@@ -1,0 +1,355 @@
+"""The metadata pass: which names refer to what, computed once per file.
+
+One visitor walk resolves every Name/Attribute chain through the file's
+imports (``import torch.nn as nn``, ``from torch.nn import functional as F``,
+``import torch as t`` ...) to a qualified name, and drops references that a
+local binding shadows (``def f(nn): nn.Linear`` is not torch). Resolution is
+deferred to the end of each function scope because Python decides locality by
+any binding in the whole function body.
+
+It also records which statements hold anything the rewriter may touch, so the
+rewriting traversal can skip every other subtree.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+# Roots whose names we resolve and count as torch API uses.
+TORCH_ROOTS = frozenset({"torch"})
+# The torch ecosystem: listed as third-party, converted only where a rule says so.
+ECOSYSTEM_ROOTS = frozenset(
+    {"torchvision", "torchaudio", "torchtext", "timm", "transformers", "einops", "apex",
+     "lightning", "pytorch_lightning", "torchmetrics", "fairseq", "mmcv", "detectron2"}
+)
+
+
+def is_torch_name(qualified: str) -> bool:
+    return qualified.split(".", 1)[0] in TORCH_ROOTS
+
+
+def chain_parts(node: cst.BaseExpression) -> list[str] | None:
+    """``a.b.c`` -> ["a", "b", "c"]; None if the chain does not end in a Name."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    parts.reverse()
+    return parts
+
+
+@dataclass
+class ImportBinding:
+    local: str
+    qualified: str
+    statement: cst.CSTNode  # the Import/ImportFrom node
+    module_level: bool
+
+
+@dataclass
+class _Scope:
+    kind: str  # "module", "function", "class", "comprehension"
+    bound: set[str] = field(default_factory=set)
+    declared_global: set[str] = field(default_factory=set)
+    candidates: list[tuple[cst.CSTNode, str, str]] = field(default_factory=list)
+
+
+@dataclass
+class Analysis:
+    imports: dict[str, ImportBinding] = field(default_factory=dict)
+    references: dict[int, str] = field(default_factory=dict)  # id(node) -> qualified name
+    reference_alias: dict[int, str] = field(default_factory=dict)  # id(node) -> local alias
+    alias_uses: Counter = field(default_factory=Counter)
+    interesting: set[int] = field(default_factory=set)  # ids of statements to visit
+    bound_names: set[str] = field(default_factory=set)  # non-import bindings anywhere
+    cell_classes: set[str] = field(default_factory=set)
+    star_imports: list[cst.ImportFrom] = field(default_factory=list)
+    ecosystem_imports: list[tuple[cst.CSTNode, str]] = field(default_factory=list)
+
+    def qualified(self, node: cst.CSTNode) -> str | None:
+        return self.references.get(id(node))
+
+    def torch_aliases(self) -> dict[str, ImportBinding]:
+        return {k: b for k, b in self.imports.items() if is_torch_name(b.qualified)}
+
+
+class NameAnalyzer(cst.CSTVisitor):
+    """Resolves names; see the module docstring."""
+
+    def __init__(self, method_names: frozenset[str], module_base: "callable"):
+        super().__init__()
+        self.result = Analysis()
+        self._method_names = method_names
+        self._is_module_base = module_base
+        self._scopes: list[_Scope] = []
+        self._statements: list[cst.CSTNode] = []
+        self._skip: set[int] = set()
+
+    # -- scopes -------------------------------------------------------------
+    def _push(self, kind: str) -> _Scope:
+        scope = _Scope(kind)
+        self._scopes.append(scope)
+        return scope
+
+    def _pop(self) -> None:
+        scope = self._scopes.pop()
+        if scope.kind == "module":
+            for node, alias, qualified in scope.candidates:
+                self._resolve(node, alias, qualified)
+            return
+        parent = self._enclosing_for_free_names()
+        for candidate in scope.candidates:
+            alias = candidate[1]
+            if alias in scope.bound and alias not in scope.declared_global:
+                continue  # shadowed by a local binding
+            parent.candidates.append(candidate)
+
+    def _enclosing_for_free_names(self) -> _Scope:
+        # Free names of a function skip enclosing class bodies (Python scoping).
+        for scope in reversed(self._scopes):
+            if scope.kind != "class":
+                return scope
+        return self._scopes[0]
+
+    def _resolve(self, node: cst.CSTNode, alias: str, qualified: str) -> None:
+        self.result.references[id(node)] = qualified
+        self.result.reference_alias[id(node)] = alias
+        self.result.alias_uses[alias] += 1
+
+    def _bind(self, name: str) -> None:
+        self._scopes[-1].bound.add(name)
+        self.result.bound_names.add(name)
+
+    def _bind_target(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            self._bind(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bind_target(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._bind_target(target.value)
+
+    def _mark_interesting(self) -> None:
+        for statement in self._statements:
+            self.result.interesting.add(id(statement))
+
+    # -- statements ---------------------------------------------------------
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.BaseStatement):
+            self._statements.append(node)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        super().on_leave(original_node)
+        if isinstance(original_node, cst.BaseStatement):
+            self._statements.pop()
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._push("module")
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        self._pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._bind(node.name.value)
+        self._skip.add(id(node.name))
+        self._push("function")
+        if node.name.value == "forward" or node.decorators:
+            self._mark_interesting()
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self._push("function")
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self._pop()
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._bind(node.name.value)
+        self._skip.add(id(node.name))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._bind(node.name.value)
+        self._skip.add(id(node.name))
+        for base in node.bases:
+            parts = chain_parts(base.value)
+            if parts is None:
+                continue
+            if len(parts) == 1 and parts[0] in self.result.cell_classes:
+                self.result.cell_classes.add(node.name.value)
+                self._mark_interesting()
+                continue
+            binding = self.result.imports.get(parts[0])
+            if binding is not None:
+                qualified = ".".join([binding.qualified, *parts[1:]])
+                if self._is_module_base(qualified):
+                    self.result.cell_classes.add(node.name.value)
+                    self._mark_interesting()
+
+    def visit_ClassDef_body(self, node: cst.ClassDef) -> None:
+        self._push("class")
+
+    def leave_ClassDef_body(self, node: cst.ClassDef) -> None:
+        self._pop()
+
+    def _visit_comprehension(self, node) -> None:
+        self._push("comprehension")
+
+    def _leave_comprehension(self, node) -> None:
+        self._pop()
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _visit_comprehension
+    leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _leave_comprehension
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind_target(node.target)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        for item in node.names:
+            self._scopes[-1].declared_global.add(item.name.value)
+            self._skip.add(id(item.name))
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        for item in node.names:
+            self._scopes[-1].declared_global.add(item.name.value)
+            self._skip.add(id(item.name))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(self._scopes) > 1:  # module-level rebinding (try/except ImportError) is ignored
+            for target in node.targets:
+                self._bind_target(target.target)
+        else:
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    self.result.bound_names.add(target.target.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if len(self._scopes) > 1:
+            self._bind_target(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if len(self._scopes) > 1:
+            self._bind_target(node.target)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind_target(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        if len(self._scopes) > 1:
+            self._bind_target(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        if isinstance(node.name, cst.Name):
+            self._skip.add(id(node.name))
+            if len(self._scopes) > 1:
+                self._bind(node.name.value)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        pass
+
+    # -- imports ------------------------------------------------------------
+    def visit_Import(self, node: cst.Import) -> bool:
+        module_level = len(self._scopes) == 1
+        for alias in node.names:
+            dotted = _dotted(alias.name)
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local, qualified = alias.asname.name.value, dotted
+            else:
+                local = qualified = dotted.split(".", 1)[0]
+            self._record_import(local, qualified, node, module_level, dotted)
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if node.relative or node.module is None:
+            if isinstance(node.names, cst.ImportStar):
+                return False
+            for alias in node.names:
+                local = _alias_local(alias)
+                if local:
+                    self._bind_local_import(local)
+            return False
+        module = _dotted(node.module)
+        module_level = len(self._scopes) == 1
+        if isinstance(node.names, cst.ImportStar):
+            if module.split(".", 1)[0] in TORCH_ROOTS:
+                self.result.star_imports.append(node)
+                self._mark_interesting()
+            return False
+        for alias in node.names:
+            local = _alias_local(alias)
+            if local:
+                self._record_import(local, f"{module}.{_dotted(alias.name)}", node, module_level, module)
+        return False
+
+    def _bind_local_import(self, local: str) -> None:
+        if len(self._scopes) > 1:
+            self._bind(local)
+
+    def _record_import(self, local, qualified, node, module_level, module) -> None:
+        root = module.split(".", 1)[0]
+        if root in ECOSYSTEM_ROOTS:
+            self.result.ecosystem_imports.append((node, module))
+        if not module_level and not is_torch_name(qualified):
+            self._bind(local)  # a local import of something else shadows like any binding
+        self.result.imports[local] = ImportBinding(local, qualified, node, module_level)
+        if is_torch_name(qualified):
+            self._mark_interesting()
+
+    # -- references ---------------------------------------------------------
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        self._skip.add(id(node.attr))
+        parts = chain_parts(node)
+        if parts is None:
+            return True
+        self._candidate(node, parts)
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if id(node) in self._skip:
+            return
+        self._candidate(node, [node.value])
+
+    def _candidate(self, node: cst.CSTNode, parts: list[str]) -> None:
+        binding = self.result.imports.get(parts[0])
+        if binding is None or not is_torch_name(binding.qualified):
+            return
+        qualified = ".".join([binding.qualified, *parts[1:]])
+        self._scopes[-1].candidates.append((node, parts[0], qualified))
+        self._mark_interesting()
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._skip.add(id(node.keyword))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in self._method_names:
+            self._mark_interesting()
+
+    def visit_With(self, node: cst.With) -> None:
+        pass
+
+
+def _dotted(node: cst.BaseExpression) -> str:
+    parts = chain_parts(node)
+    return ".".join(parts) if parts else ""
+
+
+def _alias_local(alias: cst.ImportAlias) -> str | None:
+    if alias.asname is not None:
+        return alias.asname.name.value if isinstance(alias.asname.name, cst.Name) else None
+    return _dotted(alias.name).split(".", 1)[0]
+
+
+def analyse(module: cst.Module, method_names: frozenset[str], module_base) -> Analysis:
+    analyzer = NameAnalyzer(method_names, module_base)
+    module.visit(analyzer)
+    return analyzer.result

@@ -1,0 +1,284 @@
+"""The one rewriting traversal of a file.
+
+API rules are looked up by qualified name (from the metadata pass), method
+rules by name and arity; the structural transforms (Module -> Cell, forward ->
+construct, grad-mode contexts, buffers) live in ``transpiler.structural`` and
+are called from here. Every statement that changes is reformatted with black;
+every statement that cannot be converted gets a marker comment above it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+
+from rewrite_rules.registry import RuleSet
+from rewrite_rules.spec import Unconvertible
+from rewrite_rules.tensor_methods_data import TORCH_ONLY_TENSOR_METHODS
+from transpiler import structural
+from transpiler.context import FileContext
+from transpiler.diagnostics import Outcome, Severity
+from transpiler.engine import convert_call, convert_method
+from transpiler.formatting import format_statement
+from transpiler.statements import Placeholders
+
+MARKER_PREFIX = "# TODO(ms-migrate): "
+
+
+@dataclass
+class _Frame:
+    markers: list[str] = field(default_factory=list)
+    changed: bool = False
+
+
+class Rewriter(cst.CSTTransformer):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, ctx: FileContext, rules: RuleSet, module: cst.Module):
+        super().__init__()
+        self.ctx = ctx
+        self.rules = rules
+        self.module = module
+        self.analysis = ctx.analysis
+        self.frames: list[_Frame] = []
+        self.depth = 0
+        self.classes: list[str | None] = []  # enclosing classes; the name if it is a Cell
+        self.type_context: set[int] = set()  # isinstance()/annotation references
+        self.base_context: set[int] = set()  # class bases
+        self.call_funcs: set[int] = set()  # callee expressions (handled in leave_Call)
+        self.handled: set[int] = set()  # nodes a structural transform consumes whole
+        self.placeholders = Placeholders()
+        ctx.position_of = self.position_of
+
+    # -- infrastructure -------------------------------------------------------
+    def position_of(self, node: cst.CSTNode) -> tuple[int, int]:
+        try:
+            start = self.get_metadata(PositionProvider, node).start
+            return start.line, start.column + 1
+        except KeyError:
+            return 0, 0
+
+    @property
+    def frame(self) -> _Frame:
+        return self.frames[-1]
+
+    def changed(self) -> None:
+        if self.frames:
+            self.frame.changed = True
+
+    def mark(self, node: cst.CSTNode, api: str, reason: str) -> None:
+        text = reason if reason.startswith(api) else f"{api}: {reason}"
+        if self.frames and text not in self.frame.markers:
+            self.frame.markers.append(text)
+        self.ctx.report(node, api, Severity.MARKER, text, Outcome.MARKED)
+
+    def in_cell_class(self) -> bool:
+        return bool(self.classes) and self.classes[-1] is not None
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.BaseStatement):
+            if id(node) not in self.analysis.interesting:
+                return False
+            self.frames.append(_Frame())
+        elif isinstance(node, cst.IndentedBlock):
+            self.depth += 1
+        return super().on_visit(node)
+
+    def on_leave(self, original_node, updated_node):
+        result = super().on_leave(original_node, updated_node)
+        if isinstance(original_node, cst.IndentedBlock):
+            self.depth -= 1
+            if isinstance(result, cst.IndentedBlock):
+                result = result.with_changes(body=self.placeholders.compact(list(result.body)))
+        elif isinstance(original_node, cst.BaseStatement) and id(original_node) in self.analysis.interesting:
+            result = self._finish_statement(original_node, result, self.frames.pop())
+        return result
+
+    def _finish_statement(self, original, result, frame: _Frame):
+        if isinstance(result, cst.SimpleStatementLine) and isinstance(original, cst.SimpleStatementLine):
+            if structural.is_noop_statement(original, result):
+                self.ctx.converted(original, "statement", "removed a statement that only moved a device")
+                return self.placeholders.make(result)
+            if frame.changed:
+                result = format_statement(result, self.depth, self.module)
+        if frame.markers:
+            result = _add_markers(result, frame.markers)
+        return result
+
+    def leave_Module(self, original_node, updated_node):
+        return updated_node.with_changes(body=self.placeholders.compact(list(updated_node.body)))
+
+    # -- imports are handled by transpiler.imports after the traversal --------
+    def visit_Import(self, node) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if isinstance(node.names, cst.ImportStar) and node in self.analysis.star_imports:
+            self.mark(node, "import *", "star import from torch: names cannot be resolved; import them explicitly")
+        return False
+
+    # -- contexts set on the way down ----------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        is_cell = node.name.value in self.analysis.cell_classes
+        self.classes.append(node.name.value if is_cell else None)
+        for base in node.bases:
+            self.base_context.add(id(base.value))
+
+    def leave_ClassDef(self, original_node, updated_node):
+        self.classes.pop()
+        if original_node.name.value in self.analysis.cell_classes:
+            self.changed()
+        return updated_node
+
+    def visit_Annotation(self, node: cst.Annotation) -> None:
+        self.type_context.update(structural.reference_ids(node.annotation))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.call_funcs.add(id(node.func))
+        if isinstance(node.func, cst.Name) and node.func.value in ("isinstance", "issubclass") and len(node.args) >= 2:
+            self.type_context.update(structural.reference_ids(node.args[1].value))
+
+    def visit_With(self, node: cst.With) -> None:
+        for item in node.items:
+            if structural.is_grad_context(item.item, self.analysis):
+                self.handled.add(id(item.item))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        for decorator in node.decorators:
+            if structural.is_grad_context(decorator.decorator, self.analysis):
+                self.handled.add(id(decorator.decorator))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        structural.record_known_kinds(node, self.ctx)
+
+    # -- structural rewrites on the way up ----------------------------------
+    def leave_FunctionDef(self, original_node, updated_node):
+        return structural.convert_function(self, original_node, updated_node)
+
+    def leave_With(self, original_node, updated_node):
+        return structural.unwrap_grad_context(self, original_node, updated_node)
+
+    def leave_Expr(self, original_node, updated_node):
+        return structural.convert_buffer_registration(self, original_node, updated_node)
+
+    # -- references and calls ------------------------------------------------
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
+        if id(original_node) in self.handled:
+            return updated_node
+        func = original_node.func
+        qualified = self.analysis.qualified(func)
+        if qualified is not None:
+            return self._api_call(original_node, updated_node, qualified)
+        if isinstance(func, cst.Attribute):
+            return self._method_call(original_node, updated_node, func.attr.value)
+        return updated_node
+
+    def _api_call(self, original, updated, qualified):
+        rule = self.rules.calls.get(qualified)
+        if rule is None:
+            attribute = self.rules.attributes.get(qualified)
+            if attribute is not None and attribute.target is not None:
+                # a callable constant such as a dtype: torch.float32(...)
+                return updated.with_changes(func=self._reference(original.func, qualified))
+            self.mark(original, qualified, "no MindSpore rule for this API")
+            return updated
+        try:
+            result = convert_call(rule, updated, self.ctx, source=original)
+        except Unconvertible as exc:
+            self.mark(original, qualified, exc.reason)
+            return updated
+        self.ctx.consume(original.func)
+        self.changed()
+        outcome = f"-> {rule.target}" if rule.target else f"rewritten ({rule.notes})" if rule.notes else "rewritten"
+        self.ctx.converted(original, qualified, f"{qualified} {outcome}")
+        return result
+
+    def _method_call(self, original, updated, name):
+        if name == "forward" and self.in_cell_class() and structural.is_self_or_super(original.func.value):
+            self.changed()
+            self.ctx.converted(original, "forward", "forward call -> construct")
+            return updated.with_changes(func=updated.func.with_changes(attr=cst.Name("construct")))
+        positional = sum(1 for a in original.args if a.keyword is None and not a.star)
+        rule = self.rules.method_rule(name, positional)
+        if rule is None:
+            if name in TORCH_ONLY_TENSOR_METHODS:
+                self.ctx.report(
+                    original, f"torch.Tensor.{name}", Severity.WARNING,
+                    f"method .{name}() is a torch Tensor method with no rule; if the receiver is a tensor, convert it by hand",
+                    Outcome.UNKNOWN,
+                )
+            return updated
+        if rule.rename == name and rule.hook is None:  # MindSpore's Tensor has the same method
+            self.ctx.converted(original, rule.torch, f".{name}() is the same in MindSpore")
+            return updated
+        try:
+            result = convert_method(rule, updated.func.value, updated, self.ctx, source=original)
+        except Unconvertible as exc:
+            self.mark(original, rule.torch, exc.reason)
+            return updated
+        self.changed()
+        self.ctx.converted(original, rule.torch, f".{name}() -> MindSpore form")
+        return result
+
+    def leave_Attribute(self, original_node, updated_node):
+        return self._maybe_reference(original_node, updated_node)
+
+    def leave_Name(self, original_node, updated_node):
+        return self._maybe_reference(original_node, updated_node)
+
+    def _maybe_reference(self, original, updated):
+        qualified = self.analysis.qualified(original)
+        if qualified is None or id(original) in self.call_funcs or id(original) in self.handled:
+            return updated
+        return self._reference(original, qualified, updated)
+
+    def _reference(self, original, qualified, updated=None):
+        """A torch name used as a value: a dtype, a class in isinstance(), a base class ..."""
+        updated = updated if updated is not None else original
+        attribute = self.rules.attributes.get(qualified)
+        if attribute is not None:
+            if attribute.target is None:
+                self.mark(original, qualified, attribute.reason or "no MindSpore equivalent")
+                return updated
+            return self._renamed(original, qualified, attribute.target)
+        rule = self.rules.calls.get(qualified)
+        if rule is not None and rule.target is not None:
+            as_type = id(original) in self.type_context
+            if as_type or rule.is_plain_rename:
+                return self._renamed(original, qualified, rule.target)
+            where = "as a base class" if id(original) in self.base_context else "as a value"
+            self.mark(original, qualified, f"used {where}; its arguments can only be converted where it is called")
+            return updated
+        self.mark(original, qualified, "no MindSpore rule for this API")
+        return updated
+
+    def _renamed(self, original, qualified, target):
+        self.ctx.consume(original)
+        self.changed()
+        self.ctx.converted(original, qualified, f"{qualified} -> {target}")
+        return self.ctx.ref(target)
+
+
+def _add_markers(statement, markers: list[str]):
+    if isinstance(statement, cst.FlattenSentinel):
+        nodes = list(statement.nodes)
+        if nodes:
+            nodes[0] = _add_markers(nodes[0], markers)
+        return cst.FlattenSentinel(nodes)
+    if not hasattr(statement, "leading_lines"):
+        return statement
+    existing = {line.comment.value for line in statement.leading_lines if line.comment is not None}
+    new_lines = [
+        cst.EmptyLine(comment=cst.Comment(MARKER_PREFIX + _one_line(text)))
+        for text in markers
+        if MARKER_PREFIX + _one_line(text) not in existing
+    ]
+    if not new_lines:
+        return statement
+    return statement.with_changes(leading_lines=[*statement.leading_lines, *new_lines])
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

@@ -1,0 +1,45 @@
+"""Removing statements without losing the comments around them.
+
+A removed statement is first replaced by a ``pass`` placeholder that carries
+its comments; ``compact`` then drops placeholders from a block, giving their
+comment lines to the next statement (or keeping a ``pass`` when the block would
+otherwise be empty or the comments have nowhere else to go).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+
+class Placeholders:
+    def __init__(self) -> None:
+        self._ids: set[int] = set()
+
+    def make(self, statement: cst.BaseStatement) -> cst.SimpleStatementLine:
+        lines = list(statement.leading_lines)
+        trailing = getattr(statement, "trailing_whitespace", None)
+        if trailing is not None and trailing.comment is not None:
+            lines.append(cst.EmptyLine(comment=trailing.comment))
+        node = cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=lines)
+        self._ids.add(id(node))
+        return node
+
+    def is_placeholder(self, node: cst.CSTNode) -> bool:
+        return id(node) in self._ids
+
+    def compact(self, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+        if not any(id(s) in self._ids for s in body):
+            return body
+        result: list[cst.BaseStatement] = []
+        carried: list[cst.EmptyLine] = []
+        for statement in body:
+            if id(statement) in self._ids:
+                carried.extend(statement.leading_lines)
+                continue
+            if carried:
+                statement = statement.with_changes(leading_lines=[*carried, *statement.leading_lines])
+                carried = []
+            result.append(statement)
+        if carried and any(line.comment for line in carried) or not result:
+            result.append(cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=carried))
+        return result

@@ -1,0 +1,52 @@
+"""nn.Module subclasses become nn.Cell subclasses: the base class is renamed by
+its attribute rule; here ``forward`` becomes ``construct``."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from transpiler.structural.grad_mode import grad_context_reference
+
+
+_MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
+_NOT_MODULES = {"torch.nn.Parameter", "torch.nn.Buffer", "torch.nn.ParameterList", "torch.nn.ParameterDict"}
+
+
+def is_module_base(qualified: str) -> bool:
+    """True for torch.nn.Module and torch.nn layer classes (all Modules)."""
+    if qualified in _MODULE_BASES:
+        return True
+    if qualified in _NOT_MODULES:
+        return False
+    parts = qualified.split(".")
+    if parts[:2] != ["torch", "nn"]:
+        return False
+    if len(parts) == 3 or parts[2] == "modules":
+        return parts[-1][:1].isupper()
+    return False
+
+
+def is_self_or_super(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.Name):
+        return expr.value == "self"
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "super"
+
+
+def convert_function(rewriter, original: cst.FunctionDef, updated: cst.FunctionDef):
+    changes = {}
+    kept = [d for d, o in zip(updated.decorators, original.decorators) if id(o.decorator) not in rewriter.handled]
+    if len(kept) != len(updated.decorators):
+        for decorator in original.decorators:
+            if id(decorator.decorator) in rewriter.handled:
+                rewriter.ctx.consume(grad_context_reference(decorator.decorator))
+        changes["decorators"] = kept
+        rewriter.changed()
+        rewriter.ctx.converted(
+            original, "torch.no_grad", "grad-mode decorator removed: MindSpore computes gradients only inside grad functions"
+        )
+    if rewriter.in_cell_class() and original.name.value == "forward":
+        changes["name"] = cst.Name("construct")
+        rewriter.changed()
+        rewriter.ctx.converted(original, "forward", "forward -> construct")
+    return updated.with_changes(**changes) if changes else updated
+

@@ -1,0 +1,54 @@
+"""Device handling: remember which variables hold a device, and drop the
+statements that did nothing but move a model to one (``model.to(device)``)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from transpiler.engine import code_of
+
+_DEVICE_STRINGS = ("cuda", "cpu", "mps", "xpu")
+
+
+def record_known_kinds(node: cst.Assign, ctx) -> None:
+    kind = _kind_of(node.value, ctx)
+    if kind is None:
+        return
+    for target in node.targets:
+        if isinstance(target.target, (cst.Name, cst.Attribute)):
+            ctx.known_kinds[code_of(target.target)] = kind
+
+
+def _kind_of(value: cst.BaseExpression, ctx) -> str | None:
+    if isinstance(value, cst.Call):
+        qualified = ctx.analysis.qualified(value.func) or ""
+        if qualified == "torch.device":
+            return "device"
+        if qualified.startswith("torch.optim.") and not qualified.startswith("torch.optim.lr_scheduler"):
+            return "optimizer"
+        if qualified.startswith("torch.optim.lr_scheduler."):
+            return "scheduler"
+    if isinstance(value, cst.SimpleString):
+        text = value.evaluated_value
+        if isinstance(text, str) and text.split(":", 1)[0] in _DEVICE_STRINGS:
+            return "device"
+    return None
+
+
+def is_noop_statement(original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine) -> bool:
+    if len(original.body) != len(updated.body):
+        return False
+    for before, after in zip(original.body, updated.body):
+        if isinstance(before, cst.Expr) and isinstance(after, cst.Expr):
+            if not (isinstance(before.value, cst.Call) and isinstance(after.value, (cst.Name, cst.Attribute))):
+                return False
+        elif isinstance(before, cst.Assign) and isinstance(after, cst.Assign):
+            if not (
+                isinstance(before.value, cst.Call)
+                and len(after.targets) == 1
+                and code_of(after.targets[0].target) == code_of(after.value)
+            ):
+                return False
+        else:
+            return False
+    return True
