@@ -60,14 +60,44 @@ class Arg:
 class Example:
     """A torch snippet and what ms-migrate must make of it.
 
-    torch: statements using the standard prelude (torch, nn, F imported).
+    torch: statements using the standard prelude (``import torch``,
+        ``import torch.nn as nn``, ``import torch.nn.functional as F``).
     mindspore: the exact converted statements (golden text), or None.
-    marked: the converted text must carry a marker containing this text.
+    marked: the converted text must carry a marker containing this text
+        (the reason the case cannot be converted).
+    inputs: for execution: input name -> generator text, e.g.
+        ``{"x": "randn(2, 3)", "i": "randint(0, 5, (4,))"}``; the harness
+        builds the same values for both frameworks. Set (even to {}) to run.
+    results: the names the snippet computes and the harness compares.
+    rtol, atol: tolerances for this case (written down per rule).
+    dtype_map: allowed dtype differences, torch -> MindSpore (e.g.
+        {"int64": "int32"}), each with the rule's reason in ``notes``.
     """
 
     torch: str
     mindspore: str | None = None
     marked: str | None = None
+    inputs: Mapping[str, str] | None = None
+    results: tuple[str, ...] = ("result",)
+    rtol: float = 1e-5
+    atol: float = 1e-6
+    dtype_map: Mapping[str, str] = field(default_factory=dict)
+    notes: str = ""
+
+    @property
+    def runs(self) -> bool:
+        return self.inputs is not None and self.marked is None
+
+
+@dataclass(frozen=True)
+class InPlace:
+    """Returned by a method hook for an in-place torch method (``x.add_(y)``):
+    ``value`` is the new value of the receiver. The rewriter turns the
+    statement into an assignment (``x = x + y``, or ``ops.assign`` for
+    attributes) because MindSpore's in-place methods are silent no-ops on CPU.
+    """
+
+    value: object  # cst.BaseExpression
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from rewrite_rules.registry import RuleSet
-from rewrite_rules.spec import Unconvertible
+from rewrite_rules.spec import InPlace, Unconvertible
 from rewrite_rules.tensor_methods_data import TORCH_ONLY_TENSOR_METHODS
 from transpiler import structural
 from transpiler.context import FileContext
@@ -49,6 +49,8 @@ class Rewriter(cst.CSTTransformer):
         self.base_context: set[int] = set()  # class bases
         self.call_funcs: set[int] = set()  # callee expressions (handled in leave_Call)
         self.handled: set[int] = set()  # nodes a structural transform consumes whole
+        self.statement_calls: set[int] = set()  # calls that are a whole expression statement
+        self.in_place: dict[int, tuple[cst.BaseExpression, cst.BaseExpression]] = {}
         self.placeholders = Placeholders()
         ctx.position_of = self.position_of
 
@@ -153,6 +155,10 @@ class Rewriter(cst.CSTTransformer):
     def visit_Assign(self, node: cst.Assign) -> None:
         structural.record_known_kinds(node, self.ctx)
 
+    def visit_Expr(self, node: cst.Expr) -> None:
+        if isinstance(node.value, cst.Call):
+            self.statement_calls.add(id(node.value))
+
     # -- structural rewrites on the way up ----------------------------------
     def leave_FunctionDef(self, original_node, updated_node):
         return structural.convert_function(self, original_node, updated_node)
@@ -161,6 +167,9 @@ class Rewriter(cst.CSTTransformer):
         return structural.unwrap_grad_context(self, original_node, updated_node)
 
     def leave_Expr(self, original_node, updated_node):
+        pending = self.in_place.pop(id(original_node.value), None)
+        if pending is not None:
+            return structural.assign_in_place(self.ctx, *pending)
         return structural.convert_buffer_registration(self, original_node, updated_node)
 
     # -- references and calls ------------------------------------------------
@@ -215,6 +224,11 @@ class Rewriter(cst.CSTTransformer):
             return updated
         try:
             result = convert_method(rule, updated.func.value, updated, self.ctx, source=original)
+            if isinstance(result, InPlace):
+                if id(original) not in self.statement_calls:
+                    raise Unconvertible("in-place operation inside an expression; make it a statement of its own")
+                self.in_place[id(original)] = (updated.func.value, result.value)
+                result = updated
         except Unconvertible as exc:
             self.mark(original, rule.torch, exc.reason)
             return updated
