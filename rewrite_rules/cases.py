@@ -71,6 +71,7 @@ def call_cases(
     dtype_map: dict[str, str] | None = None,
     notes: str = "",
     shapes: tuple[str, ...] = SHAPES,
+    compare: str = "values",
 ) -> tuple[Example, ...]:
     """Examples for ``template`` (text with one ``{args}`` placeholder, e.g.
     ``"result = torch.cat({args})"`` or ``"layer = nn.Linear({args})\\nresult = layer(x)"``)
@@ -92,6 +93,7 @@ def call_cases(
                 atol=atol,
                 dtype_map=dict(dtype_map or {}),
                 notes=notes or shape,
+                compare=compare,
             )
         )
     return tuple(examples)

@@ -32,12 +32,17 @@ def one_minus(expr: cst.BaseExpression, ctx) -> cst.BaseExpression:
 
 
 def as_tuple(expr: cst.BaseExpression, ctx) -> cst.BaseExpression:
-    """An int literal becomes a 1-tuple (LayerNorm normalized_shape)."""
+    """LayerNorm normalized_shape: an int becomes a 1-tuple. A name is assumed
+    to hold an int (the common ``nn.LayerNorm(d_model)``); a list held in a
+    variable then fails loudly in MindSpore rather than computing wrongly."""
     if isinstance(expr, cst.Integer):
         return cst.parse_expression(f"({expr.value},)")
     if isinstance(expr, (cst.Tuple, cst.List)):
         return expr
-    return cst.parse_expression(f"tuple({code_of(expr)}) if isinstance({code_of(expr)}, (list, tuple)) else ({code_of(expr)},)")
+    if isinstance(expr, (cst.Name, cst.Attribute, cst.BinaryOperation)):
+        ctx.warn(expr, "torch.nn.LayerNorm", f"assumes {code_of(expr)} is an int; for a shape list pass a tuple and begin_norm_axis=-len(shape)")
+        return cst.Tuple([cst.Element(expr)])
+    raise Unconvertible("normalized_shape given as an expression whose length is unknown")
 
 
 def require(name: str, why: str):

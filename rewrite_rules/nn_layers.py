@@ -5,7 +5,16 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.helpers import DEVICE, INPLACE, as_tuple, literal_or_none, one_minus
-from rewrite_rules.spec import ApiRule, Arg, AttributeRule, Drop, Example, Unconvertible, Unsupported
+from rewrite_rules.spec import (
+    ApiRule,
+    Arg,
+    AttributeRule,
+    Drop,
+    Example,
+    Unconvertible,
+    Unsupported,
+    WeightMove,
+)
 
 _PADDING_MODE = Unsupported("only zero padding is supported by MindSpore convolutions; pad explicitly with ops.pad")
 
@@ -62,6 +71,7 @@ def _conv(torch_name: str, target: str, ndim: int, examples=()) -> ApiRule:
         },
         positional=4,
         hook=_conv_padding(ndim),
+        weights={"weight": WeightMove("weight", insert_axis=2)} if ndim == 1 else {},
         notes="pad_mode and has_bias are always written: MindSpore defaults to pad_mode='same' and has_bias=False."
         + (" The weight is stored 4-D (out, in, 1, k)." if ndim == 1 else ""),
         examples=examples,
@@ -79,7 +89,13 @@ def _batch_norm(torch_name: str, target: str, examples=()) -> ApiRule:
             "device": DEVICE,
         },
         positional=2,
-        weights={"weight": "gamma", "bias": "beta", "running_mean": "moving_mean", "running_var": "moving_variance"},
+        weights={
+            "weight": "gamma",
+            "bias": "beta",
+            "running_mean": "moving_mean",
+            "running_var": "moving_variance",
+            "num_batches_tracked": WeightMove(None, why="MindSpore BatchNorm does not count batches"),
+        },
         notes="momentum becomes 1 - momentum (MindSpore weights the running statistic).",
         examples=examples,
     )
@@ -94,14 +110,11 @@ def _track_running_stats(expr, ctx):
 
 
 def _layer_norm_hook(call, ctx):
-    shape = call.get("normalized_shape")
     known, value = literal_or_none(call, "normalized_shape")
     if known and isinstance(value, (tuple, list)) and len(value) > 1:
         axis = str(-len(value))
         call.add_keyword("begin_norm_axis", axis)
         call.add_keyword("begin_params_axis", axis)
-    elif not known and not isinstance(shape, cst.Integer):
-        raise Unconvertible("normalized_shape through a variable: begin_norm_axis depends on its length")
     known, affine = literal_or_none(call, "elementwise_affine")
     if not known or affine is not True:
         raise Unconvertible("elementwise_affine=False has no MindSpore LayerNorm equivalent")

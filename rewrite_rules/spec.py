@@ -72,6 +72,9 @@ class Example:
     rtol, atol: tolerances for this case (written down per rule).
     dtype_map: allowed dtype differences, torch -> MindSpore (e.g.
         {"int64": "int32"}), each with the rule's reason in ``notes``.
+    compare: what the harness compares: "values" (shape, dtype and values)
+        or "shape" (shape and dtype only, for random results such as randn
+        or dropout in training mode).
     """
 
     torch: str
@@ -83,6 +86,7 @@ class Example:
     atol: float = 1e-6
     dtype_map: Mapping[str, str] = field(default_factory=dict)
     notes: str = ""
+    compare: str = "values"
 
     @property
     def runs(self) -> bool:
@@ -129,6 +133,27 @@ ArgMapping = Mapping[str, "str | Arg | Drop | Unsupported"]
 
 
 @dataclass(frozen=True)
+class WeightMove:
+    """How one torch parameter (or buffer) of a layer moves into the MindSpore
+    Cell when more than its name changes; read by ``transpiler.weights``.
+
+    to: the MindSpore parameter name; None means the value has no MindSpore
+        counterpart and is dropped (``why`` says why; e.g. BatchNorm's
+        ``num_batches_tracked``). Declared drops are the only keys the weight
+        converter leaves out without reporting them.
+    insert_axis: MindSpore stores the tensor with an extra length-1 axis at
+        this position (Conv1d weights are 4-D: (out, in, 1, k)).
+    """
+
+    to: str | None
+    insert_axis: int | None = None
+    why: str = ""
+
+
+WeightMapping = Mapping[str, "str | WeightMove"]
+
+
+@dataclass(frozen=True)
 class ApiRule:
     """A torch callable (function or class) and its MindSpore form.
 
@@ -141,8 +166,10 @@ class ApiRule:
     pack_varargs: pass torch ``*size`` as one tuple argument.
     hook: ``(call: BoundCall, ctx) -> None`` for changes beyond data; may raise
         Unconvertible.
-    weights: torch parameter name -> MindSpore parameter name for layers whose
-        weights are renamed (used by the weight converter).
+    weights: torch parameter name -> MindSpore parameter name (or a WeightMove
+        when the layout changes or the value is dropped) for layers whose
+        weights move; unlisted parameters keep their name (used by the weight
+        converter, ``transpiler.weights``).
     aliases: further torch names that mean the same thing.
     """
 
@@ -153,7 +180,7 @@ class ApiRule:
     positional: int | None = None
     pack_varargs: bool = False
     hook: Callable | None = None
-    weights: Mapping[str, str] = field(default_factory=dict)
+    weights: WeightMapping = field(default_factory=dict)
     aliases: tuple[str, ...] = ()
     notes: str = ""
     examples: tuple[Example, ...] = ()
@@ -190,6 +217,11 @@ class ApiRule:
 
     def all_names(self) -> tuple[str, ...]:
         return (self.torch, *self.aliases)
+
+    @cached_property
+    def weight_moves(self) -> dict[str, WeightMove]:
+        """``weights`` with plain renames spelled as WeightMoves."""
+        return {k: v if isinstance(v, WeightMove) else WeightMove(v) for k, v in self.weights.items()}
 
 
 @dataclass(frozen=True)

@@ -62,10 +62,12 @@ class FileContext:
             self.consumed[alias] = self.consumed.get(alias, 0) + 1
 
     def _spelling_usable(self, local: str, module: str) -> bool:
+        if local in self.analysis.bound_names:
+            return False  # a local variable somewhere uses the name
         binding = self.analysis.imports.get(local)
         if binding is not None:
             return binding.qualified == module or binding.qualified.split(".", 1)[0] == "torch"
-        return local not in self.analysis.bound_names
+        return True
 
     def ref(self, qualified: str) -> cst.BaseExpression:
         """An expression naming a MindSpore (or numpy) object, with its import queued."""

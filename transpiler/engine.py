@@ -102,6 +102,9 @@ def bind(rule: ApiRule, call: cst.Call, ctx: FileContext, source: cst.Call | Non
     by_name = {p.name: p for p in params if p.kind in ("positional", "keyword")}
     index = 0
     for arg in call.args:
+        if arg.star == "*" and has_varargs and index >= len(positional_params):
+            bound.varargs.append(arg)  # *args into torch's own *args: passes through
+            continue
         if arg.star:
             raise Unconvertible(f"arguments unpacked with {arg.star} cannot be mapped to the MindSpore signature")
         if arg.keyword is None:
@@ -170,8 +173,8 @@ def render(bound: BoundCall, func: cst.BaseExpression) -> cst.Call:
         emitted.add(name)
     # 2. torch *args
     if bound.varargs:
-        if rule.pack_varargs and len(bound.varargs) > 1:
-            elements = [cst.Element(a.value) for a in bound.varargs]
+        if rule.pack_varargs and (len(bound.varargs) > 1 or bound.varargs[0].star):
+            elements = [cst.StarredElement(a.value) if a.star else cst.Element(a.value) for a in bound.varargs]
             args.append(cst.Arg(cst.Tuple(elements)))
         else:
             args.extend(a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in bound.varargs)

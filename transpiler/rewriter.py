@@ -89,6 +89,8 @@ class Rewriter(cst.CSTTransformer):
         return super().on_visit(node)
 
     def on_leave(self, original_node, updated_node):
+        if isinstance(original_node, cst.BaseStatement) and id(original_node) not in self.analysis.interesting:
+            return updated_node  # skipped in on_visit: no leave_ handlers either
         result = super().on_leave(original_node, updated_node)
         if isinstance(original_node, cst.IndentedBlock):
             self.depth -= 1

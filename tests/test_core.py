@@ -1,0 +1,361 @@
+"""The converter core: name resolution, structural rewrites, markers, layout
+preservation and idempotence (issue "The converter core")."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from transpiler.convert import convert_source
+from transpiler.diagnostics import Outcome, Severity
+from transpiler.rewriter import MARKER_PREFIX
+
+
+def convert(code: str) -> str:
+    result = convert_source(textwrap.dedent(code), "m.py")
+    assert result.output is not None, [d.one_line() for d in result.diagnostics]
+    cst.parse_module(result.output)  # the output always parses
+    return result.output
+
+
+def diagnostics(code: str):
+    return convert_source(textwrap.dedent(code), "m.py").diagnostics
+
+
+# -- name resolution -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "imports, expr",
+    [
+        ("import torch", "torch.nn.Linear(2, 3)"),
+        ("import torch.nn as nn", "nn.Linear(2, 3)"),
+        ("from torch import nn", "nn.Linear(2, 3)"),
+        ("import torch as t", "t.nn.Linear(2, 3)"),
+        ("from torch.nn import Linear", "Linear(2, 3)"),
+        ("from torch.nn import Linear as L", "L(2, 3)"),
+        ("import torch.nn", "torch.nn.Linear(2, 3)"),
+    ],
+)
+def test_aliases_resolve(imports, expr):
+    out = convert(f"{imports}\nlayer = {expr}\n")
+    assert out == "from mindspore import nn\nlayer = nn.Dense(2, 3)\n"
+
+
+def test_functional_alias():
+    out = convert("from torch.nn import functional as F\ny = F.relu(x)\n")
+    assert out == "from mindspore import ops\ny = ops.relu(x)\n"
+
+
+def test_shadowed_names_are_left_alone():
+    code = """\
+    import torch.nn as nn
+
+    def build(nn):
+        return nn.Linear(2, 3)
+
+    def other():
+        nn = object()
+        return nn.Linear(2, 3)
+
+    layer = nn.Linear(2, 3)
+    """
+    out = convert(code)
+    assert out.count("nn.Linear(2, 3)") == 2
+    assert "layer = mindspore.nn.Dense(2, 3)" in out  # `nn` still names torch.nn above
+    assert "import torch.nn as nn" not in out
+
+
+def test_shadowing_respects_global_declaration():
+    code = """\
+    import torch
+
+    def f():
+        global torch
+        return torch.zeros(2)
+    """
+    assert "ops.zeros(2)" in convert(code)
+
+
+def test_class_body_binding_does_not_shadow_methods():
+    code = """\
+    import torch
+
+    class A:
+        torch = 1
+
+        def f(self):
+            return torch.zeros(2)
+    """
+    assert "ops.zeros(2)" in convert(code)
+
+
+def test_nested_rewrites():
+    out = convert("import torch\ny = torch.cat([torch.zeros(1), torch.ones(2)], dim=0)\n")
+    assert "ops.cat([ops.zeros(1), ops.ones(2)], axis=0)" in out
+    assert "torch" not in out
+
+
+def test_files_without_torch_are_unchanged():
+    result = convert_source("import numpy as np\n# nothing here\n", "x.py")
+    assert result.status == "unchanged"
+
+
+# -- layout preservation ------------------------------------------------------------
+
+
+def test_untouched_code_is_byte_identical():
+    code = (
+        "import torch\n"
+        "\n"
+        "# a comment   with   odd spacing\n"
+        "x = {'a' :1,\n"
+        "      'b':2}   # keep me\n"
+        "\n\n"
+        "def f( a ):\n"
+        "    return a+1\n"
+        "y = torch.zeros( 3 )  # changed line\n"
+    )
+    out = convert(code)
+    assert out.startswith("from mindspore import ops\n\n# a comment   with   odd spacing\n")
+    assert "x = {'a' :1,\n      'b':2}   # keep me\n\n\ndef f( a ):\n    return a+1\n" in out
+    assert "y = ops.zeros(3)  # changed line\n" in out
+
+
+def test_only_changed_statements_are_formatted():
+    code = "import torch\na = [1,2,3]\nb = torch.zeros( 2,3 )\nc = [4,5,6]\n"
+    out = convert(code)
+    assert out == "from mindspore import ops\na = [1,2,3]\nb = ops.zeros((2, 3))\nc = [4,5,6]\n"
+
+
+def test_crlf_line_endings_are_preserved():
+    code = "import torch\r\n# note\r\nx = torch.zeros(2)\r\n"
+    out = convert_source(code, "m.py").output
+    assert out == "from mindspore import ops\r\n# note\r\nx = ops.zeros(2)\r\n"
+
+
+def test_comment_above_first_import_stays_on_top():
+    out = convert("# header\nimport torch\nx = torch.zeros(1)\n")
+    assert out.startswith("# header\nfrom mindspore import ops\n")
+
+
+def test_comments_of_removed_statements_are_kept():
+    code = """\
+    import torch
+
+    def run(model, x, device):
+        # move to the GPU
+        model.to(device)  # really
+        return model(x)
+    """
+    out = convert(code)
+    assert "# move to the GPU" in out and "# really" in out
+    assert "model.to" not in out
+
+
+# -- structural rewrites ------------------------------------------------------------
+
+
+def test_module_becomes_cell_and_forward_construct():
+    code = """\
+    import torch.nn as nn
+
+    class Base(nn.Module):
+        def forward(self, x):
+            return x
+
+    class Child(Base):
+        def forward(self, x):
+            y = super().forward(x)
+            return self.forward2(y) + self.forward(y)
+
+        def forward2(self, y):
+            return y
+
+    class Plain:
+        def forward(self, x):
+            return x
+    """
+    out = convert(code)
+    assert "class Base(nn.Cell):" in out
+    assert out.count("def construct(self, x):") == 2
+    assert "super().construct(x)" in out and "self.construct(y)" in out
+    assert "class Plain:\n    def forward(self, x):" in out
+
+
+def test_module_methods():
+    code = """\
+    import torch
+    def f(model, sd):
+        a = model.parameters()
+        b = model.named_parameters()
+        c = model.children()
+        d = model.named_modules()
+        model.train()
+        model.eval()
+        s = model.state_dict()
+        model.load_state_dict(sd)
+        torch.save(model.state_dict(), "w.pth")
+        sd2 = torch.load("w.pth", map_location="cpu")
+    """
+    out = convert(code)
+    for expected in (
+        "a = model.trainable_params()",
+        "b = model.parameters_and_names()",
+        "c = model.cells()",
+        "d = model.cells_and_names()",
+        "model.set_train(True)",
+        "model.set_train(False)",
+        "s = model.parameters_dict()",
+        "mindspore.load_param_into_net(model, sd)",
+        'mindspore.save_checkpoint(model, "w.pth")',
+        'sd2 = mindspore.load_checkpoint("w.pth")',
+    ):
+        assert expected in out, expected
+
+
+def test_containers_parameters_and_buffers():
+    code = """\
+    import torch
+    import torch.nn as nn
+
+    class M(nn.Module):
+        def __init__(self, layers):
+            super().__init__()
+            self.seq = nn.Sequential(*layers)
+            self.blocks = nn.ModuleList(layers)
+            self.heads = nn.ModuleDict({"a": nn.ReLU()})
+            self.w = nn.Parameter(torch.zeros(3))
+            self.register_buffer("running", torch.ones(3))
+    """
+    out = convert(code)
+    assert "self.seq = nn.SequentialCell(*layers)" in out
+    assert "self.blocks = nn.CellList(layers)" in out
+    assert 'self.heads = nn.CellDict({"a": nn.ReLU()})' in out
+    assert "self.w = mindspore.Parameter(ops.zeros(3))" in out
+    assert 'self.running = mindspore.Parameter(\n            ops.ones(3), name="running", requires_grad=False\n        )' in out
+
+
+def test_devices_are_made_inert():
+    code = """\
+    import torch
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = Net().to(device)
+    x = x.cuda()
+    y = y.cpu().numpy()
+    z = z.to(device, torch.float16)
+    """
+    out = convert(code)
+    assert 'device = "cuda" if mindspore.get_context("device_target") == "GPU" else "cpu"' in out
+    assert "model = Net()\n" in out
+    assert "x = x\n" not in out  # a self-assignment left by a device move is dropped
+    assert "y = y.numpy()" in out
+    assert "z = z.to(mindspore.float16)" in out
+
+
+def test_no_grad_is_unwrapped():
+    code = """\
+    import torch
+
+    @torch.no_grad()
+    def evaluate(model, x):
+        with torch.no_grad():  # inference
+            # score it
+            out = model(x)
+        return out
+    """
+    out = convert(code)
+    assert "no_grad" not in out and "torch" not in out
+    assert "def evaluate(model, x):\n    # inference\n    # score it\n    out = model(x)\n    return out\n" in out
+
+
+def test_dtypes():
+    out = convert("import torch\na = x.to(torch.float32)\nb = torch.long\nc = torch.bool\n")
+    assert "a = x.to(mindspore.float32)" in out
+    assert "b = mindspore.int64" in out
+    assert "c = mindspore.bool_" in out
+
+
+def test_isinstance_of_layer_class_is_renamed():
+    out = convert("import torch.nn as nn\nok = isinstance(m, (nn.Conv2d, nn.Linear))\n")
+    assert "ok = isinstance(m, (nn.Conv2d, nn.Dense))" in out
+
+
+# -- markers ------------------------------------------------------------------------
+
+
+def test_unknown_api_is_marked_and_still_parses():
+    code = "import torch\nlayer = torch.nn.utils.spectral_norm(torch.nn.Linear(2, 3))\n"
+    out = convert(code)
+    assert f"{MARKER_PREFIX}torch.nn.utils.spectral_norm: no MindSpore rule" in out
+    # the marked call stays torch, so its import stays
+    assert "import torch\n" in out
+    assert "layer = torch.nn.utils.spectral_norm(nn.Dense(2, 3))" in out
+
+
+def test_kept_torch_alias_forces_full_mindspore_names():
+    out = convert("import torch.nn as nn\na = nn.utils.spectral_norm(nn.Linear(2, 3))\n")
+    assert "import torch.nn as nn\n" in out
+    assert "a = nn.utils.spectral_norm(mindspore.nn.Dense(2, 3))" in out
+
+
+def test_argument_that_cannot_be_carried_is_marked_never_dropped():
+    out = convert("import torch.nn as nn\nc = nn.Conv2d(3, 8, 3, padding_mode='reflect')\n")
+    assert "padding_mode" in out.split(MARKER_PREFIX)[1].splitlines()[0]
+    assert "c = nn.Conv2d(3, 8, 3, padding_mode='reflect')" in out
+
+
+def test_marker_is_not_duplicated_on_reconversion():
+    once = convert("import torch\nx = torch.frobnicate(1)\n")
+    twice = convert(once)
+    assert once == twice
+    assert once.count(MARKER_PREFIX) == 1
+
+
+def test_in_place_in_expression_is_marked():
+    out = convert("import torch\nclass A:\n    def f(self, x):\n        return torch.nn.functional.relu(x).frobnicate_()\n")
+    cst.parse_module(out)
+
+
+# -- reporting ----------------------------------------------------------------------
+
+
+def test_every_use_is_counted_once():
+    code = """\
+    import torch
+    a = torch.zeros(2)
+    b = torch.frobnicate(a)
+    c = a.as_strided(1)
+    """
+    outcomes = [d.outcome for d in diagnostics(code) if d.outcome is not Outcome.NONE]
+    assert outcomes.count(Outcome.CONVERTED) == 1
+    assert outcomes.count(Outcome.MARKED) == 1
+    assert outcomes.count(Outcome.UNKNOWN) == 1
+
+
+def test_diagnostics_carry_positions():
+    found = diagnostics("import torch\n\nx = 1; y = torch.frobnicate(2)\n")
+    marker = next(d for d in found if d.severity is Severity.MARKER)
+    assert (marker.path, marker.line, marker.col) == ("m.py", 3, 12)
+
+
+def test_syntax_error_is_one_diagnostic():
+    result = convert_source("import torch\ndef f(:\n", "bad.py")
+    assert result.status == "failed"
+    [error] = result.diagnostics
+    assert error.one_line().startswith("bad.py:2:")
+    assert "syntax error" in error.message and "\n" not in error.message
+
+
+# -- idempotence ----------------------------------------------------------------------
+
+
+def test_converting_output_again_changes_nothing(tmp_path):
+    import pathlib
+
+    for sample in sorted(pathlib.Path(__file__).parent.parent.joinpath("samples").glob("*.py")):
+        once = convert_source(sample.read_text(), sample.name).output
+        twice = convert_source(once, sample.name).output
+        assert twice == once, sample.name
