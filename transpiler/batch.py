@@ -57,7 +57,7 @@ def discover(source: str, target: str | None, excludes: tuple[str, ...] = ()) ->
             if os.path.isdir(out):
                 out = os.path.join(out, os.path.basename(source))
         kind = "python" if source.endswith(".py") else "copy"
-        return [Job(source, out, _display(source), kind)]
+        return [Job(source, out, display_path(source), kind)]
     patterns = DEFAULT_EXCLUDES + tuple(excludes)
     target_abs = os.path.abspath(target) if target else None
     jobs: list[Job] = []
@@ -70,11 +70,11 @@ def discover(source: str, target: str | None, excludes: tuple[str, ...] = ()) ->
             relative = os.path.relpath(path, source)
             out = os.path.join(target_abs, relative) if target_abs else None
             kind = "python" if name.endswith(".py") else "copy"
-            jobs.append(Job(path, out, _display(path), kind))
+            jobs.append(Job(path, out, display_path(path), kind))
     return jobs
 
 
-def _display(path: str) -> str:
+def display_path(path: str) -> str:
     """The path as the user would write it: relative to the working directory
     when below it, absolute otherwise."""
     relative = os.path.relpath(path)
@@ -185,8 +185,8 @@ def unified_diff(summary: FileSummary) -> str:
         difflib.unified_diff(
             summary.original.splitlines(keepends=True),
             summary.output.splitlines(keepends=True),
-            fromfile=f"a/{summary.display}",
-            tofile=f"b/{summary.display}",
+            fromfile=f"a/{summary.display.lstrip('/')}",
+            tofile=f"b/{summary.display.lstrip('/')}",
         )
     )
 

@@ -53,8 +53,8 @@ def convert_source(text: str, path: str = "<string>", rules: RuleSet | None = No
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
-        message = " ".join(str(exc.message).split())
-        diagnostic = Diagnostic(path, exc.raw_line, exc.raw_column + 1, "syntax", Severity.ERROR, f"syntax error: {message}")
+        line, col, message = _syntax_error(text, exc)
+        diagnostic = Diagnostic(path, line, col, "syntax", Severity.ERROR, f"syntax error: {message}")
         return FileResult(path, "failed", None, [diagnostic], timings)
     except Exception as exc:  # libcst can raise on pathological input
         diagnostic = Diagnostic(path, 1, 1, "parse", Severity.ERROR, f"cannot parse: {exc}")
@@ -70,6 +70,26 @@ def convert_source(text: str, path: str = "<string>", rules: RuleSet | None = No
         message = f"internal error {type(exc).__name__}: {exc} (at {where.filename}:{where.lineno}); please report"
         diagnostic = Diagnostic(path, 1, 1, "internal", Severity.ERROR, " ".join(message.split()))
         return FileResult(path, "failed", None, [diagnostic], timings)
+
+
+def _syntax_error(text: str, exc: cst.ParserSyntaxError) -> tuple[int, int, str]:
+    """Python's own parser points at the error more precisely than libcst's;
+    use it when it agrees that the file is invalid."""
+    import ast
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(text)
+    except SyntaxError as error:
+        message = error.msg
+        if "Missing parentheses in call to 'print'" in message:
+            message += " (Python 2 code is not supported)"
+        return error.lineno or 1, error.offset or 1, " ".join(message.split())
+    except (ValueError, MemoryError, RecursionError):
+        pass
+    return exc.raw_line, exc.raw_column + 1, " ".join(str(exc.message).split())
 
 
 def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, timings) -> FileResult:

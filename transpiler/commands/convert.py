@@ -6,7 +6,7 @@ import os
 import sys
 import time
 
-from transpiler.batch import UsageError, check_paths, discover, run, unified_diff
+from transpiler.batch import UsageError, check_paths, discover, display_path, run, unified_diff
 from transpiler.progress import Progress
 from transpiler.report import RunReport
 
@@ -63,5 +63,5 @@ def run_convert(args) -> int:
     for line in report.summary_lines():
         print(f"ms-migrate: {line}", file=sys.stderr)
     if target and not args.quiet:
-        print(f"ms-migrate: output written to {os.path.relpath(target)}", file=sys.stderr)
+        print(f"ms-migrate: output written to {display_path(os.path.abspath(target))}", file=sys.stderr)
     return 1 if report.failed else 0
