@@ -40,6 +40,8 @@ class FileContext:
     generated_refs: list[tuple[cst.CSTNode, str, str]] = field(default_factory=list)
     # variables known to hold a device / an optimizer / a Cell (light type info)
     known_kinds: dict[str, str] = field(default_factory=dict)
+    # ids of statements the rewrite changed: black formats exactly these
+    to_format: set[int] = field(default_factory=set)
 
     # -- diagnostics --------------------------------------------------------
     def report(self, node, rule: str, severity: Severity, message: str, outcome=Outcome.NONE):

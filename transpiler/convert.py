@@ -13,6 +13,7 @@ from libcst.metadata import MetadataWrapper
 from rewrite_rules.registry import RuleSet, load_rules
 from transpiler.context import FileContext
 from transpiler.diagnostics import Diagnostic, Severity
+from transpiler.formatting import format_changed
 from transpiler.imports import fix_imports
 from transpiler.names import analyse
 from transpiler.rewriter import Rewriter
@@ -104,6 +105,7 @@ def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, ti
     rewriter = Rewriter(ctx, rules, module)
     converted = wrapper.visit(rewriter)
     converted = fix_imports(converted, ctx)
+    converted = format_changed(converted, ctx.to_format)
     timings["rewrite"] = time.perf_counter() - start
     start = time.perf_counter()
     output = converted.code

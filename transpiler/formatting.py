@@ -35,3 +35,35 @@ def format_statement(statement: cst.SimpleStatementLine, depth: int, module: cst
         return statement
     result = parsed.body[0]
     return result.with_changes(leading_lines=statement.leading_lines)
+
+
+class _FormatChanged(cst.CSTTransformer):
+    """Walks statements only and formats the ones marked as changed."""
+
+    def __init__(self, module: cst.Module, marked: set[int]):
+        super().__init__()
+        self.module = module
+        self.marked = marked
+        self.depth = 0
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.IndentedBlock):
+            self.depth += 1
+        return isinstance(
+            node,
+            (cst.Module, cst.BaseCompoundStatement, cst.BaseSuite, cst.ExceptHandler, cst.ExceptStarHandler,
+             cst.Else, cst.Finally, cst.MatchCase),
+        )
+
+    def on_leave(self, original_node, updated_node):
+        if isinstance(original_node, cst.IndentedBlock):
+            self.depth -= 1
+        elif isinstance(original_node, cst.SimpleStatementLine) and id(original_node) in self.marked:
+            return format_statement(updated_node, self.depth, self.module)
+        return updated_node
+
+
+def format_changed(module: cst.Module, marked: set[int]) -> cst.Module:
+    if not marked:
+        return module
+    return module.visit(_FormatChanged(module, marked))

@@ -147,14 +147,17 @@ def _insert_index(body: list[cst.CSTNode]) -> int:
 
 
 class _Respell(cst.CSTTransformer):
-    def __init__(self, targets: dict[int, str]):
+    def __init__(self, targets: dict[int, str], to_format: set[int]):
         super().__init__()
         self.targets = targets
+        self.to_format = to_format
 
     def on_leave(self, original_node, updated_node):
         qualified = self.targets.get(id(original_node))
         if qualified is not None:
             return cst.parse_expression(qualified)
+        if id(original_node) in self.to_format:
+            self.to_format.add(id(updated_node))
         return updated_node
 
 
@@ -164,10 +167,10 @@ def fix_imports(module: cst.Module, ctx: FileContext) -> cst.Module:
     clashes = {local for _, local, _ in ctx.generated_refs if local in kept_torch_locals}
     if clashes:
         targets = {id(node): qualified for node, local, qualified in ctx.generated_refs if local in clashes}
-        module = module.visit(_Respell(targets))
+        module = module.visit(_Respell(targets, ctx.to_format))
         ctx.imports_needed = {(m, l) for m, l in ctx.imports_needed if l not in clashes}
         ctx.imports_needed.add(("mindspore", "mindspore"))
-    placeholders = Placeholders()
+    placeholders = Placeholders(track=ctx.to_format)
     index = _insert_index(list(module.body))
     if unused:
         module = module.visit(_ImportEditor(unused, placeholders))

@@ -21,10 +21,11 @@ from transpiler import structural
 from transpiler.context import FileContext
 from transpiler.diagnostics import Outcome, Severity
 from transpiler.engine import convert_call, convert_method
-from transpiler.formatting import format_statement
+from transpiler.names import chain_parts
 from transpiler.statements import Placeholders
 
 MARKER_PREFIX = "# TODO(ms-migrate): "
+_NOT_TENSOR = frozenset({"cell", "any", "optimizer"})
 
 
 @dataclass
@@ -51,7 +52,7 @@ class Rewriter(cst.CSTTransformer):
         self.handled: set[int] = set()  # nodes a structural transform consumes whole
         self.statement_calls: set[int] = set()  # calls that are a whole expression statement
         self.in_place: dict[int, tuple[cst.BaseExpression, cst.BaseExpression]] = {}
-        self.placeholders = Placeholders()
+        self.placeholders = Placeholders(track=ctx.to_format)
         ctx.position_of = self.position_of
 
     # -- infrastructure -------------------------------------------------------
@@ -105,10 +106,10 @@ class Rewriter(cst.CSTTransformer):
             if structural.is_noop_statement(original, result):
                 self.ctx.converted(original, "statement", "removed a statement that only moved a device")
                 return self.placeholders.make(result)
-            if frame.changed:
-                result = format_statement(result, self.depth, self.module)
         if frame.markers:
             result = _add_markers(result, frame.markers)
+        if frame.changed and isinstance(result, cst.SimpleStatementLine):
+            self.ctx.to_format.add(id(result))  # black runs after the import edits
         return result
 
     def leave_Module(self, original_node, updated_node):
@@ -211,10 +212,15 @@ class Rewriter(cst.CSTTransformer):
             self.changed()
             self.ctx.converted(original, "forward", "forward call -> construct")
             return updated.with_changes(func=updated.func.with_changes(attr=cst.Name("construct")))
+        if self._is_module_function(original.func.value):
+            return updated  # np.sum(...), ops.softmax(...): a module's function, not a method
         positional = sum(1 for a in original.args if a.keyword is None and not a.star)
-        rule = self.rules.method_rule(name, positional)
+        on_self = isinstance(original.func.value, cst.Name) and original.func.value.value == "self"
+        # self.norm(x) calls the object's own method or submodule, never a tensor method
+        kinds = _NOT_TENSOR if on_self else None
+        rule = self.rules.method_rule(name, positional, kinds)
         if rule is None:
-            if name in TORCH_ONLY_TENSOR_METHODS:
+            if name in TORCH_ONLY_TENSOR_METHODS and not on_self:
                 self.ctx.report(
                     original, f"torch.Tensor.{name}", Severity.WARNING,
                     f"method .{name}() is a torch Tensor method with no rule; if the receiver is a tensor, convert it by hand",
@@ -237,6 +243,10 @@ class Rewriter(cst.CSTTransformer):
         self.changed()
         self.ctx.converted(original, rule.torch, f".{name}() -> MindSpore form")
         return result
+
+    def _is_module_function(self, receiver: cst.BaseExpression) -> bool:
+        parts = chain_parts(receiver)
+        return parts is not None and parts[0] in self.analysis.imports
 
     def leave_Attribute(self, original_node, updated_node):
         return self._maybe_reference(original_node, updated_node)

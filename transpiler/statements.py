@@ -12,8 +12,11 @@ import libcst as cst
 
 
 class Placeholders:
-    def __init__(self) -> None:
+    def __init__(self, track: set[int] | None = None) -> None:
         self._ids: set[int] = set()
+        # ids of statements marked for later work (formatting): a statement
+        # rebuilt here to receive comments keeps its mark
+        self._track = track if track is not None else set()
 
     def make(self, statement: cst.BaseStatement) -> cst.SimpleStatementLine:
         lines = list(statement.leading_lines)
@@ -37,7 +40,10 @@ class Placeholders:
                 carried.extend(statement.leading_lines)
                 continue
             if carried:
+                marked = id(statement) in self._track
                 statement = statement.with_changes(leading_lines=[*carried, *statement.leading_lines])
+                if marked:
+                    self._track.add(id(statement))
                 carried = []
             result.append(statement)
         if carried and any(line.comment for line in carried) or not result:
