@@ -1,0 +1,136 @@
+"""Analyse a file or a tree: the per-file analysis is a pure function of the
+source text (like conversion); the tree runner adds parameter counts from
+importing the files and, when given, the converted output for diffs."""
+
+from __future__ import annotations
+
+import os
+import re
+from concurrent.futures import ProcessPoolExecutor
+
+import libcst as cst
+
+from rewrite_rules.registry import RuleSet, load_rules
+from transpiler.analyze.api_compliance import classify, ecosystem_imports
+from transpiler.analyze.checklist import extract_checklist
+from transpiler.analyze.facts import index_file
+from transpiler.analyze.findings import run_checkers
+from transpiler.analyze.model import ChecklistItem, FileAnalysis, FileDiff, ProjectAnalysis
+from transpiler.analyze.param_probe import count_parameters
+from transpiler.batch import discover
+from transpiler.convert import _method_names, convert_source
+from transpiler.names import ECOSYSTEM_ROOTS, analyse
+from transpiler.source_io import DecodeError, decode_source
+from transpiler.structural import is_module_base
+
+
+def _mentions_library(text: str) -> bool:
+    return "torch" in text or any(root in text for root in ECOSYSTEM_ROOTS)
+
+
+def analyze_source(text: str, path: str = "<string>", rules: RuleSet | None = None) -> FileAnalysis:
+    """Everything analysis reports about one file. Never raises."""
+    result = FileAnalysis(path)
+    if not _mentions_library(text):
+        result.status = "skipped"
+        return result
+    rules = rules or load_rules()
+    try:
+        module = cst.parse_module(text)
+    except Exception as exc:  # noqa: BLE001 - a broken file is reported, the tree goes on
+        result.status, result.error = "failed", " ".join(str(getattr(exc, "message", exc)).split())
+        return result
+    try:
+        conversion = convert_source(text, path, rules)
+        analysis = analyse(module, _method_names(rules), is_module_base)
+        facts = index_file(path, module, analysis)
+        result.uses = classify(conversion.diagnostics, facts, rules)
+        result.ecosystem = ecosystem_imports(facts)
+        result.findings = run_checkers(facts)
+        result.checklist = extract_checklist(facts)
+        result.cell_classes = sorted(analysis.cell_classes)
+    except RecursionError:
+        result.status, result.error = "failed", "file nests too deeply to analyse"
+    except Exception as exc:  # noqa: BLE001
+        result.status, result.error = "failed", f"internal error {type(exc).__name__}: {exc}; please report"
+    return result
+
+
+def analyze_file(source: str, display: str) -> FileAnalysis:
+    try:
+        with open(source, "rb") as handle:
+            text = decode_source(handle.read()).text
+    except (OSError, DecodeError) as exc:
+        return FileAnalysis(display, "failed", f"cannot read: {exc}")
+    return analyze_source(text, display)
+
+
+def _analyze_job(job) -> FileAnalysis:
+    return analyze_file(job.source, job.display)
+
+
+def analyze_tree(source: str, *, jobs: int = 1, excludes: tuple[str, ...] = (), converted: str | None = None,
+                 import_timeout: float = 60.0) -> ProjectAnalysis:
+    python_jobs = [j for j in discover(source, None, excludes) if j.kind == "python"]
+    project = ProjectAnalysis(source)
+    if jobs > 1 and len(python_jobs) > 1:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            project.files = list(pool.map(_analyze_job, python_jobs, chunksize=4))
+    else:
+        project.files = [_analyze_job(j) for j in python_jobs]
+    _add_parameter_counts(project, python_jobs, import_timeout)
+    if converted is not None:
+        project.diffs = _diffs(source, converted, python_jobs, project)
+    return project
+
+
+def _add_parameter_counts(project: ProjectAnalysis, python_jobs, timeout: float) -> None:
+    by_display = {j.display: j.source for j in python_jobs}
+    requests = [{"path": by_display[f.path], "classes": f.cell_classes}
+                for f in project.files if f.cell_classes and f.path in by_display]
+    counts = count_parameters(requests, timeout)
+    for f in project.files:
+        found = counts.get(by_display.get(f.path, ""), {})
+        if not found:
+            continue
+        project.parameter_counts[f.path] = found
+        f.checklist = [_with_count(i, found.get(i.name)) if i.topic == "network" else i for i in f.checklist]
+
+
+_ESTIMATE = re.compile(r"(; )?(at least )?[\d,]+ parameters \(from the code[^)]*\)")
+
+
+def _with_count(entry: ChecklistItem, count) -> ChecklistItem:
+    if count is None:
+        return entry
+    if isinstance(count, int):
+        parts = [_ESTIMATE.sub("", entry.detail), f"{count:,} parameters (imported and counted)"]
+    else:
+        parts = [entry.detail, f"not counted by import: {count}"]
+    return ChecklistItem(entry.topic, entry.name, "; ".join(parts), entry.path, entry.line)
+
+
+def _diffs(source: str, converted: str, python_jobs, project: ProjectAnalysis) -> list[FileDiff]:
+    source_abs = os.path.abspath(source)
+    diffs = []
+    analysed = {f.path for f in project.files if f.status == "analysed"}
+    for job in python_jobs:
+        if job.display not in analysed:
+            continue
+        if os.path.isfile(source_abs):
+            target = converted if os.path.isfile(converted) else os.path.join(converted, os.path.basename(source_abs))
+        else:
+            target = os.path.join(converted, os.path.relpath(job.source, source_abs))
+        original = _read(job.source)
+        if original is None:
+            continue
+        diffs.append(FileDiff(job.display, original, _read(target)))
+    return diffs
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, "rb") as handle:
+            return decode_source(handle.read()).text
+    except (OSError, DecodeError):
+        return None

@@ -1,0 +1,59 @@
+"""``ms-migrate analyze SRC [--format text|json|markdown|sarif|html] [-o FILE] [--converted OUT]``"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from transpiler.analyze.formats import formats, render
+from transpiler.analyze.runner import analyze_tree
+from transpiler.source_io import write_atomic
+
+_ALIASES = {"md": "markdown", "terminal": "text"}
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "analyze", help="analyse a PyTorch file or tree before migrating: API support, restricted functions, "
+        "training tricks")
+    parser.add_argument("source", help="a .py file or a directory")
+    parser.add_argument("-f", "--format", default="text",
+                        help="text (default), json, markdown, sarif or html")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
+    parser.add_argument("--converted", metavar="OUT_DIR",
+                        help="the output of `ms-migrate convert` for SRC: the HTML report shows each file's diff")
+    parser.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument("--exclude", action="append", default=[], metavar="GLOB", help="skip matching names")
+    parser.add_argument("--import-timeout", type=float, default=60.0, metavar="SECONDS",
+                        help="import the files in a child process to count parameters; 0 disables (default 60)")
+    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                        help="colour in the text report (default: only on a terminal)")
+    parser.set_defaults(run=run_analyze)
+
+
+def run_analyze(args) -> int:
+    name = _ALIASES.get(args.format, args.format)
+    if name not in formats():
+        print(f"ms-migrate: error: unknown format {args.format!r}; choose from "
+              f"{', '.join(sorted(formats()))}", file=sys.stderr)
+        return 2
+    if not os.path.exists(args.source):
+        print(f"ms-migrate: error: {args.source}: no such file or directory", file=sys.stderr)
+        return 2
+    if args.converted is not None and not os.path.exists(args.converted):
+        print(f"ms-migrate: error: {args.converted}: no such file or directory", file=sys.stderr)
+        return 2
+    if args.jobs < 1:
+        print("ms-migrate: error: -j must be at least 1", file=sys.stderr)
+        return 2
+    project = analyze_tree(args.source, jobs=args.jobs, excludes=tuple(args.exclude), converted=args.converted,
+                           import_timeout=args.import_timeout)
+    to_terminal = args.output is None and sys.stdout.isatty()
+    color = args.color == "always" or (args.color == "auto" and to_terminal and not os.environ.get("NO_COLOR"))
+    text = render(project, name, color=color)
+    if args.output:
+        write_atomic(args.output, text.encode("utf-8"))
+        print(f"ms-migrate: {name} report written to {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 1 if any(f.status == "failed" for f in project.files) else 0
