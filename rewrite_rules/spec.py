@@ -102,6 +102,9 @@ class InPlace:
     """
 
     value: object  # cst.BaseExpression
+    # the new value has another shape (unsqueeze_, t_ ...): rebind the name
+    # or attribute instead of assigning into the tensor
+    rebinds: bool = False
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import libcst as cst
 
+from rewrite_rules.cases import P, call_cases
 from rewrite_rules.spec import Example, MethodRule, Unconvertible
+from rewrite_rules.tensor_binding import method
+
+X = {"x": "randn(3, 4)"}
+X3 = {"x": "randn(2, 3, 4)"}
 
 
 def _size(call, ctx):
@@ -33,36 +38,49 @@ def _transpose(call, ctx):
 
 
 def _same(name: str, examples=()) -> MethodRule:
-    return MethodRule(name, rename=name, examples=examples)
+    return MethodRule(name, rename=name, examples=tuple(examples))
+
+
+def _two_ints():
+    return [P("a", "4", kind="positional"), P("b", "-1", kind="positional")]
 
 
 RULES = [
-    _same("view", (Example("y = x.view(2, -1)", "y = x.view(2, -1)"),)),
-    _same("reshape"),
-    _same("permute"),
-    _same("contiguous"),
-    _same("unsqueeze"),
-    _same("squeeze"),
-    _same("item"),
-    _same("numpy"),
+    _same("view", (Example("y = x.view(2, -1)", "y = x.view(2, -1)"),
+                   *call_cases("result = x.view({args})", _two_ints(), X),
+                   *call_cases("result = x.view({args})", [P("shape", "(2, 6)", kind="positional")], X))),
+    _same("reshape", (*call_cases("result = x.reshape({args})", _two_ints(), X),
+                      *call_cases("result = x.reshape({args})", [P("shape", "(-1,)", kind="positional")], X))),
+    _same("permute", (*call_cases("result = x.permute({args})", [P("a", "2", kind="positional"), P("b", "0", kind="positional"),
+                                                                 P("c", "1", kind="positional")], X3),
+                      *call_cases("result = x.permute({args})", [P("dims", "(2, 0, 1)")], X3))),
+    _same("contiguous", call_cases("result = x.t().contiguous()", [], X)),
+    _same("unsqueeze", call_cases("result = x.unsqueeze({args})", [P("dim", "1")], X)),
+    method("squeeze", "dim=None", as_positional=True, notes="MindSpore's squeeze takes no dim= keyword",
+           examples=(*call_cases("result = x.squeeze()", [], {"x": "randn(3, 1, 4)"}),
+                     *call_cases("result = x.squeeze({args})", [P("dim", "1")], {"x": "randn(3, 1, 4)"}))),
+    _same("item", call_cases("result = x.sum().item()", [], X)),
+    _same("numpy", ()),
     MethodRule(
         "size",
         hook=_size,
         arity=(0, 1),
         notes="Tensor.size is an int attribute (element count) in MindSpore.",
-        examples=(Example("n = x.size(1)", "n = x.shape[1]"), Example("s = x.size()", "s = x.shape")),
+        examples=(Example("n = x.size(1)", "n = x.shape[1]"), Example("s = x.size()", "s = x.shape"),
+                  *call_cases("result = x.size({args})", [P("dim", "1")], X), *call_cases("result = x.size()", [], X)),
     ),
     MethodRule(
         "transpose",
         hook=_transpose,
         arity=(0, 2),
         notes="MindSpore's Tensor.transpose permutes all axes; swapaxes swaps two like torch.",
-        examples=(Example("y = x.transpose(1, 2)", "y = x.swapaxes(1, 2)"),),
+        examples=(Example("y = x.transpose(1, 2)", "y = x.swapaxes(1, 2)"),
+                  *call_cases("result = x.transpose({args})", [P("dim0", "0"), P("dim1", "2")], X3)),
     ),
     MethodRule(
         "detach",
         hook=_detach,
         arity=(0, 0),
-        examples=(Example("y = x.detach()", "y = ops.stop_gradient(x)"),),
+        examples=(Example("y = x.detach()", "y = ops.stop_gradient(x)"), *call_cases("result = x.detach()", [], X)),
     ),
 ]

@@ -359,3 +359,32 @@ def test_converting_output_again_changes_nothing(tmp_path):
         once = convert_source(sample.read_text(), sample.name).output
         twice = convert_source(once, sample.name).output
         assert twice == once, sample.name
+
+
+def test_marker_on_first_statement_is_not_duplicated():
+    once = convert("import torch\n# TODO(ms-migrate): torch.frobnicate: no MindSpore rule for this API\nx = torch.frobnicate(1)\n")
+    assert once.count(MARKER_PREFIX) == 1
+    assert convert(once) == once
+
+
+def test_in_place_update_reaches_every_alias():
+    """p.mul_() on parameters met in a loop must change the Parameters."""
+    import mindspore
+    import numpy as np
+
+    code = """\
+    import torch
+    import torch.nn as nn
+
+    layer = nn.Linear(3, 2)
+    before = layer.weight.detach().numpy().copy()
+    for p in layer.parameters():
+        p.mul_(0.5)
+    after = layer.weight.detach().numpy()
+    """
+    out = convert(code)
+    assert "ops.assign(p, p.mul(0.5))" in out or "ops.assign(p, p * 0.5)" in out, out
+    namespace: dict = {}
+    exec(compile(out, "converted.py", "exec"), namespace)
+    np.testing.assert_allclose(namespace["after"], namespace["before"] * 0.5, rtol=1e-6)
+    assert isinstance(namespace["layer"], mindspore.nn.Cell)

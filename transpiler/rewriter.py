@@ -51,9 +51,10 @@ class Rewriter(cst.CSTTransformer):
         self.call_funcs: set[int] = set()  # callee expressions (handled in leave_Call)
         self.handled: set[int] = set()  # nodes a structural transform consumes whole
         self.statement_calls: set[int] = set()  # calls that are a whole expression statement
-        self.in_place: dict[int, tuple[cst.BaseExpression, cst.BaseExpression]] = {}
+        self.in_place: dict[int, tuple[cst.BaseExpression, cst.BaseExpression, bool]] = {}
         self.placeholders = Placeholders(track=ctx.to_format)
         ctx.position_of = self.position_of
+        self._header_comments = {line.comment.value for line in module.header if line.comment is not None}
 
     # -- infrastructure -------------------------------------------------------
     def position_of(self, node: cst.CSTNode) -> tuple[int, int]:
@@ -107,7 +108,9 @@ class Rewriter(cst.CSTTransformer):
                 self.ctx.converted(original, "statement", "removed a statement that only moved a device")
                 return self.placeholders.make(result)
         if frame.markers:
-            result = _add_markers(result, frame.markers)
+            # comments above the first statement are parsed into the module header
+            header = self._header_comments if self.module.body and original is self.module.body[0] else ()
+            result = _add_markers(result, frame.markers, header)
         if frame.changed and isinstance(result, cst.SimpleStatementLine):
             self.ctx.to_format.add(id(result))  # black runs after the import edits
         return result
@@ -235,7 +238,7 @@ class Rewriter(cst.CSTTransformer):
             if isinstance(result, InPlace):
                 if id(original) not in self.statement_calls:
                     raise Unconvertible("in-place operation inside an expression; make it a statement of its own")
-                self.in_place[id(original)] = (updated.func.value, result.value)
+                self.in_place[id(original)] = (updated.func.value, result.value, result.rebinds)
                 result = updated
         except Unconvertible as exc:
             self.mark(original, rule.torch, exc.reason)
@@ -287,15 +290,15 @@ class Rewriter(cst.CSTTransformer):
         return self.ctx.ref(target)
 
 
-def _add_markers(statement, markers: list[str]):
+def _add_markers(statement, markers: list[str], already=()):
     if isinstance(statement, cst.FlattenSentinel):
         nodes = list(statement.nodes)
         if nodes:
-            nodes[0] = _add_markers(nodes[0], markers)
+            nodes[0] = _add_markers(nodes[0], markers, already)
         return cst.FlattenSentinel(nodes)
     if not hasattr(statement, "leading_lines"):
         return statement
-    existing = {line.comment.value for line in statement.leading_lines if line.comment is not None}
+    existing = {line.comment.value for line in statement.leading_lines if line.comment is not None} | set(already)
     new_lines = [
         cst.EmptyLine(comment=cst.Comment(MARKER_PREFIX + _one_line(text)))
         for text in markers

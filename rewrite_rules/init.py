@@ -1,0 +1,199 @@
+"""torch.nn.init.* -> mindspore.common.initializer applied to the tensor.
+
+``nn.init.xavier_uniform_(layer.weight, gain=2.0)`` becomes
+``layer.weight.set_data(initializer(XavierUniform(gain=2.0), layer.weight.shape, layer.weight.dtype))``
+for attributes (Parameters), and ``ops.assign(w, initializer(...).init_data())``
+for names (plain tensors have no set_data; an initializer tensor is
+lazy until init_data()).
+
+Distributions were checked against torch: MindSpore's Xavier/He initialisers
+compute fans like torch (conv weights included), ``Normal(sigma, mean)`` and
+``TruncatedNormal(sigma, mean, a, b)`` take their parameters in another order
+(written as keywords here; the truncation bounds are absolute in both), and
+``Uniform(scale)`` is symmetric, so ``uniform_(a, b)`` is shifted by
+``(a + b) / 2``. The rule cases compare constant/zeros/ones/eye/dirac by value,
+orthogonal by ``W @ W.T``, sparse by the count of zeros per column, and the
+random ones by mean, std and bounds of a large tensor.
+"""
+
+from __future__ import annotations
+
+import math
+
+import libcst as cst
+
+from rewrite_rules.cases import P, call_cases
+from rewrite_rules.helpers import GENERATOR
+from rewrite_rules.spec import ApiRule, Example, Unconvertible
+from rewrite_rules.tensor_binding import atom, code_of, expr, keyword, literal
+
+_INIT = "mindspore.common.initializer"
+_HE_NONLINEARITIES = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                      "conv_transpose3d", "sigmoid", "tanh", "relu", "leaky_relu")
+
+
+def _apply(call, ctx, initializer: cst.BaseExpression, shift: cst.BaseExpression | None = None) -> None:
+    """Set ``call.result`` to the statement that fills the tensor argument."""
+    target = call.get("tensor")
+    if not isinstance(target, (cst.Name, cst.Attribute)):
+        raise Unconvertible("apply the initializer to a named tensor or parameter (its shape and dtype are needed)")
+    value: cst.BaseExpression = cst.Call(
+        ctx.ref(f"{_INIT}.initializer"),
+        [cst.Arg(initializer), cst.Arg(cst.Attribute(target, cst.Name("shape"))), cst.Arg(cst.Attribute(target, cst.Name("dtype")))],
+    )
+    if isinstance(target, cst.Attribute) and shift is None:
+        call.result = cst.Call(cst.Attribute(target, cst.Name("set_data")), [cst.Arg(value)])
+        return
+    value = cst.Call(cst.Attribute(value, cst.Name("init_data")), [])
+    if shift is not None:
+        value = expr(f"{code_of(value)} + {atom(shift)}")
+    if isinstance(target, cst.Attribute):
+        call.result = cst.Call(cst.Attribute(target, cst.Name("set_data")), [cst.Arg(value)])
+    else:
+        call.result = cst.Call(ctx.ref("mindspore.ops.assign"), [cst.Arg(target), cst.Arg(value)])
+
+
+def _init(ctx, name: str, *args: cst.Arg) -> cst.Call:
+    return cst.Call(ctx.ref(f"{_INIT}.{name}"), list(args))
+
+
+def _from(call, name: str, default: str) -> cst.BaseExpression:
+    return call.get(name, default)
+
+
+def _simple(init_name: str, *params: tuple[str, str, str]):
+    """An initializer whose parameters map one to one: (torch, ms keyword, torch default)."""
+
+    def hook(call, ctx):
+        args = [keyword(ms, _from(call, torch, default)) for torch, ms, default in params if call.has(torch) or default]
+        _apply(call, ctx, _init(ctx, init_name, *args))
+
+    return hook
+
+
+def _uniform(call, ctx):
+    low, high = _from(call, "a", "0.0"), _from(call, "b", "1.0")
+    try:
+        lo, hi = float(literal(low)), float(literal(high))
+        scale, shift = expr(repr((hi - lo) / 2)), (expr(repr((hi + lo) / 2)) if hi + lo != 0 else None)
+    except (ValueError, TypeError):
+        scale = expr(f"({code_of(high)} - {atom(low)}) / 2")
+        shift = expr(f"({code_of(high)} + {atom(low)}) / 2")
+    _apply(call, ctx, _init(ctx, "Uniform", keyword("scale", scale)), shift)
+
+
+def _kaiming(init_name: str):
+    def hook(call, ctx):
+        nonlinearity = _from(call, "nonlinearity", "'leaky_relu'")
+        try:
+            if literal(nonlinearity) not in _HE_NONLINEARITIES:
+                raise Unconvertible(f"nonlinearity {literal(nonlinearity)!r} is not supported by MindSpore's {init_name}")
+        except ValueError:
+            pass
+        args = [keyword("negative_slope", _from(call, "a", "0")), keyword("mode", _from(call, "mode", "'fan_in'")),
+                keyword("nonlinearity", nonlinearity)]
+        _apply(call, ctx, _init(ctx, init_name, *args))
+
+    return hook
+
+
+def _gain(nonlinearity: str, param) -> float:
+    """torch.nn.init.calculate_gain, evaluated at conversion time."""
+    if nonlinearity in _HE_NONLINEARITIES[:7] or nonlinearity == "sigmoid":
+        return 1
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else param
+        return math.sqrt(2.0 / (1 + slope**2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise Unconvertible(f"unsupported nonlinearity {nonlinearity!r}")
+
+
+def _calculate_gain(call, ctx):
+    try:
+        nonlinearity, param = literal(call.get("nonlinearity")), literal(call.get("param"), None)
+    except ValueError:
+        raise Unconvertible("calculate_gain is evaluated during conversion; its arguments must be literals") from None
+    call.result = expr(repr(_gain(nonlinearity, param)))
+
+
+def _stats(statement: str, params, inputs, *, atol, rtol=0.03, bounded=True, target="w", **kw):
+    stats = f"{target}.mean().item(), {target}.std().item()"
+    if bounded:
+        stats += f", {target}.min().item(), {target}.max().item()"
+    return call_cases(f"{statement}\nresult = ({stats})", params, inputs, rtol=rtol, atol=atol, notes="statistics", **kw)
+
+
+CONV_W = {"w": "zeros(64, 32, 3, 3)"}
+BIG_W = {"w": "zeros(400, 500)"}
+LAYER = {"x": "randn(2, 300)"}
+
+
+def _rule(name: str, signature: str, hook, examples, notes: str = "") -> ApiRule:
+    return ApiRule(f"torch.nn.init.{name}", None, signature=signature, args={"generator": GENERATOR}
+                   if "generator" in signature else {}, hook=hook, notes=notes, examples=tuple(examples))
+
+
+RULES = [
+    _rule("xavier_uniform_", "tensor, gain=1.0, generator=None", _simple("XavierUniform", ("gain", "gain", "")),
+          (*_stats("nn.init.xavier_uniform_({args})", [P("tensor", "w"), P("gain", "2.0", True)], CONV_W, atol=0.003),
+           *_stats("layer = nn.Linear(300, 200)\nnn.init.xavier_uniform_({args})", [P("tensor", "layer.weight")], LAYER,
+                   atol=0.003, target="layer.weight", shapes=("positional", "keywords")),
+           Example("nn.init.xavier_uniform_(self.fc.weight, gain=2.0)",
+                   "self.fc.weight.set_data(\n    mindspore.common.initializer.initializer(\n"
+                   "        mindspore.common.initializer.XavierUniform(gain=2.0),\n"
+                   "        self.fc.weight.shape,\n        self.fc.weight.dtype,\n    )\n)"))),
+    _rule("xavier_normal_", "tensor, gain=1.0, generator=None", _simple("XavierNormal", ("gain", "gain", "")),
+          _stats("nn.init.xavier_normal_({args})", [P("tensor", "w"), P("gain", "2.0", True)], CONV_W, atol=0.003, bounded=False)),
+    _rule("kaiming_uniform_", "tensor, a=0, mode='fan_in', nonlinearity='leaky_relu', generator=None", _kaiming("HeUniform"),
+          (*_stats("nn.init.kaiming_uniform_({args})",
+                   [P("tensor", "w"), P("a", "0.1", True), P("mode", "'fan_out'", True), P("nonlinearity", "'relu'", True)],
+                   CONV_W, atol=0.003),
+           Example("w = w * 1\nnn.init.kaiming_uniform_(w, nonlinearity='selu')", marked="selu"))),
+    _rule("kaiming_normal_", "tensor, a=0, mode='fan_in', nonlinearity='leaky_relu', generator=None", _kaiming("HeNormal"),
+          _stats("nn.init.kaiming_normal_({args})",
+                 [P("tensor", "w"), P("a", "0.2", True), P("mode", "'fan_out'", True), P("nonlinearity", "'leaky_relu'", True)],
+                 CONV_W, atol=0.003, bounded=False)),
+    _rule("normal_", "tensor, mean=0.0, std=1.0, generator=None",
+          _simple("Normal", ("std", "sigma", "1.0"), ("mean", "mean", "")),
+          _stats("nn.init.normal_({args})", [P("tensor", "w"), P("mean", "0.5", True), P("std", "2.0", True)], BIG_W,
+                 atol=0.03, bounded=False)),
+    _rule("trunc_normal_", "tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None",
+          _simple("TruncatedNormal", ("std", "sigma", "1.0"), ("mean", "mean", ""), ("a", "a", ""), ("b", "b", "")),
+          _stats("nn.init.trunc_normal_({args})",
+                 [P("tensor", "w"), P("mean", "0.5", True), P("std", "2.0", True), P("a", "-1.0", True), P("b", "1.5", True)],
+                 BIG_W, atol=0.01)),
+    _rule("uniform_", "tensor, a=0.0, b=1.0, generator=None", _uniform,
+          _stats("nn.init.uniform_({args})", [P("tensor", "w"), P("a", "-1.0", True), P("b", "3.0", True)], BIG_W, atol=0.01),
+          notes="MindSpore's Uniform(scale) is symmetric: shifted by (a + b) / 2"),
+    _rule("constant_", "tensor, val", _simple("Constant", ("val", "value", "")),
+          (*call_cases("nn.init.constant_({args})\nresult = w", [P("tensor", "w"), P("val", "0.25")], {"w": "zeros(3, 4)"}),
+           *call_cases("layer = nn.Linear(4, 2)\nnn.init.constant_({args})\nresult = layer(x)",
+                       [P("tensor", "layer.weight"), P("val", "0.5")], {"x": "randn(3, 4)"}, shapes=("positional",)))),
+    _rule("zeros_", "tensor", _simple("Zero"), call_cases("nn.init.zeros_({args})\nresult = w", [P("tensor", "w")], {"w": "randn(3, 4)"})),
+    _rule("ones_", "tensor", _simple("One"), call_cases("nn.init.ones_({args})\nresult = w", [P("tensor", "w")], {"w": "randn(3, 4)"})),
+    _rule("eye_", "tensor", _simple("Identity"), call_cases("nn.init.eye_({args})\nresult = w", [P("tensor", "w")], {"w": "randn(3, 5)"})),
+    _rule("dirac_", "tensor, groups=1", _simple("Dirac", ("groups", "groups", "")),
+          call_cases("nn.init.dirac_({args})\nresult = w", [P("tensor", "w"), P("groups", "2", True)], {"w": "randn(4, 2, 3, 3)"})),
+    _rule("orthogonal_", "tensor, gain=1, generator=None", _simple("Orthogonal", ("gain", "gain", "")),
+          (*call_cases("nn.init.orthogonal_({args})\nresult = w @ w.T", [P("tensor", "w"), P("gain", "2.0", True)],
+                       {"w": "zeros(4, 6)"}, atol=1e-5, notes="orthogonality"),
+           *call_cases("nn.init.orthogonal_({args})\nresult = w.T @ w", [P("tensor", "w")], {"w": "zeros(6, 4)"}, atol=1e-5,
+                       shapes=("positional",), notes="orthogonality"))),
+    _rule("sparse_", "tensor, sparsity, std=0.01, generator=None",
+          _simple("Sparse", ("sparsity", "sparsity", ""), ("std", "sigma", "0.01")),
+          call_cases("nn.init.sparse_({args})\nzeros = (w == 0).sum(0)\nstd = w.std().item()",
+                     [P("tensor", "w"), P("sparsity", "0.3"), P("std", "0.5", True)], {"w": "zeros(40, 50)"},
+                     results=("zeros", "std"), atol=0.03, notes="zeros_per_column")),
+    _rule("calculate_gain", "nonlinearity, param=None", _calculate_gain,
+          (*call_cases("result = nn.init.calculate_gain({args})", [P("nonlinearity", "'leaky_relu'"), P("param", "0.2", True)], {},
+                       shapes=("positional", "keywords", "reordered", "defaults")),
+           Example("name = 'relu'\ng = nn.init.calculate_gain(name)", marked="must be literals"),
+           *call_cases("result = nn.init.calculate_gain({args})", [P("nonlinearity", "'tanh'")], {}, shapes=("positional",)),
+           Example("g = nn.init.calculate_gain('relu')", "g = 1.4142135623730951")),
+          notes="evaluated during conversion (a constant); non-literal arguments are marked"),
+]

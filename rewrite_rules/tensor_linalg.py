@@ -1,0 +1,70 @@
+"""Matrix products and linear algebra as Tensor methods."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from rewrite_rules.cases import P, call_cases
+from rewrite_rules.tensor_binding import atom, code_of, expr, method, same
+
+M = {"x": "randn(3, 4)", "q": "randn(4, 4)", "v": "randn(4)"}
+SPD = "s = q @ q.T + 4 * (v * 0 + 1).diag_embed()\n"
+
+
+def _dot(bound, call, ctx):
+    """MindSpore's dot wants >= 2-D inputs; torch's dot is 1-D only, where
+    inner is the same product."""
+    bound.result = cst.Call(cst.Attribute(call.receiver, cst.Name("inner")), [cst.Arg(bound.get("tensor"))])
+
+
+def _diag(bound, call, ctx):
+    """torch diag: a 1-D input becomes a diagonal matrix, a 2-D input gives its
+    diagonal. MindSpore's diag makes a 4-D tensor from a 2-D input and has no
+    offset: diagonal() for 2-D, ops.diag_embed for 1-D."""
+    x = atom(call.receiver)
+    k = bound.get("diagonal")
+    offset = code_of(k) if k is not None else "0"
+    embed = code_of(ctx.ref("mindspore.ops.diag_embed"))
+    bound.result = expr(f"{x}.diagonal({offset}) if {x}.ndim == 2 else {embed}({x}, {offset})")
+
+
+RULES = [
+    same("matmul", examples=call_cases("result = x.matmul({args})", [P("other", "q")], M)),
+    same("mm", examples=call_cases("result = x.mm({args})", [P("mat2", "q")], M)),
+    same("bmm", examples=call_cases("result = x.unsqueeze(0).bmm({args})", [P("mat2", "q.unsqueeze(0)")], M)),
+    method("mv", "vec", function="mindspore.ops.mv", notes="Tensor.mv does not exist in MindSpore: ops.mv",
+           examples=call_cases("result = q.mv({args})", [P("vec", "v")], M)),
+    method("dot", "tensor", hook=_dot, notes="MindSpore's dot needs >= 2-D inputs; inner is the 1-D dot product",
+           examples=call_cases("result = v.dot({args})", [P("tensor", "v * 2")], M)),
+    same("inner", examples=call_cases("result = x.inner({args})", [P("other", "x")], M)),
+    same("outer", examples=call_cases("result = v.outer({args})", [P("vec2", "v + 1")], M)),
+    same("ger", examples=call_cases("result = v.ger({args})", [P("vec2", "v + 1")], M)),
+    same("addmm", examples=call_cases(
+        "result = x.addmm({args})", [P("mat1", "x"), P("mat2", "q"), P("beta", "0.5", True, "keyword"), P("alpha", "2", True, "keyword")], M)),
+    same("addmv", examples=call_cases(
+        "result = v.addmv({args})", [P("mat", "q"), P("vec", "v"), P("beta", "0.5", True, "keyword"), P("alpha", "2", True, "keyword")], M)),
+    same("addr", examples=call_cases(
+        "result = q.addr({args})", [P("vec1", "v"), P("vec2", "v"), P("beta", "0.5", True, "keyword"), P("alpha", "2", True, "keyword")], M)),
+    same("baddbmm", examples=call_cases(
+        "result = q.unsqueeze(0).baddbmm({args})",
+        [P("batch1", "q.unsqueeze(0)"), P("batch2", "q.unsqueeze(0)"), P("beta", "0.5", True, "keyword"), P("alpha", "2", True, "keyword")], M)),
+    same("addbmm", examples=call_cases(
+        "result = q.addbmm({args})",
+        [P("batch1", "q.unsqueeze(0).tile((2, 1, 1))"), P("batch2", "q.unsqueeze(0).tile((2, 1, 1))"),
+         P("beta", "0.5", True, "keyword"), P("alpha", "2", True, "keyword")], M)),
+    same("cross", examples=call_cases("result = x[:, :3].cross({args})", [P("other", "x[:, 1:]"), P("dim", "1")], M)),
+    same("det", examples=call_cases("result = q.det()", [], M, rtol=1e-4, atol=1e-5)),
+    same("inverse", examples=call_cases("result = q.inverse()", [], M, rtol=1e-4, atol=1e-5)),
+    same("matrix_power", examples=call_cases("result = q.matrix_power({args})", [P("n", "3")], M, rtol=1e-4, atol=1e-5)),
+    same("logdet", examples=call_cases(SPD + "result = s.logdet()", [], M, rtol=1e-4, atol=1e-5)),
+    same("slogdet", examples=call_cases("sign, logabsdet = q.slogdet()", [], M, results=("sign", "logabsdet"), rtol=1e-4, atol=1e-5)),
+    same("cholesky", examples=call_cases(SPD + "result = s.cholesky({args})", [P("upper", "False", True)], M, rtol=1e-4, atol=1e-5)),
+    same("cov", examples=call_cases("result = x.cov({args})", [P("correction", "0", True, "keyword")], M)),
+    method("diag", "diagonal=0", hook=_diag,
+           notes="2-D input: diagonal(); 1-D input: ops.diag_embed (MindSpore's diag makes a 4-D tensor from a matrix)",
+           examples=(*call_cases("result = q.diag({args})", [P("diagonal", "1", True)], M),
+                     *call_cases("result = v.diag({args})", [P("diagonal", "-1", True)], M))),
+    method("diag_embed", "offset=0, dim1=-2, dim2=-1", function="mindspore.ops.diag_embed",
+           notes="Tensor.diag_embed does not exist in MindSpore: ops.diag_embed",
+           examples=call_cases("result = x.diag_embed({args})", [P("offset", "1", True), P("dim1", "0", True), P("dim2", "2", True)], M)),
+]

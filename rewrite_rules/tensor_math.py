@@ -1,0 +1,169 @@
+"""Element-wise Tensor methods: unary math, arithmetic, comparison and logic.
+
+Most have the same name, arguments and values in MindSpore (the execution
+cases prove it); the others are rewritten to an equivalent composition.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from rewrite_rules.cases import P, call_cases
+from rewrite_rules.spec import Example, Unconvertible
+from rewrite_rules.tensor_binding import atom, code_of, expr, keyword, literal, method, same
+
+X = {"x": "randn(3, 4)"}
+XY = {"x": "randn(3, 4)", "y": "randn(3, 4)"}
+UNIT = {"x": "rand(3, 4)"}  # (0, 1): acos, atanh, erfinv, logit
+POSITIVE = "p = x.abs() + 0.5\n"
+
+
+def _unary(name: str, inputs=X, prefix: str = "", receiver: str = "x", **kw):
+    return same(name, examples=call_cases(f"{prefix}result = {receiver}.{name}({{args}})", [], inputs, **kw))
+
+
+_PLAIN = [
+    "abs", "absolute", "atan", "arctan", "asinh", "arcsinh", "exp", "expm1", "sin", "cos", "tan", "tanh",
+    "sigmoid", "sinh", "cosh", "neg", "negative", "sign", "sgn", "floor", "ceil", "trunc", "frac", "square",
+    "erf", "erfc", "deg2rad", "rad2deg", "sinc", "i0", "positive", "isnan", "isinf", "isfinite", "signbit",
+    "nan_to_num", "logical_not", "isneginf", "isposinf", "isreal",
+]
+_UNIT = ["acos", "arccos", "asin", "arcsin", "atanh", "arctanh", "erfinv", "logit"]
+_POSITIVE = ["log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal", "lgamma", "digamma"]
+
+_BINARY = [
+    "mul", "true_divide", "floor_divide", "atan2", "arctan2", "maximum", "minimum", "fmax",
+    "hypot", "logaddexp", "logaddexp2", "eq", "ne", "gt", "ge", "lt", "le", "greater", "less",
+    "greater_equal", "less_equal", "not_equal", "logical_and", "logical_or", "logical_xor", "xlogy",
+]
+
+
+def _binary(name: str, param: str = "other", value: str = "y", inputs=XY, **kw):
+    return same(name, examples=call_cases(f"result = x.{name}({{args}})", [P(param, value)], inputs, **kw))
+
+
+def _need_dim(bound, call, ctx):
+    if bound.get("dim") is None:
+        raise Unconvertible("dim not given: torch picks a legacy implicit dim, MindSpore uses -1; pass dim explicitly")
+
+
+def _round(bound, call, ctx):
+    """torch rounds to ``decimals`` as round(x * 10**d) / 10**d; MindSpore's
+    CPU kernel only takes decimals=0."""
+    decimals = bound.get("decimals")
+    receiver = call.receiver
+    if decimals is None:
+        bound.result = cst.Call(cst.Attribute(receiver, cst.Name("round")), [])
+        return
+    try:
+        value = literal(decimals)
+    except ValueError:
+        value = None
+    if value == 0:
+        bound.result = cst.Call(cst.Attribute(receiver, cst.Name("round")), [])
+        return
+    scale = repr(10**value) if isinstance(value, int) and value > 0 else f"10 ** ({code_of(decimals)})"
+    bound.result = expr(f"({atom(receiver)} * {scale}).round() / {scale}")
+
+
+def _addcdiv(bound, call, ctx):
+    """The AddcdivExt kernel is missing on CPU: x + value * t1 / t2."""
+    t1, t2 = bound.get("tensor1"), bound.get("tensor2")
+    value = bound.get("value")
+    quotient = f"{atom(t1)} / {atom(t2)}"
+    scaled = quotient if value is None else f"{atom(value)} * {quotient}"
+    bound.result = expr(f"{atom(call.receiver)} + {scaled}")
+
+
+def _fmin(bound, call, ctx):
+    """The FMin kernel is missing on CPU: minimum that ignores NaN."""
+    x, y = atom(call.receiver), atom(bound.get("other"))
+    ops = code_of(ctx.ref("mindspore.ops"))
+    bound.result = expr(f"{ops}.where({ops}.isnan({x}), {y}, {ops}.where({ops}.isnan({y}), {x}, {ops}.minimum({x}, {y})))")
+
+
+def _bitwise_not(bound, call, ctx):
+    """The BitwiseNot kernel is missing on CPU: ~x (logical not on bool) equals
+    -x - 1 on two's complement integers."""
+    x = atom(call.receiver)
+    bound.result = expr(f"{x}.logical_not() if {x}.dtype == mindspore.bool_ else -{x} - 1")
+    ctx.imports_needed.add(("mindspore", "mindspore"))
+
+
+def _clamp_side(side: str):
+    def hook(bound, call, ctx):
+        clamp = cst.Attribute(call.receiver, cst.Name("clamp"))
+        bound.result = cst.Call(clamp, [keyword(side, bound.get(side))])
+
+    return hook
+
+
+RULES = [
+    *(_unary(n) for n in _PLAIN),
+    *(_unary(n, UNIT) for n in _UNIT),
+    *(_unary(n, prefix=POSITIVE, receiver="p") for n in _POSITIVE),
+    _unary("acosh", prefix="p = x.abs() + 1.5\n", receiver="p"),
+    _unary("arccosh", prefix="p = x.abs() + 1.5\n", receiver="p"),
+    *(_binary(n) for n in _BINARY),
+    _binary("fmod", value="0.7"),
+    _binary("remainder", value="0.7"),
+    _binary("heaviside", "values"),
+    method("float_power", "exponent", args={"exponent": "other"},
+           examples=call_cases("result = x.float_power({args})", [P("exponent", "2")], X)),
+    method("multiply", "other", args={"other": "value"},
+           examples=call_cases("result = x.multiply({args})", [P("other", "y")], XY)),
+    same("pow", examples=(
+        *call_cases("result = x.pow({args})", [P("exponent", "2")], X),
+        *call_cases(POSITIVE + "result = p.pow({args})", [P("exponent", "y")], XY),
+    )),
+    same("add", examples=call_cases("result = x.add({args})", [P("other", "y"), P("alpha", "2", True, "keyword")], XY)),
+    same("sub", examples=call_cases("result = x.sub({args})", [P("other", "y"), P("alpha", "2", True, "keyword")], XY)),
+    same("subtract", examples=call_cases("result = x.subtract({args})", [P("other", "y"), P("alpha", "2", True, "keyword")], XY)),
+    same("div", examples=(
+        *call_cases("result = x.div({args})", [P("other", "y"), P("rounding_mode", "'floor'", True, "keyword")], XY),
+        *call_cases("result = x.div({args})", [P("other", "y"), P("rounding_mode", "'trunc'", True, "keyword")], XY, shapes=("keywords",)),
+    )),
+    same("divide", examples=call_cases("result = x.divide({args})", [P("other", "y"), P("rounding_mode", "'floor'", True, "keyword")], XY)),
+    same("clamp", examples=(
+        *call_cases("result = x.clamp({args})", [P("min", "-0.5"), P("max", "0.5", True)], X),
+        *call_cases("result = x.clamp({args})", [P("max", "0.5", kind="keyword")], X, shapes=("keywords",)),
+    )),
+    same("clip", examples=call_cases("result = x.clip({args})", [P("min", "-0.5"), P("max", "0.5", True)], X)),
+    method("clamp_min", "min", hook=_clamp_side("min"), notes="-> clamp(min=...)",
+           examples=call_cases("result = x.clamp_min({args})", [P("min", "0.1")], X)),
+    method("clamp_max", "max", hook=_clamp_side("max"), notes="-> clamp(max=...)",
+           examples=call_cases("result = x.clamp_max({args})", [P("max", "0.1")], X)),
+    same("lerp", examples=call_cases("result = x.lerp({args})", [P("end", "y"), P("weight", "0.3")], XY)),
+    same("addcmul", examples=call_cases(
+        "result = x.addcmul({args})", [P("tensor1", "y"), P("tensor2", "x"), P("value", "0.5", True, "keyword")], XY)),
+    method("addcdiv", "tensor1, tensor2, *, value=1", hook=_addcdiv,
+           notes="AddcdivExt has no CPU kernel: composed as x + value * tensor1 / tensor2",
+           examples=call_cases("result = x.addcdiv({args})",
+                               [P("tensor1", "y"), P("tensor2", "x.abs() + 0.5"), P("value", "0.5", True, "keyword")], XY)),
+    method("fmin", "other", hook=_fmin, notes="FMin has no CPU kernel: composed from where/isnan/minimum",
+           examples=call_cases("y[0, 0] = float('nan')\nresult = x.fmin({args})", [P("other", "y")], XY)),
+    same("isclose", examples=call_cases(
+        "result = x.isclose({args})",
+        [P("other", "x + y * 1e-6"), P("rtol", "1e-05", True), P("atol", "1e-07", True), P("equal_nan", "False", True)], XY)),
+    same("allclose", examples=call_cases(
+        "result = x.allclose({args})",
+        [P("other", "x + y * 1e-6"), P("rtol", "1e-05", True), P("atol", "1e-07", True), P("equal_nan", "False", True)], XY)),
+    method("softmax", "dim=None, dtype=None", args={"dim": "axis"}, hook=_need_dim,
+           examples=(*call_cases("result = x.softmax({args})", [P("dim", "0")], X),
+                     Example("x = x * 2\ny = x.softmax()", marked="implicit dim"))),
+    method("log_softmax", "dim=None, dtype=None", function="mindspore.ops.log_softmax", args={"dim": "axis"}, hook=_need_dim,
+           notes="Tensor.log_softmax does not exist in MindSpore: ops.log_softmax",
+           examples=(*call_cases("result = x.log_softmax({args})", [P("dim", "1")], X),
+                     Example("x = x * 2\ny = x.log_softmax()", marked="implicit dim"))),
+    method("relu", "", function="mindspore.ops.relu", notes="Tensor.relu does not exist in MindSpore: ops.relu(x)",
+           examples=call_cases("result = x.relu({args})", [], X)),
+    method("round", "*, decimals=0", hook=_round,
+           notes="MindSpore's round takes only decimals=0 on CPU: round(x * 10**d) / 10**d, as torch computes it",
+           examples=call_cases("result = x.round({args})", [P("decimals", "2", True, "keyword")], X)),
+    *(same(n, examples=call_cases(f"result = (x > 0).int().{n}({{args}})", [P("other", "(y > 0).int() * 3")], XY))
+      for n in ("bitwise_and", "bitwise_or", "bitwise_xor")),
+    method("bitwise_not", "", hook=_bitwise_not,
+           notes="BitwiseNot has no CPU kernel: logical_not for bool, -x - 1 for integers",
+           examples=(*call_cases("i = (x * 4).int()\nresult = i.bitwise_not({args})", [], X),
+                     *call_cases("m = x > 0\nresult = m.bitwise_not({args})", [], X))),
+]

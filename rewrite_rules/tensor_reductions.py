@@ -1,0 +1,208 @@
+"""Reductions, scans, sorting and selection as Tensor methods.
+
+Torch spells the axis ``dim``/``keepdim``; MindSpore's methods mostly accept
+that too, but some only take ``axis``/``keepdims`` (amax, nanmean, diff ...).
+``std``/``var`` differ in their default correction (MindSpore: biased).
+Index outputs of topk/sort/argsort/argmin/kthvalue/cummin/count_nonzero are
+int32 in MindSpore on CPU (torch: int64); they index and gather the same.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from rewrite_rules.cases import P, call_cases
+from rewrite_rules.spec import Example, Unconvertible
+from rewrite_rules.tensor_binding import atom, code_of, expr, keyword, literal, method, same
+
+X = {"x": "randn(3, 4)"}
+INDEX32 = {"int64": "int32"}
+INDEX32_NOTE = "indices are int32 in MindSpore on CPU (torch int64); they index and gather the same"
+DIM_KEEP = [P("dim", "1"), P("keepdim", "True", True)]
+AXIS = {"dim": "axis", "keepdim": "keepdims"}
+
+
+def _dim_cases(name, params=DIM_KEEP, results=("result",), inputs=X, **kw):
+    target = ", ".join(results)
+    return (
+        *call_cases(f"{target} = x.{name}()", [], inputs, results=results, **kw),
+        *call_cases(f"{target} = x.{name}({{args}})", params, inputs, results=results, **kw),
+    )
+
+
+def _correction(bound, call, ctx):
+    """std/var: torch's correction (or unbiased) becomes ddof; MindSpore's
+    default is the biased estimate, torch's the unbiased one."""
+    dim = bound.get("dim")
+    if dim is not None and _is_bool_literal(dim) and not bound.has("unbiased"):
+        bound.set("unbiased", dim)  # x.std(True): the legacy (unbiased) overload
+        bound.remove("dim")
+        dim = None
+    correction = bound.get("correction")
+    unbiased = bound.get("unbiased")
+    if correction is not None and unbiased is not None:
+        raise Unconvertible("both unbiased and correction given")
+    if correction is not None:
+        ddof = correction
+    elif unbiased is not None:
+        try:
+            ddof = cst.Integer("1" if literal(unbiased) else "0")
+        except ValueError:
+            ddof = expr(f"1 if {atom(unbiased)} else 0")
+    else:
+        ddof = cst.Integer("1")
+    args = []
+    if dim is not None:
+        args.append(keyword("axis", dim))
+    args.append(keyword("ddof", ddof))
+    if bound.get("keepdim") is not None:
+        args.append(keyword("keepdims", bound.get("keepdim")))
+    bound.result = cst.Call(cst.Attribute(call.receiver, cst.Name(bound.rule.target)), args)
+
+
+def _is_bool_literal(node) -> bool:
+    return isinstance(node, cst.Name) and node.value in ("True", "False")
+
+
+def _norm(bound, call, ctx):
+    """torch flattens when dim is None and p is given (a vector norm);
+    MindSpore computes a matrix norm of a 2-D input."""
+    p = bound.get("p")
+    if bound.get("dim") is None and p is not None:
+        try:
+            fro = literal(p) in ("fro", None)
+        except ValueError:
+            fro = False
+        if not fro:
+            if bound.has("keepdim"):
+                raise Unconvertible("norm(p, keepdim=...) over all elements")
+            bound.result = cst.Call(
+                cst.Attribute(cst.Call(cst.Attribute(call.receiver, cst.Name("flatten")), []), cst.Name("norm")),
+                [cst.Arg(p)],
+            )
+
+
+def _over_all(first: str):
+    """median()/nanmedian() without dim reduce all elements to one value;
+    MindSpore's methods always take an axis and return (values, indices)."""
+
+    def hook(bound, call, ctx):
+        if bound.get("dim") is None:
+            if bound.has("keepdim"):
+                raise Unconvertible(f"{bound.rule.torch}(keepdim=...) without dim")
+            flat = cst.Call(cst.Attribute(call.receiver, cst.Name("flatten")), [])
+            bound.result = expr(f"{code_of(flat)}.{first}(0)[0]")
+
+    return hook
+
+
+def _kthvalue(bound, call, ctx):
+    """No CPU kernel: the k-th entry along dim of sort(), as (values, indices)."""
+    k, dim = bound.get("k"), bound.get("dim") or expr("-1")
+    keepdim = bound.get("keepdim")
+    narrow = f"_kth.narrow({code_of(dim)}, {atom(k)} - 1, 1)"
+    select = f"_kth.select({code_of(dim)}, {atom(k)} - 1)"
+    try:
+        pick = narrow if literal(keepdim, False) else select
+    except ValueError:
+        pick = f"({narrow} if {atom(keepdim)} else {select})"
+    bound.result = expr(f"tuple({pick} for _kth in {atom(call.receiver)}.sort({code_of(dim)}))")
+
+
+def _aminmax(bound, call, ctx):
+    x = atom(call.receiver)
+    dim, keepdim = bound.get("dim"), bound.get("keepdim")
+    if dim is None:
+        if keepdim is not None:
+            raise Unconvertible("aminmax(keepdim=...) without dim")
+        bound.result = expr(f"({x}.min(), {x}.max())")
+        return
+    keep = f", keepdims={code_of(keepdim)}" if keepdim is not None else ""
+    bound.result = expr(f"({x}.amin(axis={code_of(dim)}{keep}), {x}.amax(axis={code_of(dim)}{keep}))")
+
+
+RULES = [
+    same("sum", examples=_dim_cases("sum")),
+    same("mean", examples=_dim_cases("mean")),
+    same("prod", examples=_dim_cases("prod")),
+    method("nansum", "dim=None, keepdim=False, *, dtype=None", args=AXIS, examples=_dim_cases("nansum")),
+    method("nanmean", "dim=None, keepdim=False, *, dtype=None", args=AXIS, examples=_dim_cases("nanmean")),
+    same("logsumexp", examples=call_cases("result = x.logsumexp({args})", DIM_KEEP, X)),
+    same("max", notes="x.max(dim) returns (values, indices) in both; .values/.indices attributes do not exist in MindSpore",
+         examples=(*call_cases("result = x.max()", [], X),
+                   *call_cases("values, indices = x.max({args})", DIM_KEEP, X, results=("values", "indices")))),
+    same("min", notes="x.min(dim) returns (values, indices) in both; .values/.indices attributes do not exist in MindSpore",
+         examples=(*call_cases("result = x.min()", [], X),
+                   *call_cases("values, indices = x.min({args})", DIM_KEEP, X, results=("values", "indices")))),
+    method("amax", "dim=(), keepdim=False", args=AXIS, examples=_dim_cases("amax")),
+    method("amin", "dim=(), keepdim=False", args=AXIS, examples=_dim_cases("amin")),
+    same("argmax", examples=_dim_cases("argmax")),
+    same("argmin", notes=INDEX32_NOTE, examples=_dim_cases("argmin", dtype_map=INDEX32, notes=INDEX32_NOTE)),
+    *(
+        method(
+            name,
+            "dim=None, unbiased=None, keepdim=False, *, correction=None",
+            hook=_correction,
+            notes="MindSpore's default is the biased estimate: the correction is always written as ddof",
+            examples=(
+                *_dim_cases(name),
+                *call_cases(f"result = x.{name}({{args}})", [P("dim", "1"), P("unbiased", "False"), P("keepdim", "True", True)], X),
+                *call_cases(f"result = x.{name}({{args}})", [P("dim", "1"), P("correction", "0", kind="keyword")], X),
+                *call_cases(f"result = x.{name}({{args}})", [P("unbiased", "False")], X, shapes=("positional", "keywords")),
+                Example(f"s = a.{name}(axis=0, ddof=1)", f"s = a.{name}(axis=0, ddof=1)"),
+            ),
+        )
+        for name in ("std", "var")
+    ),
+    method("norm", "p='fro', dim=None, keepdim=False, dtype=None", args={"p": "ord"}, hook=_norm,
+           notes="p is ord in MindSpore; a norm over all elements with a p is taken on the flattened tensor as in torch",
+           examples=(*call_cases("result = x.norm({args})", [P("p", "1"), P("dim", "1"), P("keepdim", "True", True)], X),
+                     *call_cases("result = x.norm({args})", [P("p", "float('inf')")], X),
+                     *call_cases("result = x.norm()", [], X))),
+    same("cumsum", examples=call_cases("result = x.cumsum({args})", [P("dim", "1")], X)),
+    same("cumprod", examples=call_cases("result = x.cumprod({args})", [P("dim", "1")], X)),
+    method("cummax", "dim", args={"dim": "axis"},
+           examples=call_cases("values, indices = x.cummax({args})", [P("dim", "1")], X, results=("values", "indices"))),
+    method("cummin", "dim", args={"dim": "axis"}, notes=INDEX32_NOTE,
+           examples=call_cases("values, indices = x.cummin({args})", [P("dim", "1")], X, results=("values", "indices"),
+                               dtype_map=INDEX32, notes=INDEX32_NOTE)),
+    method("logcumsumexp", "dim", args={"dim": "axis"}, examples=call_cases("result = x.logcumsumexp({args})", [P("dim", "1")], X)),
+    same("all", examples=(
+        *call_cases("result = (x > -1).all()", [], X),
+        *call_cases("result = (x > -1).all({args})", DIM_KEEP, X))),
+    same("any", examples=(
+        *call_cases("result = (x > 1).any()", [], X),
+        *call_cases("result = (x > 1).any({args})", DIM_KEEP, X))),
+    method("median", "dim=None, keepdim=False", hook=_over_all("median"),
+           notes="median() over all elements returns one value in torch; MindSpore needs an axis",
+           examples=(*call_cases("result = x.median()", [], X),
+                     *call_cases("values, indices = x.median({args})", DIM_KEEP, X, results=("values", "indices")))),
+    method("nanmedian", "dim=None, keepdim=False", args=AXIS, hook=_over_all("nanmedian"),
+           notes="nanmedian() over all elements returns one value in torch; MindSpore needs an axis",
+           examples=(*call_cases("x[0, 1] = float('nan')\nresult = x.nanmedian()", [], X),
+                     *call_cases("values, indices = x.nanmedian({args})", DIM_KEEP, X, results=("values", "indices")))),
+    method("count_nonzero", "dim=None", args={"dim": "axis"}, notes=INDEX32_NOTE,
+           examples=_dim_cases("count_nonzero", [P("dim", "1")], inputs={"x": "randint(0, 3, (3, 4))"}, dtype_map=INDEX32)),
+    same("topk", notes=INDEX32_NOTE, examples=call_cases(
+        "values, indices = x.topk({args})",
+        [P("k", "2"), P("dim", "0", True), P("largest", "False", True), P("sorted", "True", True)],
+        X, results=("values", "indices"), dtype_map=INDEX32, notes=INDEX32_NOTE)),
+    same("sort", notes=INDEX32_NOTE, examples=call_cases(
+        "values, indices = x.sort({args})", [P("dim", "0", True), P("descending", "True", True)],
+        X, results=("values", "indices"), dtype_map=INDEX32, notes=INDEX32_NOTE)),
+    same("argsort", notes=INDEX32_NOTE, examples=call_cases(
+        "result = x.argsort({args})", [P("dim", "0", True), P("descending", "True", True)],
+        X, dtype_map=INDEX32, notes=INDEX32_NOTE)),
+    same("msort", examples=call_cases("result = x.msort()", [], X)),
+    method("kthvalue", "k, dim=-1, keepdim=False", hook=_kthvalue,
+           notes="no CPU kernel: the k-th entry of sort() along dim. " + INDEX32_NOTE,
+           examples=call_cases("values, indices = x.kthvalue({args})", [P("k", "2"), P("dim", "0", True), P("keepdim", "True", True)],
+                               X, results=("values", "indices"), dtype_map=INDEX32, notes=INDEX32_NOTE)),
+    method("aminmax", "*, dim=None, keepdim=False", hook=_aminmax, notes="composed from amin and amax",
+           examples=(*call_cases("low, high = x.aminmax()", [], X, results=("low", "high")),
+                     *call_cases("low, high = x.aminmax({args})", [P("dim", "1", kind="keyword"), P("keepdim", "True", True, "keyword")],
+                                 X, results=("low", "high")))),
+    method("diff", "n=1, dim=-1, prepend=None, append=None", args={"dim": "axis"},
+           examples=call_cases("result = x.diff({args})", [P("n", "1", True), P("dim", "0", True)], X)),
+    same("trace", examples=call_cases("result = x.trace()", [], X)),
+]

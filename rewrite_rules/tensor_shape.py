@@ -1,0 +1,213 @@
+"""Shape, layout and indexing Tensor methods.
+
+Shared names that behave the same pass unchanged; the rest: ``repeat`` has no
+CPU kernel (``tile`` has torch's repeat semantics), ``roll`` has no kernel
+(``mindspore.numpy.roll`` composes it), ``flip`` needs a tuple, ``narrow``
+and ``unbind`` take no torch keywords, ``unfold``/``unflatten`` are composed,
+and ``index_add``/``index_fill`` need int32 indices and must not write into
+the receiver (MindSpore's methods do).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from rewrite_rules.cases import P, call_cases
+from rewrite_rules.spec import Arg, Unconvertible, Unsupported
+from rewrite_rules.tensor_binding import atom, code_of, expr, literal, method, same
+
+X = {"x": "randn(3, 4)"}
+XY = {"x": "randn(3, 4)", "y": "randn(3, 4)"}
+X3 = {"x": "randn(2, 3, 4)"}
+IDX = {"x": "randn(3, 4)", "y": "randn(3, 4)", "i": "randint(0, 4, (3, 4))"}
+
+
+def _normalized_dim(dim: cst.BaseExpression, receiver: str) -> str:
+    """A non-negative dim: the literal itself, else ``dim % x.ndim``."""
+    try:
+        value = literal(dim)
+        if isinstance(value, int) and value >= 0:
+            return str(value)
+    except ValueError:
+        pass
+    return f"{atom(dim)} % {receiver}.ndim"
+
+
+def _flip(bound, call, ctx):
+    """torch accepts flip(0), flip(0, 1) and flip((0, 1)); MindSpore a tuple."""
+    dims = [a.value for a in bound.varargs]
+    if "dims" in bound.values:
+        dims.append(bound.values["dims"])
+    if len(dims) == 1:
+        only = dims[0]
+        if isinstance(only, (cst.Tuple, cst.List)):
+            tup = only
+        elif isinstance(only, (cst.Integer, cst.UnaryOperation)):
+            tup = cst.Tuple([cst.Element(only)])
+        else:
+            tup = expr(f"({code_of(only)},) if isinstance({code_of(only)}, int) else {code_of(only)}")
+    else:
+        tup = cst.Tuple([cst.Element(d) for d in dims])
+    bound.result = cst.Call(cst.Attribute(call.receiver, cst.Name("flip")), [cst.Arg(tup)])
+
+
+def _unfold(bound, call, ctx):
+    """Sliding windows of ``size`` every ``step`` along ``dimension``, as a new
+    last axis (MindSpore's Tensor.unfold is im2col): stack the narrowed
+    windows on a new last axis and swap it with the window axis."""
+    x = atom(call.receiver)
+    dim, size, step = bound.get("dimension"), bound.get("size"), bound.get("step")
+    d = _normalized_dim(dim, x)
+    ops = code_of(ctx.ref("mindspore.ops"))
+    windows = f"[{x}.narrow({d}, _start, {atom(size)}) for _start in range(0, {x}.shape[{d}] - {atom(size)} + 1, {atom(step)})]"
+    bound.result = expr(f"{ops}.stack({windows}, -1).swapaxes({d}, -1)")
+
+
+def _unflatten(bound, call, ctx):
+    x = atom(call.receiver)
+    d = _normalized_dim(bound.get("dim"), x)
+    sizes = bound.get("sizes")
+    bound.result = expr(f"{x}.reshape({x}.shape[:{d}] + tuple({code_of(sizes)}) + {x}.shape[{d} + 1 :])")
+
+
+def _scatter_add(bound, call, ctx):
+    args = [cst.Arg(call.receiver), cst.Arg(bound.get("index")), cst.Arg(bound.get("src")), cst.Arg(bound.get("dim")),
+            cst.Arg(cst.SimpleString("'add'"))]
+    bound.result = cst.Call(ctx.ref("mindspore.ops.tensor_scatter_elements"), args)
+
+
+def _int32_index(bound, call, ctx):
+    """MindSpore wants int32 indices here, and its method writes into the
+    receiver: work on a copy."""
+    bound.set("index", expr(f"{atom(bound.get('index'))}.int()"))
+    call_receiver = cst.Call(cst.Attribute(call.receiver, cst.Name("copy")), [])
+    call.receiver = call_receiver
+
+
+def _one_slot(slot: str, *aliases: str):
+    """torch overloads that name one positional argument differently
+    (scatter's src/value, tensor_split's sections/indices)."""
+
+    def hook(bound, call, ctx):
+        for alias in aliases:
+            if bound.has(alias):
+                if bound.has(slot):
+                    raise Unconvertible(f"both {slot} and {alias} given")
+                bound.set(slot, bound.values.pop(alias))
+
+    return hook
+
+
+def _index_put(bound, call, ctx):
+    """MindSpore's index_put wants values of rank >= 1 (torch broadcasts a
+    scalar tensor)."""
+    bound.set("values", cst.Call(ctx.ref("mindspore.ops.atleast_1d"), [cst.Arg(bound.get("values"))]))
+
+
+def _rot90_dims(bound, call, ctx):
+    if not bound.has("dims"):
+        bound.set("dims", "(0, 1)")
+
+
+SLICE_INDEX = "randint(0, 4, (3, 4))"
+
+RULES = [
+    same("view_as", examples=call_cases("result = x.view_as({args})", [P("other", "y.reshape(4, 3)")], XY)),
+    same("reshape_as", examples=call_cases("result = x.reshape_as({args})", [P("other", "y.reshape(4, 3)")], XY)),
+    same("t", notes="x.T and x.mT (attributes) are the same in MindSpore too",
+         examples=(*call_cases("result = x.t()", [], X), *call_cases("result = (x.T, x.mT)", [], X, notes="attributes"))),
+    same("swapaxes", examples=call_cases("result = x.swapaxes({args})", [P("axis0", "0"), P("axis1", "2")], X3)),
+    same("swapdims", examples=call_cases("result = x.swapdims({args})", [P("dim0", "0"), P("dim1", "2")], X3)),
+    same("moveaxis", examples=call_cases("result = x.moveaxis({args})", [P("source", "0"), P("destination", "2")], X3)),
+    same("movedim", examples=call_cases("result = x.movedim({args})", [P("source", "0"), P("destination", "2")], X3)),
+    same("flatten", examples=call_cases("result = x.flatten({args})", [P("start_dim", "1", True), P("end_dim", "-1", True)], X3)),
+    same("ravel", examples=call_cases("result = x.ravel()", [], X3)),
+    same("expand", examples=(
+        *call_cases("result = x[:, :1].expand({args})", [P("a", "3", kind="positional"), P("b", "4", kind="positional")], X),
+        *call_cases("result = x.expand({args})", [P("size", "(2, -1, 4)", kind="positional")], X))),
+    same("expand_as", examples=call_cases("result = x[:, :1].expand_as({args})", [P("other", "y")], XY)),
+    method("repeat", "*sizes", "tile", notes="Tensor.repeat has no CPU kernel; tile has torch's repeat semantics",
+           examples=(*call_cases("result = x.repeat({args})", [P("a", "2", kind="positional"), P("b", "1", kind="positional")], X),
+                     *call_cases("result = x.repeat({args})", [P("sizes", "(2, 1, 2)", kind="positional")], X))),
+    same("tile", examples=call_cases("result = x.tile({args})", [P("dims", "(2, 1)", kind="positional")], X)),
+    same("repeat_interleave", examples=call_cases("result = x.repeat_interleave({args})", [P("repeats", "2"), P("dim", "1", True)], X)),
+    same("chunk", examples=call_cases("result = x.chunk({args})", [P("chunks", "2"), P("dim", "1", True)], X)),
+    same("split", examples=(
+        *call_cases("result = x.split({args})", [P("split_size", "2"), P("dim", "1", True)], X),
+        *call_cases("result = x.split({args})", [P("split_size", "[1, 3]"), P("dim", "1")], X, shapes=("positional", "variables")))),
+    method("tensor_split", "sections=None, dim=0, *, indices=None, tensor_indices_or_sections=None", hook=_one_slot(
+               "sections", "indices", "tensor_indices_or_sections"), as_positional=True,
+           examples=(*call_cases("result = x.tensor_split({args})", [P("sections", "2"), P("dim", "1", True)], X),
+                     *call_cases("result = x.tensor_split({args})", [P("indices", "(1, 3)"), P("dim", "1", True)], X,
+                                 shapes=("keywords",)))),
+    method("unbind", "dim=0", as_positional=True, examples=call_cases("result = x.unbind({args})", [P("dim", "1", True)], X)),
+    method("narrow", "dim, start, length", as_positional=True,
+           examples=call_cases("result = x.narrow({args})", [P("dim", "1"), P("start", "1"), P("length", "2")], X)),
+    method("select", "dim, index", as_positional=True,
+           examples=call_cases("result = x.select({args})", [P("dim", "1"), P("index", "2")], X)),
+    method("flip", "*args, dims=None", hook=_flip, notes="MindSpore's flip takes one tuple of dims",
+           examples=(*call_cases("result = x.flip({args})", [P("dims", "(0, 2)")], X3),
+                     *call_cases("result = x.flip({args})", [P("dims", "1", kind="positional")], X3),
+                     *call_cases("result = x.flip({args})", [P("a", "0", kind="positional"), P("b", "1", kind="positional")], X3))),
+    same("fliplr", examples=call_cases("result = x.fliplr()", [], X)),
+    same("flipud", examples=call_cases("result = x.flipud()", [], X)),
+    method("roll", "shifts, dims=None", function="mindspore.numpy.roll", args={"shifts": "shift", "dims": "axis"},
+           notes="the Roll kernel is missing on CPU; mindspore.numpy.roll composes it",
+           examples=(*call_cases("result = x.roll({args})", [P("shifts", "1"), P("dims", "1", True)], X),
+                     *call_cases("result = x.roll({args})", [P("shifts", "(1, 2)"), P("dims", "(0, 1)")], X))),
+    method("rot90", "k=1, dims=(0, 1)", args={"k": Arg(explicit=True)}, hook=_rot90_dims,
+           notes="MindSpore's rot90 has no defaults",
+           examples=call_cases("result = x.rot90({args})", [P("k", "3", True), P("dims", "[1, 2]", True)], X3)),
+    same("tril", examples=call_cases("result = x.tril({args})", [P("diagonal", "1", True)], X)),
+    same("triu", examples=call_cases("result = x.triu({args})", [P("diagonal", "-1", True)], X)),
+    method("diagonal", "offset=0, dim1=0, dim2=1", args={"dim1": "axis1", "dim2": "axis2"},
+           examples=call_cases("result = x.diagonal({args})", [P("offset", "1", True), P("dim1", "1", True), P("dim2", "2", True)], X3)),
+    same("gather", examples=call_cases("result = x.gather({args})", [P("dim", "1"), P("index", "i")], IDX)),
+    same("take", examples=call_cases("result = x.take({args})", [P("index", "i")], IDX)),
+    same("index_select", examples=call_cases("result = x.index_select({args})", [P("dim", "1"), P("index", "i[0, :2]")], IDX)),
+    same("masked_fill", examples=call_cases(
+        "result = x.masked_fill({args})", [P("mask", "y > 0"), P("value", "0.5")], XY, results=("result", "x"))),
+    same("masked_select", examples=call_cases("result = x.masked_select({args})", [P("mask", "y > 0")], XY)),
+    same("masked_scatter", examples=call_cases(
+        "result = x.masked_scatter({args})", [P("mask", "y > 0"), P("source", "y * 10")], XY, results=("result", "x"))),
+    same("where", examples=call_cases("result = x.where({args})", [P("condition", "y > 0"), P("other", "y")], XY)),
+    same("nonzero", examples=call_cases("result = (x > 0).nonzero()", [], X)),
+    same("argwhere", examples=call_cases("result = (x > 0).argwhere()", [], X)),
+    method("scatter", "dim, index, src=None, value=None, *, reduce=None",
+           args={"reduce": Unsupported("reduce= differs in MindSpore's scatter; use scatter_add / tensor_scatter_elements")},
+           hook=_one_slot("src", "value"), as_positional=True,
+           notes="MindSpore needs src of the same shape as index (torch reads the leading part of a larger src)",
+           examples=(*call_cases("result = x.scatter({args})", [P("dim", "1"), P("index", "y.argsort(1)[:, :2]"), P("src", "y[:, :2]")], IDX,
+                                 results=("result", "x")),
+                     *call_cases("result = x.scatter({args})", [P("dim", "1"), P("index", "y.argsort(1)[:, :2]"), P("value", "0.5")], IDX,
+                                 shapes=("keywords", "reordered")))),
+    method("scatter_add", "dim, index, src", hook=_scatter_add,
+           notes="ScatterAddExt has no CPU kernel: ops.tensor_scatter_elements(..., 'add')",
+           examples=call_cases("result = x.scatter_add({args})", [P("dim", "1"), P("index", "i"), P("src", "y")], IDX,
+                               results=("result", "x"))),
+    method("index_add", "dim, index, source, *, alpha=1", hook=_int32_index, as_positional=True,
+           notes="int32 indices; MindSpore's index_add writes into the receiver, so it runs on a copy",
+           examples=call_cases("result = x.index_add({args})", [P("dim", "0"), P("index", "i[0, :2] % 3"), P("source", "y[:2]")],
+                               IDX, results=("result", "x"))),
+    method("index_fill", "dim, index, value", hook=_int32_index, as_positional=True,
+           notes="int32 indices; MindSpore's index_fill writes into the receiver, so it runs on a copy",
+           examples=call_cases("result = x.index_fill({args})", [P("dim", "1"), P("index", "i[0, :2]"), P("value", "-1.0")],
+                               IDX, results=("result", "x"))),
+    method("unfold", "dimension, size, step", hook=_unfold,
+           notes="MindSpore's Tensor.unfold is im2col: composed from narrow and stack",
+           examples=(*call_cases("result = x.unfold({args})", [P("dimension", "1"), P("size", "2"), P("step", "1")], X),
+                     *call_cases("result = x.unfold({args})", [P("dimension", "-1"), P("size", "2"), P("step", "2")], X3,
+                                 shapes=("positional", "variables")))),
+    method("unflatten", "dim, sizes", hook=_unflatten, notes="composed with reshape",
+           examples=(*call_cases("result = x.unflatten({args})", [P("dim", "1"), P("sizes", "(2, 2)")], X),
+                     *call_cases("result = x.unflatten({args})", [P("dim", "-1"), P("sizes", "(2, -1)")], X3,
+                                 shapes=("positional", "variables")))),
+    method("index_put", "indices, values, accumulate=False", hook=_index_put, as_positional=True,
+           notes="values are passed through ops.atleast_1d: MindSpore's index_put rejects 0-d values",
+           examples=(*call_cases("result = x.index_put({args})",
+                                 [P("indices", "(i[0, :2] % 3, i[1, :2])"), P("values", "y[0, :2]"), P("accumulate", "True", True)],
+                                 IDX, results=("result", "x")),
+                     *call_cases("result = x.index_put({args})", [P("indices", "(i[0, :1] % 3,)"), P("values", "y[0, 0]")],
+                                 IDX, shapes=("positional",), results=("result", "x")))),
+    same("sum_to_size", examples=call_cases("result = x.sum_to_size({args})", [P("a", "1", kind="positional"), P("b", "4", kind="positional")], X)),
+]
