@@ -1,25 +1,82 @@
 """Module containers and parameters: Sequential/ModuleList/ModuleDict -> their
-Cell counterparts, nn.Parameter -> mindspore.Parameter."""
+Cell counterparts, nn.Parameter -> mindspore.Parameter.
+
+The containers keep torch's child names ("0", "1", ... / the dict keys), so
+weights copy by name. mindspore.Parameter's second positional parameter is
+``name``, so torch's ``requires_grad`` is always passed by keyword; torch's
+``data=None`` (an empty tensor) has no MindSpore meaning and is marked.
+"""
 
 from __future__ import annotations
 
-from rewrite_rules.spec import ApiRule, Example
+import libcst as cst
+
+from rewrite_rules.cases import P, call_cases
+from rewrite_rules.spec import ApiRule, Arg, Example, Unconvertible
+
+_X = {"x": "randn(2, 4)"}
+
+
+def _parameter_data(call, ctx):
+    data = call.get("data")
+    if data is None or (hasattr(data, "value") and getattr(data, "value", None) == "None"):
+        raise Unconvertible("nn.Parameter() without data (an empty tensor) has no MindSpore equivalent")
+
+
+def _positional_modules(call, ctx):
+    """CellList/CellDict take their contents positionally only (a ``modules=``
+    keyword is silently ignored: measured, an empty container)."""
+    if call.has("modules"):
+        call.result = cst.Call(ctx.ref(call.rule.target), [cst.Arg(call.get("modules"))])
+
 
 RULES = [
     ApiRule(
         "torch.nn.Sequential",
         "mindspore.nn.SequentialCell",
-        examples=(Example("net = nn.Sequential(nn.ReLU(), nn.Tanh())", "net = nn.SequentialCell(nn.ReLU(), nn.Tanh())"),),
+        examples=(
+            Example("net = nn.Sequential(nn.ReLU(), nn.Tanh())", "net = nn.SequentialCell(nn.ReLU(), nn.Tanh())"),
+            Example("layer = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))\nresult = layer(x)", inputs=_X),
+            Example("from collections import OrderedDict\n"
+                    "layer = nn.Sequential(OrderedDict([('fc', nn.Linear(4, 3)), ('act', nn.Tanh())]))\nresult = layer(x)",
+                    inputs=_X, notes="ordered dict"),
+            Example("layer = nn.Sequential(nn.Linear(4, 3), nn.Sigmoid())\nresult = layer[0](x)", inputs=_X,
+                    notes="indexing"),
+        ),
     ),
-    ApiRule("torch.nn.ModuleList", "mindspore.nn.CellList", signature="modules=None"),
-    ApiRule("torch.nn.ModuleDict", "mindspore.nn.CellDict", signature="modules=None"),
+    ApiRule(
+        "torch.nn.ModuleList",
+        "mindspore.nn.CellList",
+        signature="modules=None",
+        hook=_positional_modules,
+        examples=(
+            *call_cases("layers = nn.ModuleList({args})\nresult = layers[1](layers[0](x))",
+                        [P("modules", "[nn.Linear(4, 4), nn.Linear(4, 2)]")], _X),
+        ),
+    ),
+    ApiRule(
+        "torch.nn.ModuleDict",
+        "mindspore.nn.CellDict",
+        signature="modules=None",
+        hook=_positional_modules,
+        examples=call_cases("layers = nn.ModuleDict({args})\nresult = layers['b'](layers['a'](x))",
+                            [P("modules", "{'a': nn.Linear(4, 3), 'b': nn.Linear(3, 2)}")], _X),
+    ),
     ApiRule(
         "torch.nn.Parameter",
         "mindspore.Parameter",
         signature="data=None, requires_grad=True",
+        args={"data": "default_input", "requires_grad": Arg()},
+        positional=1,
+        hook=_parameter_data,
         aliases=("torch.nn.parameter.Parameter",),
+        notes="requires_grad by keyword: mindspore.Parameter's second positional parameter is name.",
         examples=(
             Example("w = nn.Parameter(torch.zeros(3))", "w = mindspore.Parameter(ops.zeros(3))"),
+            Example("w = nn.Parameter(x, False)", "w = mindspore.Parameter(x, requires_grad=False)"),
+            *call_cases("w = nn.Parameter({args})\nresult = (w * 2, w.requires_grad)",
+                        [P("data", "x"), P("requires_grad", "False", default=True)], _X),
+            Example("w = nn.Parameter()", marked="without data"),
         ),
     ),
 ]

@@ -1,52 +1,143 @@
-"""Tensor creation: torch.zeros/ones/randn/arange/tensor."""
+"""Tensor creation: torch.tensor/zeros/ones/full/empty (and _like), arange,
+linspace, logspace, eye, and the random factories (compared by shape and dtype:
+the two frameworks draw different numbers from the same seed)."""
 
 from __future__ import annotations
 
+import libcst as cst
+
+from rewrite_rules.cases import P
 from rewrite_rules.helpers import FACTORY_ARGS, GENERATOR
-from rewrite_rules.spec import ApiRule, Example
+from rewrite_rules.spec import ApiRule, Arg, Example, Unsupported
+from rewrite_rules.torch_builders import IN, X, arg_text, case, compose, fn, ms
 
 _FACTORY = "*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False"
+_LIKE = "input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None"
+_RANDOM = "*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False"
+_LIKE_ARGS = {**FACTORY_ARGS, "memory_format": FACTORY_ARGS["layout"]}
+_RANDOM_ARGS = {**FACTORY_ARGS, "generator": GENERATOR}
+
+SIZE = P("size", "2, 3", kind="positional")
+DTYPE = P("dtype", "torch.float64", default=True, kind="keyword")
+INT_DTYPE = P("dtype", "torch.int32", default=True, kind="keyword")
+
+
+def _sized(name, target=None, *, examples=(), **options):
+    """zeros/ones/empty/rand/randn: torch *size (or one tuple) -> one shape tuple."""
+    return fn(f"torch.{name}", target, _FACTORY, args=FACTORY_ARGS, params=[SIZE, DTYPE], inputs={},
+              pack_varargs=True, **options,
+              extra=(*examples, case(f"result = torch.{name}((4,))", compare=options.get("compare", "values")),
+                     case(f"result = torch.{name}([2, 2])", compare=options.get("compare", "values"))))
+
+
+def _like(name, target=None, extra_params=(), inputs=X, **options):
+    return fn(f"torch.{name}", target, _LIKE.replace("input,", "input, " + "".join(f"{p.name}, " for p in extra_params), 1)
+              if extra_params else _LIKE, args=_LIKE_ARGS, params=[IN, *extra_params, DTYPE], inputs=inputs, **options)
+
+
+def _randint(call, ctx):
+    """torch.randint(high, size) has an implicit low=0."""
+    if not call.has("size"):
+        call.set("size", call.get("high"))
+        call.set("high", call.get("low"))
+        call.set("low", "0")
+
+
+def _random(name, target=None, *, examples=(), **options):
+    return fn(f"torch.{name}", target, _RANDOM, args=_RANDOM_ARGS, params=[SIZE, DTYPE], inputs={},
+              compare="shape", notes="random values: compared by shape and dtype.",
+              extra=(*examples, case(f"result = torch.{name}((4,))", compare="shape")), **options)
+
+
+def _randint_like(call):
+    if not call.has("high"):
+        call.set("high", call.get("low"))
+        call.set("low", "0")
+
+
+def _full_dtype(call, ctx):
+    """torch infers bool/int64/float32 from the fill value."""
+    if call.has("dtype"):
+        return
+    try:
+        value = call.literal("fill_value")
+    except (ValueError, SyntaxError, TypeError):
+        ctx.warn(call.source, "torch.full", "fill_value through a variable: pass dtype= if it is a float")
+        return
+    name = "bool_" if isinstance(value, bool) else "int64" if isinstance(value, int) else "float32"
+    call.set("dtype", cst.Module([]).code_for_node(ctx.ref(f"mindspore.{name}")))
+
+
+def _eye_dtype(call, ctx):
+    """torch's default dtype is float32; MindSpore's eye needs one."""
+    if not call.has("dtype"):
+        call.set("dtype", cst.Module([]).code_for_node(ctx.ref("mindspore.float32")))
+
 
 RULES = [
-    ApiRule(
-        "torch.zeros",
-        "mindspore.ops.zeros",
-        signature=_FACTORY,
-        args=FACTORY_ARGS,
-        pack_varargs=True,
+    _sized(
+        "zeros",
         examples=(
             Example("z = torch.zeros(2, 3)", "z = ops.zeros((2, 3))"),
             Example("z = torch.zeros((2, 3), dtype=torch.long)", "z = ops.zeros((2, 3), dtype=mindspore.int64)"),
         ),
     ),
-    ApiRule(
-        "torch.ones",
-        "mindspore.ops.ones",
-        signature=_FACTORY,
-        args=FACTORY_ARGS,
-        pack_varargs=True,
-        examples=(Example("o = torch.ones(4)", "o = ops.ones(4)"),),
-    ),
-    ApiRule(
-        "torch.randn",
-        "mindspore.ops.randn",
-        signature="*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False",
-        args={**FACTORY_ARGS, "generator": GENERATOR},
-        examples=(Example("r = torch.randn(2, 3)", "r = ops.randn(2, 3)"),),
-    ),
-    ApiRule(
-        "torch.arange",
-        "mindspore.ops.arange",
-        signature="start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False",
-        args=FACTORY_ARGS,
-        examples=(Example("a = torch.arange(10)", "a = ops.arange(10)"),),
-    ),
-    ApiRule(
-        "torch.tensor",
-        "mindspore.Tensor",
-        signature="data, dtype=None, device=None, requires_grad=False, pin_memory=False",
-        args=FACTORY_ARGS,
-        positional=1,
-        examples=(Example("t = torch.tensor([1.0, 2.0])", "t = mindspore.Tensor([1.0, 2.0])"),),
-    ),
+    _sized("ones", examples=(Example("o = torch.ones(4)", "o = ops.ones(4)"),)),
+    _sized("empty", ms("zeros"), compare="shape",
+           notes="created as zeros: MindSpore has no uninitialised tensors on CPU (values compared by shape only)."),
+    _like("zeros_like"),
+    _like("ones_like"),
+    _like("empty_like", ms("zeros_like"), compare="shape", notes="created as zeros_like."),
+    _like("full_like", extra_params=(P("fill_value", "2.5"),)),
+    fn("torch.full", signature="size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False",
+       args=FACTORY_ARGS, params=[P("size", "(2, 3)"), P("fill_value", "1.5"), DTYPE], inputs={}, hook=_full_dtype,
+       notes="dtype is written when torch infers it from a literal fill_value (MindSpore infers int64 for floats).",
+       extra=(case("result = torch.full((2, 2), 7)"), case("result = torch.full((2,), True)"))),
+    _random("rand", examples=(Example("r = torch.rand(2, 3)", "r = ops.rand(2, 3)"),)),
+    _random("randn", examples=(Example("r = torch.randn(2, 3)", "r = ops.randn(2, 3)"),)),
+    fn("torch.rand_like", signature=_LIKE + ", generator=None", args={**_LIKE_ARGS, "generator": GENERATOR},
+       params=[IN, DTYPE], inputs=X, compare="shape"),
+    fn("torch.randn_like", signature=_LIKE + ", generator=None", args={**_LIKE_ARGS, "generator": GENERATOR},
+       params=[IN, DTYPE], inputs=X, compare="shape"),
+    fn("torch.randint",
+       signature="low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None, "
+       "requires_grad=False", args=_RANDOM_ARGS, hook=_randint, positional=3,
+       params=[P("low", "2"), P("high", "9"), P("size", "(3, 4)"), INT_DTYPE], inputs={}, compare="shape",
+       notes="torch.randint(high, size) gets its implicit low=0 written.",
+       extra=(case("result = torch.randint(5, (3,))", compare="shape"),
+              case("result = torch.randint(3, 5, (100,))\nresult = ((result >= 3) & (result < 5)).all()"))),
+    fn("torch.randperm", signature="n, *, generator=None, out=None, dtype=None, layout=None, device=None, "
+       "requires_grad=False, pin_memory=False", args=_RANDOM_ARGS, params=[P("n", "6"), INT_DTYPE], inputs={},
+       compare="shape", extra=(case("result = torch.sort(torch.randperm(6))[0]"),)),
+    fn("torch.multinomial", signature="input, num_samples, replacement=False, *, generator=None, out=None",
+       args={"replacement": Arg(explicit=True), "generator": GENERATOR},
+       params=[IN, P("num_samples", "2"), P("replacement", "True", default=True)],
+       inputs={"x": "uniform(0.1, 1.0, (3, 4))"}, compare="shape",
+       hook=compose("{ops}.multinomial({input}, {num_samples}, {replacement}).astype({ms}.int64)"),
+       notes="replacement is always written (MindSpore defaults to True, torch to False); "
+       "indices cast to int64 (MindSpore returns int32)."),
+    fn("torch.arange", signature="start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, "
+       "requires_grad=False", args=FACTORY_ARGS, params=[P("start", "1"), P("end", "9"), P("step", "2", default=True), DTYPE],
+       inputs={}, positional=3,
+       extra=(Example("a = torch.arange(10)", "a = ops.arange(10)"), case("result = torch.arange(5)"),
+              case("result = torch.arange(0, 1, 0.25)"), case("result = torch.arange(0.5, 3)"))),
+    fn("torch.linspace", signature="start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False",
+       args={**FACTORY_ARGS, "dtype": Unsupported("MindSpore's linspace has no dtype=; cast the result")},
+       params=[P("start", "-1.0"), P("end", "2.0"), P("steps", "7")], inputs={}),
+    fn("torch.logspace", signature="start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None, "
+       "requires_grad=False", args=FACTORY_ARGS, params=[P("start", "-1.0"), P("end", "2.0"), P("steps", "4"),
+       P("base", "2.0", default=True)], inputs={}, rtol=1e-5,
+       hook=compose("{base} ** {ops}.linspace({start}, {end}, {steps})"),
+       notes="as base ** linspace(...): MindSpore's logspace takes only an int base."),
+    fn("torch.eye", signature="n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False",
+       args=FACTORY_ARGS, hook=_eye_dtype, params=[P("n", "3"), P("m", "4", default=True), DTYPE], inputs={}),
+    fn("torch.tensor", "mindspore.Tensor", "data, dtype=None, device=None, requires_grad=False, pin_memory=False",
+       args={**FACTORY_ARGS, "data": "input_data"}, positional=1, params=[P("data", "[[1.0, 2.0], [3.0, 4.0]]"), DTYPE], inputs={},
+       extra=(Example("t = torch.tensor([1.0, 2.0])", "t = mindspore.Tensor([1.0, 2.0])"),
+              case("result = torch.tensor([1, 2, 3])"), case("result = torch.tensor(2.5)"),
+              case("result = torch.tensor([True, False])"), case("result = torch.tensor(x.tolist())", X))),
+    fn("torch.as_tensor", "mindspore.Tensor", "data, dtype=None, device=None", args={**FACTORY_ARGS, "data": "input_data"},
+       positional=1,
+       params=[P("data", "[[1.0, 2.0], [3.0, 4.0]]"), DTYPE], inputs={}),
+    fn("torch.from_numpy", "mindspore.Tensor", "ndarray", params=[P("ndarray", "x.numpy()", kind="positional")], inputs=X),
 ]

@@ -33,10 +33,40 @@ class RuleSet:
         """A digest of the rule set, for cache invalidation."""
         return _rules_digest()
 
-    def api_count(self) -> int:
-        names = set(self.calls) | set(self.attributes)
-        names |= {r.torch for rules in self.methods.values() for r in rules}
-        return len(names)
+    def api_names(self) -> dict[str, list]:
+        """Every torch API a rule handles -> its rules (a method name may have
+        several, by arity). Methods are named by receiver: torch.Tensor.X,
+        torch.nn.Module.X, torch.optim.Optimizer.X, or ``X()`` for any receiver."""
+        names: dict[str, list] = {}
+        for name, rule in self.calls.items():
+            names.setdefault(name, []).append(rule)
+        for name, rule in self.attributes.items():
+            names.setdefault(name, []).append(rule)
+        for rules in self.methods.values():
+            for rule in rules:
+                names.setdefault(method_api_name(rule), []).append(rule)
+        return names
+
+    def api_count(self, include_marked: bool = False) -> int:
+        """Distinct torch APIs that convert (rules that only ever mark, such as a
+        target-less ApiRule without a hook, count only with include_marked)."""
+        return sum(1 for rules in self.api_names().values() if include_marked or any(converts(r) for r in rules))
+
+
+def method_api_name(rule: MethodRule) -> str:
+    prefix = {"tensor": "torch.Tensor", "cell": "torch.nn.Module", "optimizer": "torch.optim.Optimizer"}
+    if rule.receiver in prefix:
+        return f"{prefix[rule.receiver]}.{rule.name}"
+    return f"{rule.name}()"
+
+
+def converts(rule) -> bool:
+    """False for rules that can only mark (no target and no hook)."""
+    if isinstance(rule, MethodRule):
+        return rule.hook is not None or rule.rename is not None
+    if isinstance(rule, ApiRule):
+        return rule.target is not None or rule.hook is not None
+    return rule.target is not None
 
 
 def _rule_modules():

@@ -11,10 +11,13 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import os
+import resource
+import signal
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
+from transpiler.cache import Cache, belongs_to
 from transpiler.convert import FileResult, convert_source
 from transpiler.diagnostics import Diagnostic, Severity
 from transpiler.source_io import DecodeError, decode_source, encode_source, write_atomic
@@ -34,6 +37,7 @@ class Job:
     display: str  # path shown in diagnostics
     kind: str  # "python" or "copy"
     want_text: bool = False  # send the converted text back (for --diff)
+    cache: Cache | None = None  # where per-file results are remembered
 
 
 @dataclass
@@ -44,6 +48,8 @@ class FileSummary:
     timings: dict[str, float] = field(default_factory=dict)
     original: str | None = None
     output: str | None = None
+    cached: bool = False  # taken from the cache: nothing was converted or written
+    peak_kb: int = 0  # the worker's peak resident memory after this file
 
 
 def discover(source: str, target: str | None, excludes: tuple[str, ...] = ()) -> list[Job]:
@@ -99,13 +105,19 @@ def check_paths(source: str, target: str | None, force: bool) -> None:
     if os.path.isfile(src) and os.path.isdir(out):
         out = os.path.join(out, os.path.basename(src))
     if os.path.exists(out) and not force:
-        if os.path.isdir(out) and not os.listdir(out):
-            return
+        if os.path.isdir(out) and (not os.listdir(out) or belongs_to(out, source)):
+            return  # empty, or an earlier run of this conversion: continue it
         raise UsageError(f"{target}: already exists; use --force to overwrite")
 
 
 def process(job: Job) -> FileSummary:
     """Convert (or copy) one file. Never raises."""
+    summary = _process(job)
+    summary.peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return summary
+
+
+def _process(job: Job) -> FileSummary:
     timings: dict[str, float] = {}
     start = time.perf_counter()
     try:
@@ -114,38 +126,55 @@ def process(job: Job) -> FileSummary:
     except OSError as exc:
         return _failed(job, 1, 1, f"cannot read: {exc.strerror or exc}")
     timings["read"] = time.perf_counter() - start
+    key = None
+    if job.cache is not None and not job.want_text:
+        start = time.perf_counter()
+        key = job.cache.key(job.source, data)
+        entry = job.cache.get(key, job.display)
+        timings["cache"] = time.perf_counter() - start
+        if entry is not None and entry.output_in_place(job.target):
+            return FileSummary(job.display, entry.status, entry.diagnostics, timings, cached=True)
     if job.kind == "copy":
-        return _copy(job, data, timings)
+        summary, cacheable = _copy(job, data, timings)
+    else:
+        summary, cacheable = _convert(job, data, timings)
+    if key is not None and cacheable:
+        job.cache.put(key, summary.status, summary.diagnostics, job.target)
+    return summary
+
+
+def _convert(job: Job, data: bytes, timings) -> tuple[FileSummary, bool]:
+    """The summary, and whether it depends on the file's content alone (cacheable)."""
     try:
         decoded = decode_source(data)
     except DecodeError as exc:
-        return _failed(job, exc.line, exc.col, str(exc))
+        return _failed(job, exc.line, exc.col, str(exc)), True
     result: FileResult = convert_source(decoded.text, job.display)
     timings.update(result.timings)
     if result.status == "failed" or result.output is None:
-        return FileSummary(job.display, "failed", result.diagnostics, timings)
+        return FileSummary(job.display, "failed", result.diagnostics, timings), True
     start = time.perf_counter()
     if job.target is not None:
         try:
             write_atomic(job.target, encode_source(result.output, decoded), mode_from=job.source)
         except (OSError, UnicodeEncodeError) as exc:
-            return _failed(job, 1, 1, f"cannot write {job.target}: {exc}")
+            return _failed(job, 1, 1, f"cannot write {job.target}: {exc}"), False
     timings["write"] = time.perf_counter() - start
     summary = FileSummary(job.display, result.status, result.diagnostics, timings)
     if job.want_text:
         summary.original, summary.output = decoded.text, result.output
-    return summary
+    return summary, True
 
 
-def _copy(job: Job, data: bytes, timings) -> FileSummary:
+def _copy(job: Job, data: bytes, timings) -> tuple[FileSummary, bool]:
     if job.target is not None:
         start = time.perf_counter()
         try:
             write_atomic(job.target, data, mode_from=job.source)
         except OSError as exc:
-            return _failed(job, 1, 1, f"cannot copy to {job.target}: {exc}")
+            return _failed(job, 1, 1, f"cannot copy to {job.target}: {exc}"), False
         timings["write"] = time.perf_counter() - start
-    return FileSummary(job.display, "copied", [], timings)
+    return FileSummary(job.display, "copied", [], timings), True
 
 
 def _failed(job: Job, line: int, col: int, message: str) -> FileSummary:
@@ -154,7 +183,11 @@ def _failed(job: Job, line: int, col: int, message: str) -> FileSummary:
 
 
 def run(jobs: list[Job], workers: int = 1, on_result=None) -> list[FileSummary]:
-    """Process jobs, in parallel when workers > 1, in input order."""
+    """Process jobs, in parallel when workers > 1, in input order.
+
+    Ctrl-C (KeyboardInterrupt) propagates after a clean stop: files being
+    written finish or leave nothing (writes are atomic), queued files are
+    dropped. ``on_result`` has seen every file that was done."""
     summaries: list[FileSummary] = []
     if workers <= 1 or len(jobs) < 2:
         for job in jobs:
@@ -164,15 +197,23 @@ def run(jobs: list[Job], workers: int = 1, on_result=None) -> list[FileSummary]:
                 on_result(summary)
         return summaries
     chunk = max(1, min(16, len(jobs) // (workers * 8)))
-    with ProcessPoolExecutor(max_workers=workers, initializer=_warm_up) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_warm_up)
+    try:
         for summary in pool.map(process, jobs, chunksize=chunk):
             summaries.append(summary)
             if on_result:
                 on_result(summary)
+    except BaseException:
+        # Let the running files finish (each is short), cancel the rest.
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
     return summaries
 
 
 def _warm_up() -> None:
+    # Ctrl-C reaches the whole process group; the parent alone decides how to stop.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     from rewrite_rules.registry import load_rules
 
     load_rules()

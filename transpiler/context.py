@@ -3,13 +3,15 @@ diagnostics, queued imports and how MindSpore names are spelled here."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import libcst as cst
 
 from transpiler.diagnostics import Diagnostic, Outcome, Severity
 from transpiler.names import Analysis
+from transpiler.node_sets import NodeSet
+from transpiler.positions import start_positions
 
 # How a MindSpore module is spelled in output, and the import that provides it.
 # Ordered longest prefix first.
@@ -33,7 +35,9 @@ def parse_expr(text: str) -> cst.BaseExpression:
 class FileContext:
     path: str
     analysis: Analysis
-    position_of: "callable"  # node -> (line, col)
+    # node -> (line, col); None: positions are filled in after the rewrite by
+    # resolve_positions, in one pass over the original tree (see positions.py)
+    position_of: "callable | None" = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     imports_needed: set[tuple[str, str]] = field(default_factory=set)  # (qualified module, local)
     consumed: dict[str, int] = field(default_factory=dict)  # alias -> references rewritten away
@@ -41,12 +45,30 @@ class FileContext:
     # variables known to hold a device / an optimizer / a Cell (light type info)
     known_kinds: dict[str, str] = field(default_factory=dict)
     # ids of statements the rewrite changed: black formats exactly these
-    to_format: set[int] = field(default_factory=set)
+    to_format: NodeSet = field(default_factory=NodeSet)
+    # (index in diagnostics, node) for diagnostics whose position is pending
+    _unplaced: list[tuple[int, cst.CSTNode]] = field(default_factory=list, repr=False)
 
     # -- diagnostics --------------------------------------------------------
     def report(self, node, rule: str, severity: Severity, message: str, outcome=Outcome.NONE):
-        line, col = self.position_of(node)
+        if self.position_of is not None:
+            line, col = self.position_of(node)
+        else:
+            line = col = 0
+            self._unplaced.append((len(self.diagnostics), node))
         self.diagnostics.append(Diagnostic(self.path, line, col, rule, severity, message, outcome))
+
+    def resolve_positions(self, original: cst.Module) -> None:
+        """Give deferred diagnostics the line and column (1-based) of their node
+        in the original tree; nodes the rewrite created stay at 0:0."""
+        if not self._unplaced:
+            return
+        found = start_positions(original, [node for _, node in self._unplaced])
+        for index, node in self._unplaced:
+            position = found.get(id(node))
+            if position is not None:
+                self.diagnostics[index] = replace(self.diagnostics[index], line=position[0], col=position[1] + 1)
+        self._unplaced = []
 
     def warn(self, node, rule: str, message: str):
         """Converted, but the user should look (not an API use of its own)."""

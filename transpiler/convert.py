@@ -8,7 +8,6 @@ import traceback
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper
 
 from rewrite_rules.registry import RuleSet, load_rules
 from transpiler.context import FileContext
@@ -19,7 +18,7 @@ from transpiler.names import analyse
 from transpiler.rewriter import Rewriter
 from transpiler.structural import is_module_base
 
-STAGES = ("read", "parse", "analyse", "rewrite", "render", "write", "report")
+STAGES = ("read", "parse", "analyse", "rewrite", "format", "render", "write", "report")
 
 
 @dataclass
@@ -100,15 +99,19 @@ def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, ti
     if not analysis.interesting:
         return FileResult(path, "unchanged", text, [], timings)
     start = time.perf_counter()
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    ctx = FileContext(path, analysis, position_of=lambda node: (0, 0))
+    ctx = FileContext(path, analysis)
     rewriter = Rewriter(ctx, rules, module)
-    converted = wrapper.visit(rewriter)
+    converted = module.visit(rewriter)
     converted = fix_imports(converted, ctx)
-    converted = format_changed(converted, ctx.to_format)
     timings["rewrite"] = time.perf_counter() - start
+    start = time.perf_counter()
+    converted = format_changed(converted, ctx.to_format)
+    timings["format"] = time.perf_counter() - start
     start = time.perf_counter()
     output = converted.code
     timings["render"] = time.perf_counter() - start
+    start = time.perf_counter()
+    ctx.resolve_positions(module)
+    timings["report"] = time.perf_counter() - start
     status = "converted" if output != text else "unchanged"
     return FileResult(path, status, output, ctx.diagnostics, timings)

@@ -128,6 +128,10 @@ def bind(rule: ApiRule, call: cst.Call, ctx: FileContext, source: cst.Call | Non
                 raise Unconvertible(f"unknown argument '{name}' for {rule.torch}")
             bound.values[name] = arg.value
             bound.arg_nodes[name] = arg
+    missing = [p.name for p in params if p.kind in ("positional", "keyword") and p.default is None
+               and p.name not in bound.values]
+    if missing:  # not a call of this torch API (e.g. a method of the same name on another type)
+        raise Unconvertible(f"missing argument '{missing[0]}' for {rule.torch}")
     return bound
 
 

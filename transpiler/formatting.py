@@ -40,7 +40,7 @@ def format_statement(statement: cst.SimpleStatementLine, depth: int, module: cst
 class _FormatChanged(cst.CSTTransformer):
     """Walks statements only and formats the ones marked as changed."""
 
-    def __init__(self, module: cst.Module, marked: set[int]):
+    def __init__(self, module: cst.Module, marked):
         super().__init__()
         self.module = module
         self.marked = marked
@@ -58,12 +58,12 @@ class _FormatChanged(cst.CSTTransformer):
     def on_leave(self, original_node, updated_node):
         if isinstance(original_node, cst.IndentedBlock):
             self.depth -= 1
-        elif isinstance(original_node, cst.SimpleStatementLine) and id(original_node) in self.marked:
+        elif isinstance(original_node, cst.SimpleStatementLine) and original_node in self.marked:
             return format_statement(updated_node, self.depth, self.module)
         return updated_node
 
 
-def format_changed(module: cst.Module, marked: set[int]) -> cst.Module:
+def format_changed(module: cst.Module, marked) -> cst.Module:
     if not marked:
         return module
     return module.visit(_FormatChanged(module, marked))

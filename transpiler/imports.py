@@ -9,16 +9,56 @@ import libcst as cst
 from transpiler.context import FileContext
 from transpiler.engine import code_of
 from transpiler.names import is_torch_name
+from transpiler.node_sets import NodeSet
 from transpiler.statements import Placeholders
+from transpiler.walk import LAYOUT_TYPES, walk
 
 
-def unused_torch_aliases(ctx: FileContext) -> set[str]:
+def unused_torch_aliases(ctx: FileContext, converted: cst.Module | None = None) -> set[str]:
+    """Torch import aliases with no use left. Counting rewritten references is
+    exact for what the rules replace; references that went away with a dropped
+    argument or statement are caught by looking for the alias in the converted
+    tree (without this, a second conversion would drop the import)."""
     unused = set()
+    present = None
     for local, binding in ctx.analysis.torch_aliases().items():
         remaining = ctx.analysis.alias_uses.get(local, 0) - ctx.consumed.get(local, 0)
+        if remaining > 0 and converted is not None:
+            if present is None:
+                present = referenced_names(converted)
+            if local not in present:
+                remaining = 0
         if remaining <= 0:
             unused.add(local)
     return unused
+
+
+class _ReferencedNames(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+        self._attrs: set[int] = set()
+
+    def visit_Import(self, node) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node) -> bool:
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._attrs.add(id(node.attr))  # `mindspore.Tensor` does not use a local `Tensor`
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if id(node) not in self._attrs:
+            self.names.add(node.value)
+
+
+def referenced_names(module: cst.Module) -> set[str]:
+    """Every name the module refers to outside its import statements (a
+    superset: definitions and keywords count too, which only keeps imports)."""
+    collector = _ReferencedNames()
+    walk(module, collector, prune=LAYOUT_TYPES)
+    return collector.names
 
 
 def _new_import_statements(ctx: FileContext) -> list[cst.SimpleStatementLine]:
@@ -147,7 +187,7 @@ def _insert_index(body: list[cst.CSTNode]) -> int:
 
 
 class _Respell(cst.CSTTransformer):
-    def __init__(self, targets: dict[int, str], to_format: set[int]):
+    def __init__(self, targets: dict[int, str], to_format: NodeSet):
         super().__init__()
         self.targets = targets
         self.to_format = to_format
@@ -156,13 +196,13 @@ class _Respell(cst.CSTTransformer):
         qualified = self.targets.get(id(original_node))
         if qualified is not None:
             return cst.parse_expression(qualified)
-        if id(original_node) in self.to_format:
-            self.to_format.add(id(updated_node))
+        if original_node in self.to_format:
+            self.to_format.add(updated_node)
         return updated_node
 
 
 def fix_imports(module: cst.Module, ctx: FileContext) -> cst.Module:
-    unused = unused_torch_aliases(ctx)
+    unused = unused_torch_aliases(ctx, module)
     kept_torch_locals = set(ctx.analysis.torch_aliases()) - unused
     clashes = {local for _, local, _ in ctx.generated_refs if local in kept_torch_locals}
     if clashes:

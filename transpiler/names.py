@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from transpiler.walk import LAYOUT_TYPES, walk
+
 # Roots whose names we resolve and count as torch API uses.
-TORCH_ROOTS = frozenset({"torch"})
+TORCH_ROOTS = frozenset({"torch", "torchvision"})
 # The torch ecosystem: listed as third-party, converted only where a rule says so.
 ECOSYSTEM_ROOTS = frozenset(
     {"torchvision", "torchaudio", "torchtext", "timm", "transformers", "einops", "apex",
@@ -351,5 +353,6 @@ def _alias_local(alias: cst.ImportAlias) -> str | None:
 
 def analyse(module: cst.Module, method_names: frozenset[str], module_base) -> Analysis:
     analyzer = NameAnalyzer(method_names, module_base)
-    module.visit(analyzer)
+    # libcst's visit semantics without rebuilding the tree; layout holds no names
+    walk(module, analyzer, prune=LAYOUT_TYPES)
     return analyzer.result

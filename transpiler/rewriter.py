@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import PositionProvider
 
 from rewrite_rules.registry import RuleSet
 from rewrite_rules.spec import InPlace, Unconvertible
@@ -23,6 +22,7 @@ from transpiler.diagnostics import Outcome, Severity
 from transpiler.engine import convert_call, convert_method
 from transpiler.names import chain_parts
 from transpiler.statements import Placeholders
+from transpiler.walk import LAYOUT_TYPES
 
 MARKER_PREFIX = "# TODO(ms-migrate): "
 _NOT_TENSOR = frozenset({"cell", "any", "optimizer"})
@@ -35,7 +35,8 @@ class _Frame:
 
 
 class Rewriter(cst.CSTTransformer):
-    METADATA_DEPENDENCIES = (PositionProvider,)
+    # Diagnostics get their positions after the traversal (FileContext.resolve_positions):
+    # no metadata wrapper, no position table for every node.
 
     def __init__(self, ctx: FileContext, rules: RuleSet, module: cst.Module):
         super().__init__()
@@ -53,17 +54,10 @@ class Rewriter(cst.CSTTransformer):
         self.statement_calls: set[int] = set()  # calls that are a whole expression statement
         self.in_place: dict[int, tuple[cst.BaseExpression, cst.BaseExpression, bool]] = {}
         self.placeholders = Placeholders(track=ctx.to_format)
-        ctx.position_of = self.position_of
+        self.training = structural.TrainingLoops(self)
         self._header_comments = {line.comment.value for line in module.header if line.comment is not None}
 
     # -- infrastructure -------------------------------------------------------
-    def position_of(self, node: cst.CSTNode) -> tuple[int, int]:
-        try:
-            start = self.get_metadata(PositionProvider, node).start
-            return start.line, start.column + 1
-        except KeyError:
-            return 0, 0
-
     @property
     def frame(self) -> _Frame:
         return self.frames[-1]
@@ -82,6 +76,8 @@ class Rewriter(cst.CSTTransformer):
         return bool(self.classes) and self.classes[-1] is not None
 
     def on_visit(self, node: cst.CSTNode) -> bool:
+        if type(node) in LAYOUT_TYPES:
+            return False  # whitespace, comments, punctuation: nothing to rewrite below
         if isinstance(node, cst.BaseStatement):
             if id(node) not in self.analysis.interesting:
                 return False
@@ -92,7 +88,7 @@ class Rewriter(cst.CSTTransformer):
 
     def on_leave(self, original_node, updated_node):
         if isinstance(original_node, cst.BaseStatement) and id(original_node) not in self.analysis.interesting:
-            return updated_node  # skipped in on_visit: no leave_ handlers either
+            return self.training.leave(original_node, updated_node)  # skipped in on_visit: no leave_ handlers either
         result = super().on_leave(original_node, updated_node)
         if isinstance(original_node, cst.IndentedBlock):
             self.depth -= 1
@@ -100,7 +96,7 @@ class Rewriter(cst.CSTTransformer):
                 result = result.with_changes(body=self.placeholders.compact(list(result.body)))
         elif isinstance(original_node, cst.BaseStatement) and id(original_node) in self.analysis.interesting:
             result = self._finish_statement(original_node, result, self.frames.pop())
-        return result
+        return self.training.leave(original_node, result)
 
     def _finish_statement(self, original, result, frame: _Frame):
         if isinstance(result, cst.SimpleStatementLine) and isinstance(original, cst.SimpleStatementLine):
@@ -112,8 +108,12 @@ class Rewriter(cst.CSTTransformer):
             header = self._header_comments if self.module.body and original is self.module.body[0] else ()
             result = _add_markers(result, frame.markers, header)
         if frame.changed and isinstance(result, cst.SimpleStatementLine):
-            self.ctx.to_format.add(id(result))  # black runs after the import edits
+            self.ctx.to_format.add(result)  # black runs after the import edits
         return result
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.training.plan(node)
+        structural.record_dataset_columns(node, self.ctx)
 
     def leave_Module(self, original_node, updated_node):
         return updated_node.with_changes(body=self.placeholders.compact(list(updated_node.body)))
@@ -131,6 +131,7 @@ class Rewriter(cst.CSTTransformer):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         is_cell = node.name.value in self.analysis.cell_classes
         self.classes.append(node.name.value if is_cell else None)
+        structural.visit_dataset_class(self, node)
         for base in node.bases:
             self.base_context.add(id(base.value))
 
@@ -138,7 +139,7 @@ class Rewriter(cst.CSTTransformer):
         self.classes.pop()
         if original_node.name.value in self.analysis.cell_classes:
             self.changed()
-        return updated_node
+        return structural.convert_dataset_class(self, original_node, updated_node)
 
     def visit_Annotation(self, node: cst.Annotation) -> None:
         self.type_context.update(structural.reference_ids(node.annotation))
@@ -185,9 +186,9 @@ class Rewriter(cst.CSTTransformer):
         func = original_node.func
         qualified = self.analysis.qualified(func)
         if qualified is not None:
-            return self._api_call(original_node, updated_node, qualified)
+            return _keep_parentheses(updated_node, self._api_call(original_node, updated_node, qualified))
         if isinstance(func, cst.Attribute):
-            return self._method_call(original_node, updated_node, func.attr.value)
+            return _keep_parentheses(updated_node, self._method_call(original_node, updated_node, func.attr.value))
         return updated_node
 
     def _api_call(self, original, updated, qualified):
@@ -288,6 +289,16 @@ class Rewriter(cst.CSTTransformer):
         self.changed()
         self.ctx.converted(original, qualified, f"{qualified} -> {target}")
         return self.ctx.ref(target)
+
+
+def _keep_parentheses(before: cst.BaseExpression, after):
+    """A rewritten call keeps the parentheses around the original: they may be
+    what makes line breaks inside it legal (``return (x\n    .clone())``)."""
+    if after is before or not before.lpar or not isinstance(after, cst.BaseExpression):
+        return after
+    if getattr(after, "lpar", None) != ():
+        return after  # parenthesised already, or a node without parentheses
+    return after.with_changes(lpar=before.lpar, rpar=before.rpar)
 
 
 def _add_markers(statement, markers: list[str], already=()):

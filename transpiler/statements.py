@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import libcst as cst
 
+from transpiler.node_sets import NodeSet
+
 
 class Placeholders:
-    def __init__(self, track: set[int] | None = None) -> None:
-        self._ids: set[int] = set()
+    def __init__(self, track: NodeSet | None = None) -> None:
+        self._made = NodeSet()
         # ids of statements marked for later work (formatting): a statement
         # rebuilt here to receive comments keeps its mark
-        self._track = track if track is not None else set()
+        self._track = track if track is not None else NodeSet()
 
     def make(self, statement: cst.BaseStatement) -> cst.SimpleStatementLine:
         lines = list(statement.leading_lines)
@@ -24,26 +26,26 @@ class Placeholders:
         if trailing is not None and trailing.comment is not None:
             lines.append(cst.EmptyLine(comment=trailing.comment))
         node = cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=lines)
-        self._ids.add(id(node))
+        self._made.add(node)
         return node
 
     def is_placeholder(self, node: cst.CSTNode) -> bool:
-        return id(node) in self._ids
+        return node in self._made
 
     def compact(self, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
-        if not any(id(s) in self._ids for s in body):
+        if not any(s in self._made for s in body):
             return body
         result: list[cst.BaseStatement] = []
         carried: list[cst.EmptyLine] = []
         for statement in body:
-            if id(statement) in self._ids:
+            if statement in self._made:
                 carried.extend(statement.leading_lines)
                 continue
             if carried:
-                marked = id(statement) in self._track
+                marked = statement in self._track
                 statement = statement.with_changes(leading_lines=[*carried, *statement.leading_lines])
                 if marked:
-                    self._track.add(id(statement))
+                    self._track.add(statement)
                 carried = []
             result.append(statement)
         if carried and any(line.comment for line in carried) or not result:

@@ -3,21 +3,27 @@ one call (Module -> Cell, forward -> construct, grad-mode contexts, buffers,
 statements made empty by device moves). Each lives in its own module."""
 
 from transpiler.structural.buffers import convert_buffer_registration
+from transpiler.structural.datasets import convert_dataset_class, record_dataset_columns, visit_dataset_class
 from transpiler.structural.cells import convert_function, is_module_base, is_self_or_super
 from transpiler.structural.devices import is_noop_statement, record_known_kinds
 from transpiler.structural.in_place import assign_in_place
 from transpiler.structural.grad_mode import is_grad_context, unwrap_grad_context
 from transpiler.structural.references import reference_ids
+from transpiler.structural.training_loop import TrainingLoops
 
 __all__ = [
     "assign_in_place",
     "convert_buffer_registration",
+    "convert_dataset_class",
+    "record_dataset_columns",
+    "visit_dataset_class",
     "convert_function",
     "is_grad_context",
     "is_module_base",
     "is_noop_statement",
     "is_self_or_super",
     "record_known_kinds",
+    "TrainingLoops",
     "reference_ids",
     "unwrap_grad_context",
 ]

@@ -1,0 +1,130 @@
+"""Converts a large corpus of real torch code and prints the figures of
+issue 7: throughput, the libcst floor and the ratio to it, the time split
+across pipeline stages, peak memory per worker, the -j 2 speedup and the
+speedup of a second run over an unchanged tree (the cache).
+
+The corpus is on every machine: the Python source of the installed torch
+package plus ``samples/``. Run from the repository root:
+
+    .venv/bin/python benchmarks/convert_corpus.py            # the whole corpus (several minutes)
+    .venv/bin/python benchmarks/convert_corpus.py --step 10  # every 10th file: a quick look
+
+All runs convert the same files through ``transpiler.batch`` (read, convert,
+write atomically, cache) into fresh temporary output directories; nothing is
+timed in a test, this only prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import resource
+import shutil
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from benchmarks.corpus import Corpus, load_corpus  # noqa: E402
+from benchmarks.measure import Run, convert_tree, floor_seconds  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--step", type=int, default=1, help="take every STEP-th file of the corpus (default: all)")
+    parser.add_argument("--jobs", type=int, default=2, help="workers for the parallel run (default 2)")
+    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
+    args = parser.parse_args(argv)
+
+    from rewrite_rules.registry import load_rules
+
+    load_rules()  # warm: not part of any timing
+    corpus = load_corpus(ROOT, args.step)
+    print(f"corpus: {corpus.describe()}")
+    print(f"machine: {os.cpu_count()} cores, load average {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print()
+
+    floor = floor_seconds(corpus)
+    work = tempfile.mkdtemp(prefix="ms-migrate-bench-")
+    try:
+        serial = convert_tree(corpus, os.path.join(work, "j1"), workers=1)
+        rerun = convert_tree(corpus, os.path.join(work, "j1"), workers=1)
+        parallel = convert_tree(corpus, os.path.join(work, f"j{args.jobs}"), workers=args.jobs)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    figures = _figures(corpus, floor, serial, rerun, parallel, args.jobs)
+    _print(figures, serial, parallel, args.jobs)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump(figures, handle, indent=2)
+    return 0
+
+
+def _figures(corpus: Corpus, floor: float, serial: Run, rerun: Run, parallel: Run, jobs: int) -> dict:
+    return {
+        "files": corpus.files,
+        "lines": corpus.lines,
+        "floor_seconds": round(floor, 2),
+        "floor_lines_per_second": round(corpus.lines / floor),
+        "j1_seconds": round(serial.seconds, 2),
+        "j1_lines_per_second": round(corpus.lines / serial.seconds),
+        "j1_files_per_second": round(corpus.files / serial.seconds, 1),
+        "ratio_to_floor": round(serial.seconds / floor, 2),
+        f"j{jobs}_seconds": round(parallel.seconds, 2),
+        f"j{jobs}_lines_per_second": round(corpus.lines / parallel.seconds),
+        f"j{jobs}_speedup": round(serial.seconds / parallel.seconds, 2),
+        f"j{jobs}_cores_busy": round(parallel.cpu_seconds / parallel.seconds, 2),
+        "j1_cores_busy": round(serial.cpu_seconds / serial.seconds, 2),
+        "rerun_seconds": round(rerun.seconds, 2),
+        "rerun_speedup": round(serial.seconds / rerun.seconds, 1),
+        "rerun_from_cache": rerun.cached,
+        "stages_seconds_j1": {k: round(v, 2) for k, v in serial.stages.items()},
+        "peak_rss_mb_per_worker": [round(x / 1024) for x in parallel.peak_by_progress],
+        "peak_rss_mb_parent": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "statuses": dict(serial.statuses),
+        "failures": serial.failures[:20],
+    }
+
+
+def _print(f: dict, serial: Run, parallel: Run, jobs: int) -> None:
+    def row(label: str, value: str) -> None:
+        print(f"  {label:<34} {value}")
+
+    print("end to end")
+    row("floor: libcst parse + codegen", f"{f['floor_seconds']:8.1f} s  {f['floor_lines_per_second']:>8,} lines/s")
+    row("convert -j 1", f"{f['j1_seconds']:8.1f} s  {f['j1_lines_per_second']:>8,} lines/s  "
+        f"{f['j1_files_per_second']:.1f} files/s")
+    row(f"convert -j {jobs}", f"{f[f'j{jobs}_seconds']:8.1f} s  {f[f'j{jobs}_lines_per_second']:>8,} lines/s  "
+        f"{f[f'j{jobs}_cores_busy']:.2f} cores busy on average")
+    row("second run, unchanged tree (-j 1)", f"{f['rerun_seconds']:8.1f} s  ({f['rerun_from_cache']} files from the cache)")
+    print()
+    print("targets")
+    _target(f"-j 1 within 3x of the floor", f["ratio_to_floor"], "x", f["ratio_to_floor"] <= 3.0)
+    _target(f"-j {jobs} at least 1.7x faster than -j 1", f[f"j{jobs}_speedup"], "x", f[f"j{jobs}_speedup"] >= 1.7)
+    _target("second run at least 5x faster", f["rerun_speedup"], "x", f["rerun_speedup"] >= 5.0)
+    peaks = f["peak_rss_mb_per_worker"]
+    flat = peaks[-1] <= peaks[0] * 1.5 + 50
+    print(f"  {'peak memory per worker flat':<44} {' / '.join(map(str, peaks))} MB after 25/50/75/100% of the files"
+          f"  {'met' if flat else 'NOT MET'}")
+    print()
+    print("time per stage, -j 1 (sum over files)")
+    total = serial.seconds
+    for stage, seconds in f["stages_seconds_j1"].items():
+        print(f"  {stage:<34} {seconds:8.1f} s  {seconds / total:6.1%}")
+    print()
+    print(f"files: {', '.join(f'{v} {k}' for k, v in sorted(f['statuses'].items()))}; "
+          f"parent peak memory {f['peak_rss_mb_parent']} MB")
+    for line in f["failures"]:
+        print(f"  {line}")
+
+
+def _target(label: str, value: float, unit: str, met: bool) -> None:
+    print(f"  {label:<44} {value:>6}{unit}  {'met' if met else 'NOT MET'}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""torch.nn padding layers -> mindspore.nn padding Cells (same names, same
+padding order: last dimension first, (left, right, top, bottom, ...)).
+
+ZeroPad1d/ZeroPad3d have no MindSpore class: they are ConstantPad with value 0
+(equal). Circular padding has no Cell: marked (F.pad / ops.pad support it).
+"""
+
+from __future__ import annotations
+
+from rewrite_rules.nn_shared import P, layer_cases
+from rewrite_rules.spec import ApiRule, Example
+
+_X = {1: "randn(2, 3, 6)", 2: "randn(2, 3, 4, 5)", 3: "randn(2, 3, 3, 4, 5)"}
+_PAD = {1: "(1, 2)", 2: "(1, 2, 0, 1)", 3: "(1, 0, 2, 1, 0, 1)"}
+
+
+def _pad(kind: str, ndim: int) -> ApiRule:
+    name = f"{kind}Pad{ndim}d"
+    return ApiRule(
+        f"torch.nn.{name}",
+        f"mindspore.nn.{name}",
+        signature="padding",
+        examples=(
+            *layer_cases(name, [P("padding", _PAD[ndim])], {"x": _X[ndim]}),
+            *layer_cases(name, [P("padding", "1")], {"x": _X[ndim]}, shapes=("positional",)),
+        ),
+    )
+
+
+def _constant(ndim: int) -> ApiRule:
+    name = f"ConstantPad{ndim}d"
+    return ApiRule(
+        f"torch.nn.{name}",
+        f"mindspore.nn.{name}",
+        signature="padding, value",
+        examples=layer_cases(name, [P("padding", _PAD[ndim]), P("value", "0.5")], {"x": _X[ndim]}),
+    )
+
+
+def _zero(ndim: int) -> ApiRule:
+    name = f"ZeroPad{ndim}d"
+    target = "mindspore.nn.ZeroPad2d" if ndim == 2 else f"mindspore.nn.ConstantPad{ndim}d"
+
+    def hook(call, ctx):
+        if ndim != 2:
+            call.add_keyword("value", "0.0")
+
+    return ApiRule(
+        f"torch.nn.{name}",
+        target,
+        signature="padding",
+        hook=hook if ndim != 2 else None,
+        notes="" if ndim == 2 else f"MindSpore has no {name}: ConstantPad{ndim}d with value 0.0.",
+        examples=layer_cases(name, [P("padding", _PAD[ndim])], {"x": _X[ndim]}),
+    )
+
+
+def _circular(ndim: int) -> ApiRule:
+    return ApiRule(
+        f"torch.nn.CircularPad{ndim}d",
+        None,
+        signature="padding",
+        notes="mindspore.nn has no circular padding Cell; use ops.pad(x, padding, mode='circular') in construct",
+        examples=(Example(f"pad = nn.CircularPad{ndim}d(1)", marked="no circular padding Cell"),),
+    )
+
+
+RULES = [
+    *(_pad(kind, n) for kind in ("Reflection", "Replication") for n in (1, 2, 3)),
+    *(_constant(n) for n in (1, 2, 3)),
+    *(_zero(n) for n in (1, 2, 3)),
+    *(_circular(n) for n in (1, 2, 3)),
+]

@@ -1,0 +1,34 @@
+"""Test helper: convert a torch source file (optionally with other rules) into
+a directory and import both sides."""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+
+from transpiler.convert import convert_source
+from transpiler.verify import load_module
+
+
+def convert_to(source: pathlib.Path | str, out_dir: pathlib.Path, rules=None, text: str | None = None) -> pathlib.Path:
+    source = pathlib.Path(source)
+    text = source.read_text(encoding="utf-8") if text is None else text
+    result = convert_source(text, str(source), rules=rules)
+    assert result.output is not None, [d.one_line() for d in result.diagnostics]
+    out = out_dir / source.name
+    out.write_text(result.output, encoding="utf-8")
+    return out
+
+
+_counter = iter(range(10**9))
+
+
+def load(path) -> object:
+    return load_module(str(path), f"_ms_migrate_test_{next(_counter)}")
+
+
+def with_rule(rules, torch_name: str, **changes):
+    """A copy of ``rules`` with one ApiRule changed (for wrong-rule tests)."""
+    calls = dict(rules.calls)
+    calls[torch_name] = dataclasses.replace(calls[torch_name], **changes)
+    return dataclasses.replace(rules, calls=calls)

@@ -1,0 +1,147 @@
+"""Execution cases: every runnable Example of every rule, converted and
+checked against its run."""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+import libcst as cst
+
+from rewrite_rules.spec import Example
+from tests.harness.values import COMPARE_MODES, compare
+from tests.harness.worker import Job, Outcome
+from tests.snippets import PRELUDE
+from transpiler.convert import convert_source
+from transpiler.rewriter import MARKER_PREFIX
+
+
+@dataclass(frozen=True)
+class Case:
+    case_id: str
+    api: str
+    example: Example
+    module: str = ""  # the rule module that declares the example
+
+    @property
+    def seed(self) -> int:
+        return zlib.crc32(self.case_id.encode()) & 0x7FFFFFFF
+
+
+def collect_cases(rules=None) -> list[Case]:
+    """One Case per runnable example, in registry order."""
+    if rules is None:
+        from rewrite_rules.registry import load_rules
+
+        rules = load_rules()
+    seen_rules: set[int] = set()
+    cases: list[Case] = []
+    used_ids: set[str] = set()
+    all_rules = [*rules.calls.values(), *rules.attributes.values(), *(r for rs in rules.methods.values() for r in rs)]
+    for rule in all_rules:
+        if id(rule) in seen_rules:  # aliases share one rule object
+            continue
+        seen_rules.add(id(rule))
+        for index, example in enumerate(rule.examples):
+            if not example.runs:
+                continue
+            base = f"{rule.torch}-{index}" + (f"-{example.notes}" if example.notes.isidentifier() else "")
+            case_id, n = base, 1
+            while case_id in used_ids:
+                n += 1
+                case_id = f"{base}~{n}"
+            used_ids.add(case_id)
+            cases.append(Case(case_id, rule.torch, example, _module_of(rules, rule)))
+    return cases
+
+
+def _module_of(rules, rule) -> str:
+    module = rules.modules.get(rule.torch)
+    if module is None and hasattr(rule, "receiver"):
+        module = rules.modules.get(f"method:{rule.name}:{rule.receiver}")
+    return module or ""
+
+
+def _split(code: str) -> tuple[str, tuple[str, ...]]:
+    """(the leading import block, the other top-level statements as text)."""
+    module = cst.parse_module(code)
+    body = list(module.body)
+    imports = []
+    while body and isinstance(body[0], cst.SimpleStatementLine) and all(
+        isinstance(s, (cst.Import, cst.ImportFrom)) for s in body[0].body
+    ):
+        imports.append(module.code_for_node(body.pop(0)))
+    return "".join(imports), tuple(module.code_for_node(s) for s in body)
+
+
+@dataclass
+class Prepared:
+    case: Case
+    torch_code: str
+    converted: str | None
+    job: Job | None
+    problem: str = ""
+
+
+def prepare(case: Case) -> Prepared:
+    """Convert the case's snippet; a conversion that cannot run is a problem."""
+    torch_code = PRELUDE + case.example.torch
+    if not torch_code.endswith("\n"):
+        torch_code += "\n"
+    if case.example.compare not in COMPARE_MODES:
+        return Prepared(case, torch_code, None, None, f"unknown compare mode {case.example.compare!r}")
+    result = convert_source(torch_code, "<case>")
+    if result.output is None:
+        problems = "; ".join(d.one_line() for d in result.diagnostics)
+        return Prepared(case, torch_code, None, None, f"conversion failed: {problems}")
+    converted = result.output
+    if MARKER_PREFIX in converted:
+        return Prepared(case, torch_code, converted, None, "the converted snippet carries a marker (it cannot run)")
+    torch_imports, torch_statements = _split(torch_code)
+    ms_imports, ms_statements = _split(converted)
+    if "torch" in ms_imports:
+        return Prepared(case, torch_code, converted, None, "the converted snippet still imports torch")
+    job = Job(
+        case.case_id,
+        torch_imports,
+        torch_statements,
+        ms_imports,
+        ms_statements,
+        dict(case.example.inputs or {}),
+        tuple(case.example.results),
+        case.seed,
+    )
+    return Prepared(case, torch_code, converted, job)
+
+
+def problems_of(prepared: Prepared, outcome: Outcome) -> list[str]:
+    example = prepared.case.example
+    if not outcome.ok:
+        return [f"{outcome.side} failed:\n{outcome.error}"]
+    problems: list[str] = []
+    for name in example.results:
+        problems += compare(
+            outcome.torch[name],
+            outcome.mindspore[name],
+            rtol=example.rtol,
+            atol=example.atol,
+            dtype_map=example.dtype_map,
+            mode=example.compare,
+            path=name,
+        )
+    return problems
+
+
+def report(prepared: Prepared, problems: list[str]) -> str:
+    example = prepared.case.example
+    lines = [
+        f"case {prepared.case.case_id} ({prepared.case.api})",
+        f"inputs: {dict(example.inputs or {})}  seed={prepared.case.seed}  compare={example.compare}",
+        "--- torch snippet ---",
+        example.torch.rstrip(),
+        "--- converted snippet ---",
+        (prepared.converted or "(none)").rstrip(),
+        "--- difference ---",
+        *problems,
+    ]
+    return "\n".join(lines)

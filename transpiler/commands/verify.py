@@ -1,0 +1,70 @@
+"""``ms-migrate verify ORIGINAL.py CONVERTED.py --model NAME --input SPEC ...``"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+_INPUT_HELP = """\
+one model input (repeat for several, in forward()'s order): SHAPE[:DTYPE[:LOW-HIGH]].
+  4,3,32,32          float32, standard normal
+  4,3:float64:-1-1   float64, uniform in [-1, 1)
+  2,16:int64:0-100   integer ids, uniform in [0, 100) (HIGH excluded)
+  8:int64            integers in [0, 10)
+  8:bool             random booleans
+  scalar:float32     a 0-d tensor
+  2,2,8+2,2,8        one argument that is a tuple of tensors (e.g. an LSTM's (h0, c0))
+Both frameworks get the same seeded values."""
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "verify",
+        help="run the torch model and its conversion on the same weights and inputs and compare",
+        description="Build the torch model from ORIGINAL and the Cell from CONVERTED, convert the torch\n"
+        "weights into the Cell, put both in eval mode, feed both the same seeded inputs and compare\n"
+        "every output. On a mismatch, names the first sub-Cell that differs. Outputs that are random\n"
+        "(differ between two torch runs) are checked per sub-Cell instead.\n"
+        "Exit status: 0 match, 1 mismatch (or weights that do not fit), 2 error.",
+        formatter_class=argparse.RawTextHelpFormatter,
+    )
+    parser.add_argument("original", help="the PyTorch source file")
+    parser.add_argument("converted", help="the converted MindSpore file")
+    parser.add_argument("--model", required=True, help="the model class name (the same in both files)")
+    parser.add_argument("--args", help="constructor positional arguments as a JSON list")
+    parser.add_argument("--kwargs", help="constructor keyword arguments as a JSON object")
+    parser.add_argument("--input", action="append", default=[], metavar="SPEC", help=_INPUT_HELP)
+    parser.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance (default 1e-4)")
+    parser.add_argument("--atol", type=float, default=1e-4, help="absolute tolerance (default 1e-4)")
+    parser.add_argument("--grad", action="store_true",
+                        help="also compare the gradients of a seeded scalar reduction of the outputs\n"
+                        "(sum of each float output times a fixed random tensor) w.r.t. every parameter")
+    parser.add_argument("--seed", type=int, default=0, help="seed for inputs and initialisation (default 0)")
+    parser.set_defaults(run=run_verify)
+
+
+def run_verify(args) -> int:
+    from transpiler.verify import ERROR, VerifyRequest, parse_json_arg, verify
+    from transpiler.verify_inputs import InputSpecError, parse_input
+
+    try:
+        specs = [parse_input(text) for text in args.input]
+        request = VerifyRequest(
+            original=args.original,
+            converted=args.converted,
+            model=args.model,
+            inputs=specs,
+            args=parse_json_arg(args.args, list, "--args"),
+            kwargs=parse_json_arg(args.kwargs, dict, "--kwargs"),
+            rtol=args.rtol,
+            atol=args.atol,
+            grad=args.grad,
+            seed=args.seed,
+        )
+    except (InputSpecError, ValueError) as exc:
+        print(f"ms-migrate: error: {exc}", file=sys.stderr)
+        return ERROR
+    result = verify(request)
+    for line in result.lines():
+        print(line)
+    return result.status

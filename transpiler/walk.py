@@ -1,0 +1,118 @@
+"""A read-only traversal with libcst's visitor semantics, without its cost.
+
+``node.visit(visitor)`` rebuilds (and re-validates) every node of the tree
+even for a read-only ``CSTVisitor``, and looks up four handler names per node
+and per field with formatted strings. For the metadata pass over whole files
+that costs as much as parsing them. ``walk`` calls the same callbacks in the
+same order (``on_visit``, per-field ``on_visit_attribute`` /
+``on_leave_attribute``, children in source order, ``on_leave``) but only reads
+the tree. Field order comes from libcst's own ``_visit_and_replace_children``,
+read once per node type, so it follows libcst exactly.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from functools import lru_cache
+
+import libcst as cst
+from libcst import MaybeSentinel
+
+_VISIT_HELPERS = frozenset(
+    {"visit_required", "visit_optional", "visit_sentinel", "visit_iterable", "visit_sequence",
+     "visit_body_iterable", "visit_body_sequence"}
+)
+
+
+@lru_cache(maxsize=None)
+def child_fields(node_type: type) -> tuple[str, ...]:
+    """The fields libcst visits for this node type, in source order. (A field
+    that holds None is visited only through ``visit_optional``; elsewhere
+    libcst guards it with a condition, e.g. an f-string's format spec.)"""
+    source = textwrap.dedent(inspect.getsource(node_type._visit_and_replace_children))
+    calls = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _VISIT_HELPERS:
+            field = node.args[1]
+            if not (isinstance(field, ast.Constant) and isinstance(field.value, str)):
+                raise TypeError(f"cannot read the fields of {node_type.__name__}")
+            calls.append((node.lineno, node.col_offset, field.value))
+    ordered: list[str] = []
+    for _, _, name in sorted(calls):
+        if name not in ordered:  # ImportFrom visits `names` in one of two branches
+            ordered.append(name)
+    return tuple(ordered)
+
+
+@lru_cache(maxsize=None)
+def _optional_fields(node_type: type) -> frozenset[str]:
+    """Fields visited through visit_optional, whose hooks run even for None."""
+    source = textwrap.dedent(inspect.getsource(node_type._visit_and_replace_children))
+    return frozenset(
+        node.args[1].value
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "visit_optional"
+    )
+
+
+@lru_cache(maxsize=None)
+def _attribute_hooks(visitor_type: type) -> frozenset[tuple[str, str]]:
+    """(node type name, field) pairs the visitor has a visit_/leave_ handler for."""
+    hooks = set()
+    for name in dir(visitor_type):
+        if getattr(visitor_type, name) is getattr(cst.CSTVisitor, name, None):
+            continue  # libcst's typed visitor defines a no-op for every pair
+        for prefix in ("visit_", "leave_"):
+            if name.startswith(prefix):
+                rest = name[len(prefix) :]
+                if "_" in rest:
+                    type_name, field = rest.split("_", 1)
+                    if isinstance(getattr(cst, type_name, None), type):
+                        hooks.add((type_name, field))
+    return frozenset(hooks)
+
+
+# Nodes that hold nothing but layout and punctuation: a visitor that looks
+# for names, calls or statements can pass these as ``prune``.
+LAYOUT_TYPES: frozenset[type] = frozenset(
+    t
+    for t in vars(cst).values()
+    if isinstance(t, type)
+    and issubclass(t, cst.CSTNode)
+    and issubclass(
+        t,
+        (cst.BaseParenthesizableWhitespace, cst.TrailingWhitespace, cst.EmptyLine, cst.Newline, cst.Comment,
+         cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace,
+         cst.RightCurlyBrace, cst.Comma, cst.Dot, cst.Colon, cst.Semicolon, cst.AssignEqual, cst.BaseBinaryOp,
+         cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseUnaryOp, cst.BaseAugOp, cst.ImportStar, cst.Asynchronous),
+    )
+)
+
+
+def walk(node: cst.CSTNode, visitor: cst.CSTVisitor, prune: frozenset[type] = frozenset()) -> None:
+    """Visit ``node`` and its descendants with a read-only visitor; nodes whose
+    type is in ``prune`` are not visited at all (no callbacks)."""
+    _walk(node, visitor, _attribute_hooks(type(visitor)), prune)
+
+
+def _walk(node: cst.CSTNode, visitor: cst.CSTVisitor, hooks, prune) -> None:
+    if visitor.on_visit(node):
+        node_type = type(node)
+        type_name = node_type.__name__
+        for field in child_fields(node_type):
+            value = getattr(node, field)
+            hooked = (type_name, field) in hooks and (value is not None or field in _optional_fields(node_type))
+            if hooked:
+                visitor.on_visit_attribute(node, field)
+            kind = type(value)
+            if kind is tuple or kind is list:
+                for child in value:
+                    if type(child) not in prune:
+                        _walk(child, visitor, hooks, prune)
+            elif value is not None and kind is not MaybeSentinel and kind not in prune:
+                _walk(value, visitor, hooks, prune)
+            if hooked:
+                visitor.on_leave_attribute(node, field)
+    visitor.on_leave(node)
