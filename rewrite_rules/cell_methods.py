@@ -16,22 +16,32 @@ def _eval(call, ctx):
     return call.rename("set_train", [cst.Arg(cst.Name("False"))])
 
 
-def _not_optimizer(call):
+def _is_optimizer(call) -> bool:
     code = cst.Module([]).code_for_node(call.receiver)
-    kind = call.ctx.known_kinds.get(code)
-    if kind in ("optimizer", "scheduler") or "optim" in code.lower() or "sched" in code.lower():
-        raise Unconvertible(f"{kind or 'optimizer'} state is converted with the training loop, not here")
+    return call.ctx.known_kinds.get(code) == "optimizer" or "optim" in code.lower()
+
+
+def _not_scheduler(call):
+    code = cst.Module([]).code_for_node(call.receiver)
+    if call.ctx.known_kinds.get(code) == "scheduler" or "sched" in code.lower():
+        raise Unconvertible("MindSpore's lr schedulers have no state_dict()/load_state_dict(); "
+                            "carry last_epoch and the learning rates by hand")
 
 
 def _state_dict(call, ctx):
-    _not_optimizer(call)
+    # An optimizer is a Cell in MindSpore: its parameters_dict() holds the moment
+    # buffers and the step count (and the weights they belong to).
+    _not_scheduler(call)
     if call.args:
         raise Unconvertible("state_dict() arguments are not supported")
     return call.rename("parameters_dict", [])
 
 
 def _load_state_dict(call, ctx):
-    _not_optimizer(call)
+    _not_scheduler(call)
+    if _is_optimizer(call):
+        ctx.warn(call.source or call.call, "load_state_dict",
+                 "restores the optimizer's moments, step count and weights, not its param-group learning rates")
     args = [cst.Arg(call.receiver), cst.Arg(call.positional[0] if call.positional else call.keyword("state_dict"))]
     strict = call.keyword("strict") if len(call.positional) < 2 else call.positional[1]
     if strict is not None:
@@ -70,11 +80,15 @@ RULES = [
           examples=(Example("model.train()", "model.set_train(True)"),)),
     _cell("eval", hook=_eval, arity=(0, 0), examples=(Example("model.eval()", "model.set_train(False)"),)),
     _cell("state_dict", hook=_state_dict, arity=(0, 0),
-          examples=(Example("sd = model.state_dict()", "sd = model.parameters_dict()"),)),
+          examples=(Example("sd = model.state_dict()", "sd = model.parameters_dict()"),
+                    Example("sd = optimizer.state_dict()", "sd = optimizer.parameters_dict()"),
+                    Example("sd = scheduler.state_dict()", marked="no state_dict()"))),
     _cell(
         "load_state_dict",
         hook=_load_state_dict,
         arity=(0, 2),
-        examples=(Example("model.load_state_dict(sd)", "mindspore.load_param_into_net(model, sd)"),),
+        examples=(Example("model.load_state_dict(sd)", "mindspore.load_param_into_net(model, sd)"),
+                  Example("optimizer.load_state_dict(sd)", "mindspore.load_param_into_net(optimizer, sd)"),
+                  Example("scheduler.load_state_dict(sd)", marked="no state_dict()")),
     ),
 ]

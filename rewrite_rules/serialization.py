@@ -1,10 +1,14 @@
-"""torch.save / torch.load of model weights -> MindSpore checkpoints."""
+"""torch.save / torch.load of model and optimizer state -> MindSpore checkpoints.
+
+A dict of several states and plain values (the resumable-training idiom) is
+handled by transpiler.structural.checkpoints."""
 
 from __future__ import annotations
 
 import libcst as cst
 
 from rewrite_rules.spec import ApiRule, Drop, Example, Unconvertible
+from transpiler.structural import checkpoints
 
 
 def _save(call, ctx):
@@ -15,13 +19,25 @@ def _save(call, ctx):
         and obj.func.attr.value == "parameters_dict"
         and not obj.args
     ):
-        call.set("obj", obj.func.value)  # save_checkpoint takes the Cell itself
+        call.set("obj", obj.func.value)  # save_checkpoint takes the Cell (model or optimizer) itself
         return
-    raise Unconvertible("only model.state_dict() can be saved as a MindSpore checkpoint here")
+    if isinstance(obj, cst.Dict):
+        checkpoints.save_dict(call, ctx)
+        return
+    if isinstance(obj, cst.Name) and ctx.known_kinds.get(obj.value) == checkpoints.STATE_DICT:
+        return  # a variable holding parameters_dict(): save_checkpoint takes the dict
+    raise Unconvertible("only a state_dict() (of a model or an optimizer) or a dict of them and plain values "
+                        "can be saved as a MindSpore checkpoint")
 
 
 def _load(call, ctx):
-    ctx.warn(call.source, "torch.load", "assumes the file holds a model state dict (a MindSpore checkpoint)")
+    use = checkpoints.load_use(ctx, call.source)
+    if use == checkpoints.SUBSCRIPTED:
+        raise Unconvertible("torch.load(...)[key]: assign the loaded checkpoint to a variable first")
+    if use == checkpoints.DYNAMIC:
+        raise Unconvertible("the loaded dict is read with computed keys and no torch.save in this file shows its keys")
+    if use is None:
+        ctx.warn(call.source, "torch.load", "assumes the file holds a state dict (a MindSpore checkpoint)")
 
 
 RULES = [
@@ -33,7 +49,15 @@ RULES = [
               "_use_new_zipfile_serialization": Drop()},
         positional=2,
         hook=_save,
-        examples=(Example('torch.save(model.state_dict(), "m.pth")', 'mindspore.save_checkpoint(model, "m.pth")'),),
+        notes="an optimizer's checkpoint holds its moments, step count and the weights they belong to; "
+              "a dict of states and plain values becomes one checkpoint with the states under their keys as "
+              "prefixes and the plain values in append_dict",
+        examples=(
+            Example('torch.save(model.state_dict(), "m.pth")', 'mindspore.save_checkpoint(model, "m.pth")'),
+            Example('torch.save(optimizer.state_dict(), "o.pth")', 'mindspore.save_checkpoint(optimizer, "o.pth")'),
+            Example('torch.save({"model": model.state_dict(), "best": None}, "c.pth")', marked="cannot be stored"),
+            Example('torch.save({**extra, "model": model.state_dict()}, "c.pth")', marked="literal string keys"),
+        ),
     ),
     ApiRule(
         "torch.load",
@@ -43,6 +67,11 @@ RULES = [
               "weights_only": Drop(), "mmap": Drop()},
         positional=1,
         hook=_load,
-        examples=(Example('sd = torch.load("m.pth")', 'sd = mindspore.load_checkpoint("m.pth")'),),
+        examples=(
+            Example('sd = torch.load("m.pth")', 'sd = mindspore.load_checkpoint("m.pth")'),
+            Example('optimizer.load_state_dict(torch.load("o.pth"))',
+                    'mindspore.load_param_into_net(optimizer, mindspore.load_checkpoint("o.pth"))'),
+            Example('sd = torch.load("c.pth")["model"]', marked="assign the loaded checkpoint to a variable"),
+        ),
     ),
 ]

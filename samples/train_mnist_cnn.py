@@ -79,8 +79,13 @@ def train(model, epochs=3, batch_size=32, shuffle=True, checkpoint=None, log=pri
         log(f"epoch {epoch}: {len(train_loader)} batches, loss {losses[-1]:.4f}, "
             f"train acc {correct / seen:.2f}, test acc {evaluate(model, test_loader):.2f}")
     if checkpoint is not None:
-        torch.save(model.state_dict(), checkpoint)
-        model.load_state_dict(torch.load(checkpoint))
+        # a resumable checkpoint: model and optimizer state, and where training stopped
+        torch.save({"epoch": epoch, "model_state_dict": model.state_dict(),
+                    "optimizer_state_dict": optimizer.state_dict(), "loss": loss}, checkpoint)
+        state = torch.load(checkpoint)
+        model.load_state_dict(state["model_state_dict"])
+        optimizer.load_state_dict(state["optimizer_state_dict"])
+        log(f"reloaded the checkpoint of epoch {state['epoch']} (loss {state['loss'].item():.4f})")
     return losses
 
 

@@ -55,6 +55,7 @@ class Rewriter(cst.CSTTransformer):
         self.in_place: dict[int, tuple[cst.BaseExpression, cst.BaseExpression, bool]] = {}
         self.placeholders = Placeholders(track=ctx.to_format)
         self.training = structural.TrainingLoops(self)
+        self.checkpoints = structural.Checkpoints(self)  # dicts of states in torch.save / torch.load
         self._header_comments = {line.comment.value for line in module.header if line.comment is not None}
 
     # -- infrastructure -------------------------------------------------------
@@ -96,6 +97,7 @@ class Rewriter(cst.CSTTransformer):
                 result = result.with_changes(body=self.placeholders.compact(list(result.body)))
         elif isinstance(original_node, cst.BaseStatement) and id(original_node) in self.analysis.interesting:
             result = self._finish_statement(original_node, result, self.frames.pop())
+            result = self.checkpoints.leave(original_node, result)
         return self.training.leave(original_node, result)
 
     def _finish_statement(self, original, result, frame: _Frame):
@@ -113,6 +115,7 @@ class Rewriter(cst.CSTTransformer):
 
     def visit_Module(self, node: cst.Module) -> None:
         self.training.plan(node)
+        self.checkpoints.plan(node)
         structural.record_dataset_columns(node, self.ctx)
 
     def leave_Module(self, original_node, updated_node):

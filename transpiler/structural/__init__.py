@@ -3,6 +3,7 @@ one call (Module -> Cell, forward -> construct, grad-mode contexts, buffers,
 statements made empty by device moves). Each lives in its own module."""
 
 from transpiler.structural.buffers import convert_buffer_registration
+from transpiler.structural.checkpoints import Checkpoints
 from transpiler.structural.datasets import convert_dataset_class, record_dataset_columns, visit_dataset_class
 from transpiler.structural.cells import convert_function, is_module_base, is_self_or_super
 from transpiler.structural.devices import is_noop_statement, record_known_kinds
@@ -13,6 +14,7 @@ from transpiler.structural.training_loop import TrainingLoops
 
 __all__ = [
     "assign_in_place",
+    "Checkpoints",
     "convert_buffer_registration",
     "convert_dataset_class",
     "record_dataset_columns",

@@ -89,8 +89,39 @@ def train(model, epochs=3, batch_size=32, shuffle=True, checkpoint=None, log=pri
         log(f"epoch {epoch}: {len(train_loader)} batches, loss {losses[-1]:.4f}, "
             f"train acc {correct / seen:.2f}, test acc {evaluate(model, test_loader):.2f}")
     if checkpoint is not None:
-        mindspore.save_checkpoint(model, checkpoint)
-        mindspore.load_param_into_net(model, mindspore.load_checkpoint(checkpoint))
+        # a resumable checkpoint: model and optimizer state, and where training stopped
+        mindspore.save_checkpoint(
+            {
+                **{
+                    "model_state_dict." + name: value
+                    for name, value in model.parameters_dict().items()
+                },
+                **{
+                    "optimizer_state_dict." + name: value
+                    for name, value in optimizer.parameters_dict().items()
+                },
+            },
+            checkpoint,
+            append_dict={"epoch": epoch, "loss": loss},
+        )
+        state = mindspore.load_checkpoint(checkpoint)
+        state = {
+            "epoch": state["epoch"].item(),
+            "model_state_dict": {
+                name.removeprefix("model_state_dict."): value
+                for name, value in state.items()
+                if name.startswith("model_state_dict.")
+            },
+            "optimizer_state_dict": {
+                name.removeprefix("optimizer_state_dict."): value
+                for name, value in state.items()
+                if name.startswith("optimizer_state_dict.")
+            },
+            "loss": state["loss"],
+        }
+        mindspore.load_param_into_net(model, state["model_state_dict"])
+        mindspore.load_param_into_net(optimizer, state["optimizer_state_dict"])
+        log(f"reloaded the checkpoint of epoch {state['epoch']} (loss {state['loss'].item():.4f})")
     return losses
 
 
