@@ -6,6 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.spec import ApiRule, Example, MethodRule, Unconvertible
+from transpiler.names import chain_parts
 
 _DEVICE_WORDS = ("device", "dev")
 
@@ -45,14 +46,14 @@ def _to(call, ctx):
             if name in ("device", "non_blocking", "copy", "memory_format"):
                 continue
             if name == "dtype":
-                kept.append(arg.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT))
+                kept.append(arg)  # MindSpore's Tensor.to takes dtype= too
                 continue
             raise Unconvertible(f"to() with {name}= is not supported")
         source = call.source_arg(index)
         qualified = call.qualified(source) or ""
         if _is_device(arg.value, source, call):
             continue
-        if qualified.startswith("torch.") and qualified.split(".")[-1] in _DTYPE_NAMES:
+        if _is_dtype(arg.value, qualified, ctx):
             kept.append(arg)
             continue
         if isinstance(arg.value, (cst.Name, cst.Attribute)) and "dtype" in cst.Module([]).code_for_node(arg.value):
@@ -69,6 +70,21 @@ _DTYPE_NAMES = {
     "float16", "float32", "float64", "bfloat16", "int8", "int16", "int32", "int64", "uint8", "bool",
     "float", "double", "half", "int", "long", "short", "complex64", "complex128",
 }
+
+
+def _is_dtype(expr, qualified: str, ctx) -> bool:
+    """A torch dtype, or a MindSpore one (output already converted)."""
+    if qualified.startswith("torch.") and qualified.split(".")[-1] in _DTYPE_NAMES:
+        return True
+    parts = chain_parts(expr)
+    if parts is None or len(parts) < 2:
+        return False
+    binding = ctx.analysis.imports.get(parts[0])
+    return (
+        binding is not None
+        and binding.qualified.split(".", 1)[0] == "mindspore"
+        and parts[-1] in _DTYPE_NAMES | {"bool_"}
+    )
 
 
 def _receiver(call, ctx):

@@ -22,7 +22,9 @@ RULES: list = []
 
 # Keywords torch's Tensor methods never take; a call using them is a numpy
 # array (or MindSpore) method and is left alone.
-_NUMPY_KEYWORDS = frozenset({"axis", "keepdims", "ddof"})
+# Keywords torch never uses on these methods: numpy or MindSpore spellings
+# (so converting converted code again leaves it alone).
+_NUMPY_KEYWORDS = frozenset({"axis", "keepdims", "ddof", "axis1", "axis2", "ord", "keep_dims"})
 
 
 def _receiver_first(call: cst.Call, receiver: cst.BaseExpression) -> cst.Call:
@@ -183,6 +185,16 @@ def atom(node: cst.BaseExpression) -> str:
     composing expressions as text."""
     text = code_of(node)
     return text if isinstance(node, _ATOMS) or node.lpar else f"({text})"
+
+
+def is_call_of(node: cst.BaseExpression | None, name: str) -> bool:
+    """``node`` is ``<something>.name()`` (no arguments) or ``...name(<args>)``
+    for a function spelled ``name``: the form a rule already produced."""
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+    return last == name
 
 
 def expr(text: str) -> cst.BaseExpression:

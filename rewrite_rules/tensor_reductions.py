@@ -13,7 +13,7 @@ import libcst as cst
 
 from rewrite_rules.cases import P, call_cases
 from rewrite_rules.spec import Example, Unconvertible
-from rewrite_rules.tensor_binding import atom, code_of, expr, keyword, literal, method, same
+from rewrite_rules.tensor_binding import atom, code_of, expr, is_call_of, keyword, literal, method, same
 
 X = {"x": "randn(3, 4)"}
 INDEX32 = {"int64": "int32"}
@@ -76,10 +76,10 @@ def _norm(bound, call, ctx):
         if not fro:
             if bound.has("keepdim"):
                 raise Unconvertible("norm(p, keepdim=...) over all elements")
-            bound.result = cst.Call(
-                cst.Attribute(cst.Call(cst.Attribute(call.receiver, cst.Name("flatten")), []), cst.Name("norm")),
-                [cst.Arg(p)],
-            )
+            flat = call.receiver
+            if not (is_call_of(flat, "flatten") and not flat.args):  # already flat: converted before
+                flat = cst.Call(cst.Attribute(flat, cst.Name("flatten")), [])
+            bound.result = cst.Call(cst.Attribute(flat, cst.Name("norm")), [cst.Arg(p)])
 
 
 def _over_all(first: str):

@@ -14,7 +14,7 @@ import libcst as cst
 
 from rewrite_rules.cases import P, call_cases
 from rewrite_rules.spec import Arg, Unconvertible, Unsupported
-from rewrite_rules.tensor_binding import atom, code_of, expr, literal, method, same
+from rewrite_rules.tensor_binding import atom, code_of, expr, is_call_of, literal, method, same
 
 X = {"x": "randn(3, 4)"}
 XY = {"x": "randn(3, 4)", "y": "randn(3, 4)"}
@@ -79,9 +79,10 @@ def _scatter_add(bound, call, ctx):
 def _int32_index(bound, call, ctx):
     """MindSpore wants int32 indices here, and its method writes into the
     receiver: work on a copy."""
-    bound.set("index", expr(f"{atom(bound.get('index'))}.int()"))
-    call_receiver = cst.Call(cst.Attribute(call.receiver, cst.Name("copy")), [])
-    call.receiver = call_receiver
+    if not is_call_of(bound.get("index"), "int"):
+        bound.set("index", expr(f"{atom(bound.get('index'))}.int()"))
+    if not is_call_of(call.receiver, "copy"):  # converted before: already a copy
+        call.receiver = cst.Call(cst.Attribute(call.receiver, cst.Name("copy")), [])
 
 
 def _one_slot(slot: str, *aliases: str):
@@ -101,7 +102,8 @@ def _one_slot(slot: str, *aliases: str):
 def _index_put(bound, call, ctx):
     """MindSpore's index_put wants values of rank >= 1 (torch broadcasts a
     scalar tensor)."""
-    bound.set("values", cst.Call(ctx.ref("mindspore.ops.atleast_1d"), [cst.Arg(bound.get("values"))]))
+    if not is_call_of(bound.get("values"), "atleast_1d"):
+        bound.set("values", cst.Call(ctx.ref("mindspore.ops.atleast_1d"), [cst.Arg(bound.get("values"))]))
 
 
 def _rot90_dims(bound, call, ctx):
