@@ -21,6 +21,7 @@ import json
 import os
 import shutil
 from dataclasses import dataclass
+from functools import lru_cache
 
 from transpiler.diagnostics import Diagnostic
 from transpiler.source_io import write_atomic
@@ -30,10 +31,27 @@ _SOURCE_FILE = "source"  # the input root this cache belongs to
 
 
 def cache_version() -> str:
+    """The tool's release, a digest of its own code (so an edited checkout
+    never serves results of the code before the edit) and the rule set's."""
     from rewrite_rules.registry import load_rules
     from transpiler import __version__
 
-    return f"{__version__}-{load_rules().version}"
+    return f"{__version__}-{_code_digest()}-{load_rules().version}"
+
+
+@lru_cache(maxsize=1)
+def _code_digest() -> str:
+    package = os.path.dirname(os.path.abspath(__file__))
+    digest = hashlib.sha256()
+    for root, dirs, files in os.walk(package):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(root, name)
+                digest.update(os.path.relpath(path, package).encode())
+                with open(path, "rb") as handle:
+                    digest.update(handle.read())
+    return digest.hexdigest()[:12]
 
 
 @dataclass(frozen=True)
