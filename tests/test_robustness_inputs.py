@@ -191,7 +191,9 @@ def test_ten_megabyte_file(tmp_path):
         size += len(parts[-1])
         i += 1
     out = _convert_one(tmp_path, "big.py", "".join(parts).encode()).decode()
-    assert out.count("(nn.Cell):") == models and "torch" not in out
+    # (the plain blocks' docstrings mention the word torch: look for code)
+    assert out.count("(nn.Cell):") == models
+    assert "import torch" not in out and "TODO(ms-migrate)" not in out
     assert f"'name': 'helper_{i - 1}'" in out or f"# layer {i - 1}\n" in out
     compile(out, "big.py", "exec")
 
