@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.spec import Example, MethodRule, Unconvertible
+from transpiler.engine import code_of, keyword_arg
 
 
 def _train(call, ctx):
@@ -17,12 +18,12 @@ def _eval(call, ctx):
 
 
 def _is_optimizer(call) -> bool:
-    code = cst.Module([]).code_for_node(call.receiver)
+    code = code_of(call.receiver)
     return call.ctx.known_kinds.get(code) == "optimizer" or "optim" in code.lower()
 
 
 def _not_scheduler(call):
-    code = cst.Module([]).code_for_node(call.receiver)
+    code = code_of(call.receiver)
     if call.ctx.known_kinds.get(code) == "scheduler" or "sched" in code.lower():
         raise Unconvertible("MindSpore's lr schedulers have no state_dict()/load_state_dict(); "
                             "carry last_epoch and the learning rates by hand")
@@ -45,16 +46,15 @@ def _load_state_dict(call, ctx):
     args = [cst.Arg(call.receiver), cst.Arg(call.positional[0] if call.positional else call.keyword("state_dict"))]
     strict = call.keyword("strict") if len(call.positional) < 2 else call.positional[1]
     if strict is not None:
-        args.append(cst.Arg(strict, keyword=cst.Name("strict_load"), equal=_EQ))
+        args.append(keyword_arg("strict_load", strict))
     return cst.Call(ctx.ref("mindspore.load_param_into_net"), args)
 
 
-_EQ = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
 
 def _modules(call, ctx):
     return cst.parse_expression(
-        f"(cell for _, cell in {cst.Module([]).code_for_node(call.receiver)}.cells_and_names())"
+        f"(cell for _, cell in {code_of(call.receiver)}.cells_and_names())"
     )
 
 

@@ -10,6 +10,7 @@ from rewrite_rules.cases import P
 from rewrite_rules.helpers import FACTORY_ARGS, GENERATOR
 from rewrite_rules.spec import ApiRule, Arg, Example, Unsupported
 from rewrite_rules.torch_builders import IN, X, arg_text, case, compose, fn, ms
+from transpiler.engine import code_of
 
 _FACTORY = "*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False"
 _LIKE = "input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None"
@@ -65,13 +66,13 @@ def _full_dtype(call, ctx):
         ctx.warn(call.source, "torch.full", "fill_value through a variable: pass dtype= if it is a float")
         return
     name = "bool_" if isinstance(value, bool) else "int64" if isinstance(value, int) else "float32"
-    call.set("dtype", cst.Module([]).code_for_node(ctx.ref(f"mindspore.{name}")))
+    call.set("dtype", code_of(ctx.ref(f"mindspore.{name}")))
 
 
 def _eye_dtype(call, ctx):
     """torch's default dtype is float32; MindSpore's eye needs one."""
     if not call.has("dtype"):
-        call.set("dtype", cst.Module([]).code_for_node(ctx.ref("mindspore.float32")))
+        call.set("dtype", code_of(ctx.ref("mindspore.float32")))
 
 
 RULES = [

@@ -13,10 +13,9 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.spec import ApiRule, Drop, Example, Unconvertible, Unsupported
-from transpiler.engine import code_of
+from transpiler.engine import code_of, keyword_arg
 from transpiler.structural.datasets import columns_of, default_columns, is_mindspore_dataset
 
-_EQ = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 _PERFORMANCE = Drop("loader performance option with no MindSpore counterpart; no effect on the data")
 
 _LOADER_SIGNATURE = (
@@ -24,10 +23,6 @@ _LOADER_SIGNATURE = (
     "pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None, multiprocessing_context=None, "
     "generator=None, *, prefetch_factor=None, persistent_workers=False, pin_memory_device='', in_order=True"
 )
-
-
-def _keyword(name: str, value: cst.BaseExpression) -> cst.Arg:
-    return cst.Arg(value, keyword=cst.Name(name), equal=_EQ)
 
 
 def _loader(call, ctx):
@@ -53,23 +48,23 @@ def _loader(call, ctx):
             ctx.warn(call.source, "torch.utils.data.DataLoader",
                      f"column names assumed {columns}: the dataset's __getitem__ is not in this file")
         names = cst.List([cst.Element(cst.SimpleString(f'"{c}"')) for c in columns])
-        args = [cst.Arg(dataset), _keyword("column_names", names)]
+        args = [cst.Arg(dataset), keyword_arg("column_names", names)]
         if sampler is not None:
-            args.append(_keyword("sampler", sampler))
+            args.append(keyword_arg("sampler", sampler))
         else:
-            args.append(_keyword("shuffle", shuffle))
+            args.append(keyword_arg("shuffle", shuffle))
         workers = call.get("num_workers")
         if workers is not None and code_of(workers) != "0":
             # threads: sources converted from torch may hold MindSpore tensors,
             # which hang in forked worker processes
-            args += [_keyword("num_parallel_workers", workers), _keyword("python_multiprocessing", cst.Name("False"))]
+            args += [keyword_arg("num_parallel_workers", workers), keyword_arg("python_multiprocessing", cst.Name("False"))]
         pipeline = cst.Call(ctx.ref("mindspore.dataset.GeneratorDataset"), args)
     batch_size = call.get("batch_size")
     if batch_size is not None and code_of(batch_size) == "None":
         call.result = pipeline
         return
     batch_args = [cst.Arg(batch_size if batch_size is not None else cst.Integer("1"))]
-    batch_args.append(_keyword("drop_remainder", call.get("drop_last") or cst.Name("False")))
+    batch_args.append(keyword_arg("drop_remainder", call.get("drop_last") or cst.Name("False")))
     call.result = cst.Call(cst.Attribute(pipeline, cst.Name("batch")), batch_args)
 
 
@@ -88,11 +83,11 @@ def _random_split(call, ctx):
     if not is_mindspore_dataset(ctx, source):
         base = cst.Call(
             ctx.ref("mindspore.dataset.GeneratorDataset"),
-            [cst.Arg(dataset), _keyword("column_names", names), _keyword("shuffle", cst.Name("False"))],
+            [cst.Arg(dataset), keyword_arg("column_names", names), keyword_arg("shuffle", cst.Name("False"))],
         )
     call.result = cst.Call(
         cst.Attribute(base, cst.Name("split")),
-        [cst.Arg(call.get("lengths")), _keyword("randomize", cst.Name("True"))],
+        [cst.Arg(call.get("lengths")), keyword_arg("randomize", cst.Name("True"))],
     )
 
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.spec import ApiRule, Example, MethodRule, Unconvertible
+from transpiler.engine import code_of
 from transpiler.names import chain_parts
+from transpiler.structural.devices import is_device_string
 
 _DEVICE_WORDS = ("device", "dev")
 
@@ -26,10 +28,9 @@ def _is_device(expr, source, method) -> bool:
     if qualified is not None and qualified.startswith("torch.device"):
         return True
     if isinstance(expr, cst.SimpleString):
-        text = expr.evaluated_value
-        return isinstance(text, str) and text.split(":", 1)[0] in ("cuda", "cpu", "mps", "xpu")
+        return is_device_string(expr)
     if isinstance(expr, (cst.Name, cst.Attribute)):
-        code = cst.Module([]).code_for_node(expr)
+        code = code_of(expr)
         if method.ctx.known_kinds.get(code) == "device":
             return True
         last = code.rsplit(".", 1)[-1].lower()
@@ -56,7 +57,7 @@ def _to(call, ctx):
         if _is_dtype(arg.value, qualified, ctx):
             kept.append(arg)
             continue
-        if isinstance(arg.value, (cst.Name, cst.Attribute)) and "dtype" in cst.Module([]).code_for_node(arg.value):
+        if isinstance(arg.value, (cst.Name, cst.Attribute)) and "dtype" in code_of(arg.value):
             kept.append(arg)
             continue
         raise Unconvertible("to(): cannot tell whether the argument is a device or a dtype")

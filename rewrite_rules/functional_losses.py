@@ -23,7 +23,7 @@ import libcst as cst
 from rewrite_rules.cases import SHAPES
 from rewrite_rules.nn_shared import LOSS_LEGACY, P, fn_cases
 from rewrite_rules.spec import ApiRule, Arg, Example, Unconvertible, Unsupported
-from transpiler.engine import code_of, literal_value
+from transpiler.engine import code_of, keyword_arg, literal_value
 
 _RED = "'sum'"
 _NO_WEIGHT = Unsupported("weight= is not supported by the MindSpore functional loss")
@@ -98,7 +98,7 @@ def _first_of_pair(call, ctx):
     call.result = cst.Subscript(
         value=cst.Call(
             ctx.ref("mindspore.ops.ctc_loss"),
-            [cst.Arg(call.get(p.name), keyword=cst.Name(p.name), equal=_EQ) for p in call.rule.params if call.has(p.name)],
+            [keyword_arg(p.name, call.get(p.name)) for p in call.rule.params if call.has(p.name)],
         ),
         slice=[cst.SubscriptElement(cst.Index(cst.Integer("0")))],
     )
@@ -117,19 +117,18 @@ def _cell_in_place(cell: str, ctor_args: tuple[str, ...], call_args: tuple[str, 
                 default = False
             if not default:
                 norm = code_of(ctx.ref("mindspore.ops.norm"))
-                keywords.append(cst.Arg(
-                    cst.parse_expression(f"lambda x1, x2: {norm}(x1 - x2 + {code_of(eps)}, {code_of(p)}, dim=-1)"),
-                    keyword=cst.Name("distance_function"), equal=_EQ))
+                keywords.append(keyword_arg(
+                    "distance_function",
+                    cst.parse_expression(f"lambda x1, x2: {norm}(x1 - x2 + {code_of(eps)}, {code_of(p)}, dim=-1)")))
         for name in ctor_args:
             if call.has(name):
-                keywords.append(cst.Arg(call.get(name), keyword=cst.Name(name), equal=_EQ))
+                keywords.append(keyword_arg(name, call.get(name)))
         built = cst.Call(ctx.ref(cell), keywords)
         call.result = cst.Call(built, [cst.Arg(call.get(n)) for n in call_args])
 
     return hook
 
 
-_EQ = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
 _CE = {"x": "randn(6, 5)", "y": "randint(0, 5, (6,))", "w": "rand(5)"}
 

@@ -26,7 +26,7 @@ from rewrite_rules.cases import call_cases
 from rewrite_rules.nn_shared import LOSS_LEGACY, P, layer_cases
 from rewrite_rules.cases import SHAPES
 from rewrite_rules.spec import ApiRule, Arg, Example, Unconvertible, WeightMove
-from transpiler.engine import code_of, literal_value
+from transpiler.engine import code_of, keyword_arg, literal_value
 
 _PAIR = {"x": "randn(4, 5)", "y": "randn(4, 5)"}
 _PROB = {"x": "rand(4, 5)", "y": "rand(4, 5)"}  # probabilities / binary targets in [0, 1)
@@ -96,7 +96,7 @@ def _functional_loss(fn: str, params: tuple[str, ...], cast: dict[str, str] | No
             value = call.get(name)
             if name in broadcast:
                 value = cst.parse_expression(f"{code_of(value)}.broadcast_to(input.shape)")
-            keywords.append(cst.Arg(value, keyword=cst.Name(name), equal=_EQ))
+            keywords.append(keyword_arg(name, value))
         inputs = []
         for name in ("input", "target"):
             value: cst.BaseExpression = cst.Name(name)
@@ -134,7 +134,6 @@ def _soft_margin(call, ctx):
     call.result = _lambda(cst.parse_expression(reduced(f"{softplus}(-target * input)", call.get("reduction", "'mean'"))))
 
 
-_EQ = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
 
 def _is_none(expr) -> bool:

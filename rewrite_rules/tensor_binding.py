@@ -16,7 +16,7 @@ from typing import Callable
 import libcst as cst
 
 from rewrite_rules.spec import ApiRule, InPlace, MethodRule, Unconvertible
-from transpiler.engine import MethodCall, apply_mapping, bind, code_of, literal_value, render
+from transpiler.engine import MethodCall, apply_mapping, bind, code_of, keyword_arg, literal_value, render
 
 RULES: list = []
 
@@ -161,13 +161,7 @@ def _parenthesized(node: cst.BaseExpression) -> cst.BaseExpression:
     return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
-def keyword(name: str, value: cst.BaseExpression) -> cst.Arg:
-    return cst.Arg(
-        value,
-        keyword=cst.Name(name),
-        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
-    )
-
+keyword = keyword_arg  # the name rule modules of this family use
 
 def literal(expr: cst.BaseExpression | None, default=None):
     """The Python value of a literal argument; ``default`` when absent; raises

@@ -12,6 +12,7 @@ import libcst as cst
 from rewrite_rules.cases import P
 from rewrite_rules.spec import Unconvertible, Unsupported
 from rewrite_rules.torch_builders import IN, X, arg_text, atom, case, compose, fn, literal, ms
+from transpiler.engine import code_of
 
 X3 = {"x": "randn(2, 3, 4)"}
 DIM = P("dim", "1", default=True)
@@ -76,7 +77,7 @@ def _max_min(kind: str):
     pairwise = "maximum" if kind == "max" else "minimum"
 
     def hook(call, ctx):
-        ops = cst.Module([]).code_for_node(ctx.ref("mindspore.ops"))
+        ops = code_of(ctx.ref("mindspore.ops"))
         x = arg_text(call, "input")
         if call.has("other"):
             call.result = cst.parse_expression(f"{ops}.{pairwise}({x}, {arg_text(call, 'other')})")
@@ -91,7 +92,7 @@ def _max_min(kind: str):
         if known and isinstance(value, int):
             call.result = cst.parse_expression(reduce)
         elif isinstance(dim, cst.Name):  # a variable: a dim or the other tensor, decided when it runs
-            tensor = cst.Module([]).code_for_node(ctx.ref("mindspore.Tensor"))
+            tensor = code_of(ctx.ref("mindspore.Tensor"))
             call.result = cst.parse_expression(
                 f"{ops}.{pairwise}({x}, {dim.value}) if isinstance({dim.value}, {tensor}) else {reduce}"
             )
@@ -117,7 +118,7 @@ def _max_min(kind: str):
 
 
 def _median(call, ctx):
-    ops = cst.Module([]).code_for_node(ctx.ref("mindspore.ops"))
+    ops = code_of(ctx.ref("mindspore.ops"))
     x = arg_text(call, "input")
     if not call.has("dim"):
         call.result = cst.parse_expression(f"{ops}.median({ops}.flatten({x}, start_dim=0), axis=0)[0]")
@@ -137,7 +138,7 @@ def _norm(call, ctx):
 
 
 def _count_nonzero(call, ctx):
-    call.add_keyword("dtype", cst.Module([]).code_for_node(ctx.ref("mindspore.int64")))
+    call.add_keyword("dtype", code_of(ctx.ref("mindspore.int64")))
 
 
 RULES = [

@@ -9,6 +9,7 @@ import libcst as cst
 from rewrite_rules.cases import P
 from rewrite_rules.spec import Arg, Drop, Unconvertible, Unsupported
 from rewrite_rules.torch_builders import IN, X, arg_text, case, compose, fn, literal, ms
+from transpiler.engine import code_of
 
 X3 = {"x": "randn(2, 3, 4)"}
 AB = {"a": "randn(2, 3)", "b": "randn(2, 3)"}
@@ -33,7 +34,7 @@ def _meshgrid(call, ctx):
 
 def _where(call, ctx):
     if not call.has("input") and not call.has("other"):
-        ops = cst.Module([]).code_for_node(ctx.ref("mindspore.ops"))
+        ops = code_of(ctx.ref("mindspore.ops"))
         call.result = cst.parse_expression(f"{ops}.unbind({ops}.nonzero({arg_text(call, 'condition')}), 1)")
     elif not (call.has("input") and call.has("other")):
         raise Unconvertible("torch.where needs both input and other (or neither)")
@@ -51,7 +52,7 @@ def _scatter(call, ctx):
     if call.has("value"):
         if call.has("src"):
             raise Unconvertible("scatter takes src or value, not both")
-        ops = cst.Module([]).code_for_node(ctx.ref("mindspore.ops"))
+        ops = code_of(ctx.ref("mindspore.ops"))
         x, index = arg_text(call, "input"), arg_text(call, "index")
         call.set("src", f"{ops}.full({index}.shape, {arg_text(call, 'value')}, dtype={x}.dtype)")
         call.remove("value")
@@ -75,7 +76,7 @@ def _need(call, name, why):
 
 
 def _ops(ctx) -> str:
-    return cst.Module([]).code_for_node(ctx.ref("mindspore.ops"))
+    return code_of(ctx.ref("mindspore.ops"))
 
 
 def _roll(call, ctx):
@@ -119,7 +120,7 @@ def _bincount(call, ctx):
     if not call.has("weights"):
         from rewrite_rules.torch_builders import render_default
 
-        int64 = cst.Module([]).code_for_node(ctx.ref("mindspore.int64"))
+        int64 = code_of(ctx.ref("mindspore.int64"))
         call.result = cst.parse_expression(f"{render_default(call, ctx)}.astype({int64})")
 
 

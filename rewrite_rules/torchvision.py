@@ -13,14 +13,9 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.spec import ApiRule, Arg, Drop, Example, Unconvertible, Unsupported
-from transpiler.engine import code_of
+from transpiler.engine import code_of, keyword_arg
 
-_EQ = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 _DATASET_SIGNATURE = "root, train=True, transform=None, target_transform=None, download=False"
-
-
-def _keyword(name: str, value: cst.BaseExpression) -> cst.Arg:
-    return cst.Arg(value, keyword=cst.Name(name), equal=_EQ)
 
 
 def _usage(train: cst.BaseExpression) -> cst.BaseExpression:
@@ -34,7 +29,7 @@ def _dataset_hook(target: str, warning: str):
     def hook(call, ctx):
         args = [cst.Arg(call.get("root"))]
         if any(p.name == "train" for p in call.rule.params):
-            args.append(_keyword("usage", _usage(call.get("train") or cst.Name("True"))))
+            args.append(keyword_arg("usage", _usage(call.get("train") or cst.Name("True"))))
         if call.has("download"):
             ctx.warn(call.source, call.rule.torch, "download= dropped: mindspore.dataset does not download; " + warning)
         else:
@@ -45,7 +40,7 @@ def _dataset_hook(target: str, warning: str):
             if operations is not None and code_of(operations) != "None":
                 pipeline = cst.Call(
                     cst.Attribute(pipeline, cst.Name("map")),
-                    [_keyword("operations", operations), _keyword("input_columns", cst.SimpleString(f'"{column}"'))],
+                    [keyword_arg("operations", operations), keyword_arg("input_columns", cst.SimpleString(f'"{column}"'))],
                 )
         call.result = pipeline
 

@@ -15,6 +15,11 @@ _NO_SPACE = cst.AssignEqual(
 )
 
 
+def keyword_arg(name: str, value: cst.BaseExpression) -> cst.Arg:
+    """``name=value``, spelled as black writes keyword arguments."""
+    return cst.Arg(value, keyword=cst.Name(name), equal=_NO_SPACE)
+
+
 def literal_value(expr: cst.BaseExpression):
     """The Python value of a literal expression, or raise ValueError."""
     import ast
@@ -187,12 +192,12 @@ def render(bound: BoundCall, func: cst.BaseExpression) -> cst.Call:
     order += [n for n in bound.values if n not in order]
     for name in order:
         for ms_name, expr in bound.before.get(name, ()):
-            args.append(cst.Arg(expr, keyword=cst.Name(ms_name), equal=_NO_SPACE))
+            args.append(keyword_arg(ms_name, expr))
         if name in emitted or name not in bound.values:
             continue
         args.append(_arg(bound, name, _ms_name(bound, name)))
     for ms_name, expr in bound.appended:
-        args.append(cst.Arg(expr, keyword=cst.Name(ms_name), equal=_NO_SPACE))
+        args.append(keyword_arg(ms_name, expr))
     return cst.Call(func=func, args=_fix_commas(args, bound.original))
 
 
@@ -215,7 +220,7 @@ def _arg(bound: BoundCall, name: str, keyword: str | None) -> cst.Arg:
             return original.with_changes(value=value, comma=original.comma)
         equal = original.equal if original.keyword is not None else _NO_SPACE
         return original.with_changes(value=value, keyword=cst.Name(keyword), equal=equal)
-    return cst.Arg(value, keyword=cst.Name(keyword), equal=_NO_SPACE)
+    return keyword_arg(keyword, value)
 
 
 def _fix_commas(args: list[cst.Arg], original: cst.Call) -> list[cst.Arg]:

@@ -10,6 +10,14 @@ from transpiler.engine import code_of
 _DEVICE_STRINGS = ("cuda", "cpu", "mps", "xpu")
 
 
+def is_device_string(expr: cst.BaseExpression) -> bool:
+    """A string literal naming a torch device: "cuda", "cpu", "cuda:1" ..."""
+    if not isinstance(expr, cst.SimpleString):
+        return False
+    text = expr.evaluated_value
+    return isinstance(text, str) and text.split(":", 1)[0] in _DEVICE_STRINGS
+
+
 def record_known_kinds(node: cst.Assign, ctx) -> None:
     kind = _kind_of(node.value, ctx)
     if kind is None:
@@ -28,10 +36,8 @@ def _kind_of(value: cst.BaseExpression, ctx) -> str | None:
             return "optimizer"
         if qualified.startswith("torch.optim.lr_scheduler."):
             return "scheduler"
-    if isinstance(value, cst.SimpleString):
-        text = value.evaluated_value
-        if isinstance(text, str) and text.split(":", 1)[0] in _DEVICE_STRINGS:
-            return "device"
+    if is_device_string(value):
+        return "device"
     return None
 
 

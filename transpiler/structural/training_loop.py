@@ -24,7 +24,7 @@ from __future__ import annotations
 import libcst as cst
 
 from transpiler.diagnostics import Outcome, Severity
-from transpiler.engine import code_of
+from transpiler.engine import code_of, keyword_arg
 from transpiler.formatting import format_statement
 from transpiler.structural.step_names import names_of
 from transpiler.structural.step_plan import (
@@ -196,7 +196,7 @@ class TrainingLoops:
             cst.Arg(cst.Attribute(plan.optimizer.deep_clone(), cst.Name("parameters"))),
         ]
         if plan.aux:
-            args.append(cst.Arg(cst.Name("True"), keyword=cst.Name("has_aux"), equal=_EQ))
+            args.append(keyword_arg("has_aux", cst.Name("True")))
         grad = _assign(cst.Name(plan.grad_name), cst.Call(self.ctx.ref("mindspore.value_and_grad"), args))
         training = self._set_train(site, plan)
         return [*training, function, format_statement(grad, depth, self.rewriter.module)]
@@ -268,7 +268,6 @@ class TrainingLoops:
         return cst.FlattenSentinel([*unique, *nodes])
 
 
-_EQ = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
 
 def _assign(target: cst.BaseAssignTargetExpression, value: cst.BaseExpression) -> cst.SimpleStatementLine:
