@@ -138,7 +138,7 @@ ArgMapping = Mapping[str, "str | Arg | Drop | Unsupported"]
 @dataclass(frozen=True)
 class WeightMove:
     """How one torch parameter (or buffer) of a layer moves into the MindSpore
-    Cell when more than its name changes; read by ``transpiler.weights``.
+    Cell when more than its name changes; read by ``transpiler.proof.weights``.
 
     to: the MindSpore parameter name; None means the value has no MindSpore
         counterpart and is dropped (``why`` says why; e.g. BatchNorm's
@@ -172,7 +172,7 @@ class ApiRule:
     weights: torch parameter name -> MindSpore parameter name (or a WeightMove
         when the layout changes or the value is dropped) for layers whose
         weights move; unlisted parameters keep their name (used by the weight
-        converter, ``transpiler.weights``).
+        converter, ``transpiler.proof.weights``).
     aliases: further torch names that mean the same thing.
     """
 

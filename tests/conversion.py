@@ -7,7 +7,7 @@ import dataclasses
 import pathlib
 
 from transpiler.convert import convert_source
-from transpiler.verify import load_module
+from transpiler.proof.verify import load_module
 
 
 def convert_to(source: pathlib.Path | str, out_dir: pathlib.Path, rules=None, text: str | None = None) -> pathlib.Path:

@@ -3,7 +3,7 @@ errors reported as path:line, hanging imports cut off by the timeout."""
 
 from __future__ import annotations
 
-from transpiler.check import check_imports
+from transpiler.proof.check import check_imports
 from transpiler.cli import main
 
 GOOD = "import torch.nn as nn\n\n\nclass Net(nn.Module):\n    pass\n"

@@ -10,7 +10,7 @@ import sys
 import textwrap
 
 from transpiler.cli import main
-from transpiler.emit_tests import plan_cells
+from transpiler.proof.emit_tests import plan_cells
 
 SOURCE = textwrap.dedent(
     '''

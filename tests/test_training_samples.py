@@ -2,7 +2,7 @@
 
 Each ``samples/train_*.py`` is converted; the torch original and the MindSpore
 result then run from the same initial weights (converted with
-transpiler.weights) on the same synthetic batches for a few dozen steps
+transpiler.proof.weights) on the same synthetic batches for a few dozen steps
 (shuffling and dropout off, so the batches and the forward pass are
 deterministic). Checked: the first-step losses agree, the loss falls in both,
 and the final losses agree within a stated ratio.

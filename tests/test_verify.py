@@ -12,9 +12,9 @@ from rewrite_rules.registry import load_rules
 from rewrite_rules.spec import Drop
 from tests.conversion import convert_to, with_rule
 from transpiler.cli import main
-from transpiler.compare import compare
-from transpiler.verify import VerifyRequest, verify
-from transpiler.verify_inputs import InputSpec, InputSpecError, make_inputs, parse_input
+from transpiler.proof.compare import compare
+from transpiler.proof.verify import VerifyRequest, verify
+from transpiler.proof.verify_inputs import InputSpec, InputSpecError, make_inputs, parse_input
 
 MODEL = textwrap.dedent(
     '''

@@ -10,8 +10,8 @@ import pytest
 
 from tests.conversion import convert_to, load
 from tests.golden_files import sample_paths
-from transpiler.verify import MATCH, VerifyRequest, verify
-from transpiler.verify_inputs import parse_input
+from transpiler.proof.verify import MATCH, VerifyRequest, verify
+from transpiler.proof.verify_inputs import parse_input
 
 MODELS = pathlib.Path(__file__).parent / "models"
 MODEL_FILES = sorted(p for p in MODELS.glob("*.py") if p.name != "__init__.py")

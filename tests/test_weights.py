@@ -14,7 +14,7 @@ import torch
 from rewrite_rules.registry import load_rules
 from tests.conversion import convert_to, load, with_rule
 from transpiler.cli import main
-from transpiler.weights import WeightConversionError, convert_state_dict, map_weights
+from transpiler.proof.weights import WeightConversionError, convert_state_dict, map_weights
 
 MODEL = textwrap.dedent(
     '''

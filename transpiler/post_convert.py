@@ -9,8 +9,8 @@ import os
 import sys
 
 from transpiler.batch import display_path
-from transpiler.check import as_diagnostics, check_imports
-from transpiler.emit_tests import emit_tests
+from transpiler.proof.check import as_diagnostics, check_imports
+from transpiler.proof.emit_tests import emit_tests
 
 
 def after_write(args, jobs, report) -> int:

@@ -4,7 +4,7 @@ A case arrives as a ``Job`` (the torch snippet and the converted snippet, each
 split into top-level statements). The two snippets run in lockstep, statement
 by statement; after a statement binds a torch ``nn.Module`` to a name, that
 module's weights are copied into the MindSpore Cell bound to the same name
-(``transpiler.weights.convert_state_dict``) before the next statement runs.
+(``transpiler.proof.weights.convert_state_dict``) before the next statement runs.
 So a snippet only has to construct its layers in their own statements,
 ``layer = nn.Linear(3, 4)`` then ``result = layer(x)``, in any order relative
 to the use of inputs.
@@ -117,7 +117,7 @@ class Frameworks:
         if not any(True for _ in module.state_dict()) and not any(True for _ in module.buffers()):
             return
         try:
-            from transpiler.weights import convert_state_dict  # written in parallel (issue 5): imported lazily
+            from transpiler.proof.weights import convert_state_dict  # written in parallel (issue 5): imported lazily
         except ImportError as error:
             raise CaseError("weights", f"cannot copy weights of {name}: {error}") from None
         try:

@@ -44,7 +44,7 @@ def run_torch(sample, weights: pathlib.Path, build_kwargs, train_kwargs):
 def run_mindspore(sample, weights: pathlib.Path, build_kwargs, train_kwargs):
     import mindspore
 
-    from transpiler.weights import convert_state_dict
+    from transpiler.proof.weights import convert_state_dict
 
     mindspore.set_seed(0)
     models = sample.build_models(**build_kwargs)

@@ -44,8 +44,8 @@ def add_parser(subparsers) -> None:
 
 
 def run_verify(args) -> int:
-    from transpiler.verify import ERROR, VerifyRequest, parse_json_arg, verify
-    from transpiler.verify_inputs import InputSpecError, parse_input
+    from transpiler.proof.verify import ERROR, VerifyRequest, parse_json_arg, verify
+    from transpiler.proof.verify_inputs import InputSpecError, parse_input
 
     try:
         specs = [parse_input(text) for text in args.input]

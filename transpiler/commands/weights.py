@@ -29,7 +29,7 @@ def add_parser(subparsers) -> None:
 
 def run_weights(args) -> int:
     try:
-        from transpiler.weight_files import build_cell, load_torch_state
+        from transpiler.proof.weight_files import build_cell, load_torch_state
 
         state = load_torch_state(args.source)
         cell = build_cell(args.model, args.args, args.kwargs)
@@ -38,7 +38,7 @@ def run_weights(args) -> int:
         return 2
     import mindspore
 
-    from transpiler.weights import map_weights
+    from transpiler.proof.weights import map_weights
 
     params, report = map_weights(state, cell)
     print(f"ms-migrate: weights: {report.summary()}", file=sys.stderr)

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from transpiler.compare import Difference, compare, compare_leaf, flatten, format_table, map_leaves, to_numpy
-from transpiler.verify_inputs import InputSpec, make_inputs
-from transpiler.weights import WeightReport, map_weights
+from transpiler.proof.compare import Difference, compare, compare_leaf, flatten, format_table, map_leaves, to_numpy
+from transpiler.proof.verify_inputs import InputSpec, make_inputs
+from transpiler.proof.weights import WeightReport, map_weights
 
 MATCH, MISMATCH, ERROR = 0, 1, 2
 

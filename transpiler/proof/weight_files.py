@@ -8,7 +8,7 @@ import os
 import sys
 from typing import Mapping
 
-from transpiler.verify import load_module, parse_json_arg
+from transpiler.proof.verify import load_module, parse_json_arg
 
 _NESTED_KEYS = ("state_dict", "model_state_dict", "model")
 

@@ -1,7 +1,7 @@
 """``ms-migrate convert --emit-tests``: next to each converted module, a pytest
 file that builds every converted Cell it can, loads the torch original's
 weights into it and compares outputs on seeded inputs
-(``transpiler.cell_tests.check_cell`` does the running).
+(``transpiler.proof.cell_tests.check_cell`` does the running).
 
 Planning is static (the user's code is not run at conversion time): a Cell is
 built from its constructor defaults, or from literal arguments the file itself
@@ -115,7 +115,7 @@ import os
 
 import pytest
 
-from transpiler.cell_tests import check_cell
+from transpiler.proof.cell_tests import check_cell
 
 ORIGINAL = {original_path!r}
 CONVERTED = os.path.join(os.path.dirname(os.path.abspath(__file__)), {converted!r})

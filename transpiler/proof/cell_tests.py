@@ -1,13 +1,13 @@
 """Runtime of the per-Cell tests that ``--emit-tests`` writes: build the torch
 module and the converted Cell, find inputs the torch module accepts, and
-compare through ``transpiler.verify``."""
+compare through ``transpiler.proof.verify``."""
 
 from __future__ import annotations
 
 import inspect
 
-from transpiler.verify import MATCH, VerifyRequest, load_module, verify
-from transpiler.verify_inputs import InputSpec, make_inputs, parse_input
+from transpiler.proof.verify import MATCH, VerifyRequest, load_module, verify
+from transpiler.proof.verify_inputs import InputSpec, make_inputs, parse_input
 
 _SIZES = (16, 32, 28, 8, 64)
 _loaded: dict[str, object] = {}

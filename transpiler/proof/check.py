@@ -4,7 +4,7 @@ process and report import errors per file as ``path:line``.
 One child imports the files one after another (MindSpore's import cost is paid
 once) and reports each file as a JSON line when done; a file that does not
 finish within the timeout is reported as hanging and a new child takes the
-remaining files. Run the child as ``python -m transpiler.check FILE...``.
+remaining files. Run the child as ``python -m transpiler.proof.check FILE...``.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def check_imports(paths: list[str], timeout: float = 60.0) -> list[ImportProblem
 def _run_child(paths: list[str], timeout: float, problems: list[ImportProblem]) -> tuple[int, bool]:
     """Import ``paths`` in one child; returns (files finished, whether one hung)."""
     env = {**os.environ, "GLOG_v": os.environ.get("GLOG_v", "3")}
-    child = subprocess.Popen([sys.executable, "-m", "transpiler.check", *paths], stdout=subprocess.PIPE,
+    child = subprocess.Popen([sys.executable, "-m", "transpiler.proof.check", *paths], stdout=subprocess.PIPE,
                              stderr=subprocess.DEVNULL, env=env)
     selector = selectors.DefaultSelector()
     selector.register(child.stdout, selectors.EVENT_READ)
@@ -105,7 +105,7 @@ def _import_path(path: str) -> None:
     package's parent, so its relative imports work; a plain file by path."""
     import importlib
 
-    from transpiler.verify import load_module
+    from transpiler.proof.verify import load_module
 
     folder = os.path.dirname(path)
     parts = [os.path.splitext(os.path.basename(path))[0]]

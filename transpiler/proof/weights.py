@@ -20,7 +20,7 @@ from typing import Mapping
 import numpy as np
 
 from rewrite_rules.spec import ApiRule, WeightMove
-from transpiler.layer_rules import rule_for_module, rules_for_cell
+from transpiler.proof.layer_rules import rule_for_module, rules_for_cell
 
 
 class WeightConversionError(ValueError):
