@@ -7,7 +7,7 @@ mark what is left over outside a recognised step."""
 from __future__ import annotations
 
 from rewrite_rules.spec import ApiRule, Arg, AttributeRule, Drop, Example, MethodRule, Unconvertible, Unsupported
-from transpiler.engine import code_of
+from transpiler.structural.provenance import CELL, LAYER, OPTIMIZER, origin_of
 
 _PERFORMANCE = Drop("implementation choice (foreach/fused kernels, CUDA graphs); no effect on the result")
 _COMMON = {
@@ -84,22 +84,17 @@ def _optimizer_rule(name: str) -> ApiRule:
     )
 
 
-def _is_scheduler(code: str, ctx) -> bool:
-    return ctx.known_kinds.get(code) == "scheduler" or "sched" in code.rsplit(".", 1)[-1].lower()
-
-
-def _is_optimizer(code: str, ctx) -> bool:
-    if ctx.known_kinds.get(code) == "optimizer":
-        return True
-    last = code.rsplit(".", 1)[-1].lower()
-    return not _is_scheduler(code, ctx) and ("optim" in last or last.startswith("opt"))
+def _receiver_kind(call, ctx) -> str | None:
+    """What the receiver is, from where the file made it (never from its name)."""
+    origin = origin_of(ctx, call.source.func.value if call.source is not None else None)
+    return origin.kind if origin is not None else None
 
 
 def _step(call, ctx):
     """scheduler.step() is the same in MindSpore; a leftover optimizer.step()
-    is outside any training step ms-migrate could rewrite."""
-    code = code_of(call.receiver)
-    if _is_optimizer(code, ctx):
+    is outside any training step ms-migrate could rewrite; the step() of
+    anything else (unknown: not made in this file) is left alone."""
+    if _receiver_kind(call, ctx) == OPTIMIZER:
         raise Unconvertible(
             "optimizer.step() outside a recognised training step: MindSpore optimizers are called with the "
             "gradients, optimizer(grads), from mindspore.value_and_grad"
@@ -108,6 +103,8 @@ def _step(call, ctx):
 
 
 def _zero_grad(call, ctx):
+    if _receiver_kind(call, ctx) not in (OPTIMIZER, CELL, LAYER):
+        return call.call  # not known to be a torch object: left alone
     raise Unconvertible(
         "zero_grad() outside a recognised training step: MindSpore computes fresh gradients each step, "
         "delete it once the step uses mindspore.value_and_grad"

@@ -1,7 +1,10 @@
 """torch.save / torch.load of model and optimizer state -> MindSpore checkpoints.
 
 A dict of several states and plain values (the resumable-training idiom) is
-handled by transpiler.structural.checkpoints."""
+handled by transpiler.structural.checkpoints: the states go into the MindSpore
+checkpoint, the other values keep their Python types in a file next to it.
+``mindspore.save_checkpoint`` appends ``.ckpt`` to a file name without it, so
+a load asks for that name."""
 
 from __future__ import annotations
 
@@ -21,7 +24,8 @@ def _save(call, ctx):
     ):
         call.set("obj", obj.func.value)  # save_checkpoint takes the Cell (model or optimizer) itself
         return
-    if isinstance(obj, cst.Dict):
+    layouts = checkpoints.layouts_of(ctx)
+    if isinstance(obj, cst.Dict) or (layouts is not None and layouts.save_of(call.source) is not None):
         checkpoints.save_dict(call, ctx)
         return
     if isinstance(obj, cst.Name) and ctx.known_kinds.get(obj.value) == checkpoints.STATE_DICT:
@@ -36,8 +40,14 @@ def _load(call, ctx):
         raise Unconvertible("torch.load(...)[key]: assign the loaded checkpoint to a variable first")
     if use == checkpoints.DYNAMIC:
         raise Unconvertible("the loaded dict is read with computed keys and no torch.save in this file shows its keys")
+    path = call.get("f")
+    if use == checkpoints.VALUES_ONLY:
+        call.result = checkpoints.read_values(path, ctx)
+        return
     if use is None:
         ctx.warn(call.source, "torch.load", "assumes the file holds a state dict (a MindSpore checkpoint)")
+    checkpoints.remember_load_path(ctx, call.source, path)
+    call.set("f", checkpoints.checkpoint_file(path))
 
 
 RULES = [
@@ -51,11 +61,14 @@ RULES = [
         hook=_save,
         notes="an optimizer's checkpoint holds its moments, step count and the weights they belong to; "
               "a dict of states and plain values becomes one checkpoint with the states under their keys as "
-              "prefixes and the plain values in append_dict",
+              "prefixes, and the other values (with their Python types) in PATH.pkl next to it",
         examples=(
             Example('torch.save(model.state_dict(), "m.pth")', 'mindspore.save_checkpoint(model, "m.pth")'),
             Example('torch.save(optimizer.state_dict(), "o.pth")', 'mindspore.save_checkpoint(optimizer, "o.pth")'),
-            Example('torch.save({"model": model.state_dict(), "best": None}, "c.pth")', marked="cannot be stored"),
+            Example('torch.save({"model": model.state_dict(), "best": None}, "c.pth")',
+                    'mindspore.save_checkpoint(\n    {**{"model." + name: value for name, value in '
+                    'model.parameters_dict().items()}},\n    "c.pth",\n)\n'
+                    'pathlib.Path("c.pth.pkl").write_bytes(pickle.dumps({"best": None}))'),
             Example('torch.save({**extra, "model": model.state_dict()}, "c.pth")', marked="literal string keys"),
         ),
     ),
@@ -68,9 +81,11 @@ RULES = [
         positional=1,
         hook=_load,
         examples=(
-            Example('sd = torch.load("m.pth")', 'sd = mindspore.load_checkpoint("m.pth")'),
+            Example('sd = torch.load("m.pth")', 'sd = mindspore.load_checkpoint("m.pth.ckpt")'),
+            Example('sd = torch.load("m.ckpt")', 'sd = mindspore.load_checkpoint("m.ckpt")'),
+            Example("sd = torch.load(path)", 'sd = mindspore.load_checkpoint(str(path).removesuffix(".ckpt") + ".ckpt")'),
             Example('optimizer.load_state_dict(torch.load("o.pth"))',
-                    'mindspore.load_param_into_net(optimizer, mindspore.load_checkpoint("o.pth"))'),
+                    'mindspore.load_param_into_net(optimizer, mindspore.load_checkpoint("o.pth.ckpt"))'),
             Example('sd = torch.load("c.pth")["model"]', marked="assign the loaded checkpoint to a variable"),
         ),
     ),

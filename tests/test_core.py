@@ -211,7 +211,7 @@ def test_module_methods():
         "s = model.parameters_dict()",
         "mindspore.load_param_into_net(model, sd)",
         'mindspore.save_checkpoint(model, "w.pth")',
-        'sd2 = mindspore.load_checkpoint("w.pth")',
+        'sd2 = mindspore.load_checkpoint("w.pth.ckpt")',  # save_checkpoint appends .ckpt
     ):
         assert expected in out, expected
 

@@ -44,7 +44,7 @@ for x, y in loader:
 
 STEP_FUNCTION_WITHOUT_LOOP = (
     """
-def train_step(model, optimizer, x, y):
+def train_step(model, optimizer: torch.optim.Optimizer, x, y):
     model.train()
     optimizer.zero_grad()
     loss = nn.MSELoss()(model(x), y)
@@ -53,7 +53,7 @@ def train_step(model, optimizer, x, y):
     return loss.item()
 """,
     """
-def train_step(model, optimizer, x, y):
+def train_step(model, optimizer: mindspore.experimental.optim.Optimizer, x, y):
     model.set_train(True)
     def forward_fn(x, y):
         loss = nn.MSELoss()(model(x), y)
@@ -123,30 +123,24 @@ def test_rewrite_is_idempotent():
     assert convert_source(once, "<again>").output == once
 
 
+OPTIMIZER = "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+
 MARKED = {
-    "gradient accumulation": """
-for i, (x, y) in enumerate(loader):
-    loss = criterion(model(x), y) / 4
-    loss.backward()
-    if (i + 1) % 4 == 0:
-        optimizer.step()
-        optimizer.zero_grad()
-""",
-    "several backward() calls": """
+    "several backward() calls": OPTIMIZER + """
 for x, y in loader:
     optimizer.zero_grad()
     criterion(model(x), y).backward()
     criterion(model(x * 2), y).backward()
     optimizer.step()
 """,
-    "retain_graph": """
+    "retain_graph": OPTIMIZER + """
 for x, y in loader:
     optimizer.zero_grad()
     loss = criterion(model(x), y)
     loss.backward(retain_graph=True)
     optimizer.step()
 """,
-    "AMP GradScaler": """
+    "the scaler is not made in this file": OPTIMIZER + """
 for x, y in loader:
     optimizer.zero_grad()
     loss = criterion(model(x), y)
@@ -154,11 +148,7 @@ for x, y in loader:
     scaler.step(optimizer)
     scaler.update()
 """,
-    "AMP autocast": """
-with torch.autocast("cuda"):
-    y = model(x)
-""",
-    ".grad is read or written": """
+    ".grad is read or written": OPTIMIZER + """
 for x, y in loader:
     optimizer.zero_grad()
     loss = criterion(model(x), y)
@@ -176,11 +166,18 @@ class Clamp(torch.autograd.Function):
     def forward(ctx, x):
         return x.clamp(0, 1)
 """,
-    "closure": """
+    "closure": OPTIMIZER + """
 for x, y in loader:
     loss = criterion(model(x), y)
     loss.backward()
     optimizer.step(closure)
+""",
+    # hole: a .step() is an optimizer step only when the file shows the object is an optimizer
+    "cannot tell that options is a torch optimizer": """
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    options.step()
 """,
 }
 

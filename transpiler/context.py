@@ -44,6 +44,8 @@ class FileContext:
     generated_refs: list[tuple[cst.CSTNode, str, str]] = field(default_factory=list)
     # variables known to hold a device / an optimizer / a Cell (light type info)
     known_kinds: dict[str, str] = field(default_factory=dict)
+    # per-file analyses built on demand by structural transforms (e.g. provenance)
+    facts: dict[str, object] = field(default_factory=dict)
     # ids of statements the rewrite changed: black formats exactly these
     to_format: NodeSet = field(default_factory=NodeSet)
     # (index in diagnostics, node) for diagnostics whose position is pending

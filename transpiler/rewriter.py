@@ -56,6 +56,7 @@ class Rewriter(cst.CSTTransformer):
         self.placeholders = Placeholders(track=ctx.to_format)
         self.training = structural.TrainingLoops(self)
         self.checkpoints = structural.Checkpoints(self)  # dicts of states in torch.save / torch.load
+        self.surroundings = structural.Surroundings(self)  # backend flags, freezing, autocast variables
         self._header_comments = {line.comment.value for line in module.header if line.comment is not None}
 
     # -- infrastructure -------------------------------------------------------
@@ -98,6 +99,7 @@ class Rewriter(cst.CSTTransformer):
         elif isinstance(original_node, cst.BaseStatement) and id(original_node) in self.analysis.interesting:
             result = self._finish_statement(original_node, result, self.frames.pop())
             result = self.checkpoints.leave(original_node, result)
+            result = self.surroundings.leave(original_node, result)
         return self.training.leave(original_node, result)
 
     def _finish_statement(self, original, result, frame: _Frame):
@@ -116,6 +118,7 @@ class Rewriter(cst.CSTTransformer):
     def visit_Module(self, node: cst.Module) -> None:
         self.training.plan(node)
         self.checkpoints.plan(node)
+        self.surroundings.plan(node)
         structural.record_dataset_columns(node, self.ctx)
 
     def leave_Module(self, original_node, updated_node):

@@ -10,6 +10,7 @@ from transpiler.structural.devices import is_noop_statement, record_known_kinds
 from transpiler.structural.in_place import assign_in_place
 from transpiler.structural.grad_mode import is_grad_context, unwrap_grad_context
 from transpiler.structural.references import reference_ids
+from transpiler.structural.surroundings import Surroundings
 from transpiler.structural.training_loop import TrainingLoops
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "is_noop_statement",
     "is_self_or_super",
     "record_known_kinds",
+    "Surroundings",
     "TrainingLoops",
     "reference_ids",
     "unwrap_grad_context",

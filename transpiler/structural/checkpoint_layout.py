@@ -1,22 +1,19 @@
 """What a checkpoint dict holds, read from the original tree before the rewrite.
 
-For every ``torch.save({...}, path)`` the layout is key -> kind of value:
+For every ``torch.save(obj, path)`` whose object is a dict with literal string
+keys (written in the call, assigned to a variable earlier in the same block,
+or passed by every call of the enclosing function), the layout is
+key -> whether the value is a state dict:
 
     STATE   a ``.state_dict()`` (of a model or an optimizer), or a variable
-            assigned from one
-    NUMBER  a Python number or bool (comes back from MindSpore as a 0-d
-            Parameter: ``.item()`` restores the Python value)
-    TENSOR  a tensor (comes back as a Parameter, which is a Tensor)
-    TEXT    a string (comes back as a string)
-    UNSAVABLE  None, a list, a tuple or a dict: a MindSpore checkpoint cannot
-            hold it
-    None    unknown
+            assigned from one: stored in the MindSpore checkpoint
+    VALUE   anything else (numbers, strings, lists, dicts, tensors, None):
+            stored with its Python type next to it
 
 and for every ``name = torch.load(path)`` whose result is subscripted, the
-keys used (``name["epoch"]``, ``name.get("epoch")``) and whether any key is
-computed. Types are inferred from literals, conversions (``int()``,
-``.item()``), ``for i in range(...)`` loops and tensor-only methods called on
-a name (``loss.backward()``); anything else is unknown.
+keys used (``name["epoch"]``, ``name.get("epoch")``), the keys whose value
+goes to ``load_state_dict`` (directly or through a variable), and whether any
+key is computed.
 """
 
 from __future__ import annotations
@@ -25,12 +22,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-STATE, NUMBER, TENSOR, TEXT, UNSAVABLE = "state", "number", "tensor", "text", "unsavable"
+STATE, VALUE = "state", "value"
 SAVE, LOAD = "torch.save", "torch.load"
-
-_NUMBER_CALLS = frozenset({"int", "float", "bool", "len", "round"})
-_TENSOR_METHODS = frozenset({"backward", "item", "detach", "numpy", "cpu", "size", "dim"})
-
 
 Scoped = tuple[int, str]  # (id of the enclosing function, 0 at module level; variable name)
 
@@ -43,48 +36,63 @@ class LoadSite:
 
 
 @dataclass
+class SaveSite:
+    call: cst.Call  # the torch.save call
+    layout: dict[str, str]  # key -> STATE / VALUE
+    entries: dict[str, cst.BaseExpression] | None  # key -> value expression when the dict is written in the call
+    statement: bool  # the call is a statement of its own (the values file is written after it)
+
+
+@dataclass
 class Layouts:
-    saves: list[tuple[cst.Call, dict[str, str | None]]] = field(default_factory=list)
+    saves: list[SaveSite] = field(default_factory=list)
     loads: list[LoadSite] = field(default_factory=list)
     # loaded variable -> literal keys it is subscripted with
     used_keys: dict[Scoped, list[str]] = field(default_factory=dict)
-    state_keys: dict[Scoped, set[str]] = field(default_factory=dict)  # keys passed to load_state_dict
+    state_keys: dict[Scoped, set[str]] = field(default_factory=dict)  # keys whose value goes to load_state_dict
     dynamic: set[Scoped] = field(default_factory=set)  # variables subscripted with a computed key
     direct: list[cst.Call] = field(default_factory=list)  # torch.load(path)["key"]
     state_names: set[str] = field(default_factory=set)  # variables holding a .state_dict()
+
+    def save_of(self, call: cst.Call) -> SaveSite | None:
+        return next((site for site in self.saves if site.call is call), None)
 
 
 def scan(module: cst.Module, analysis) -> Layouts:
     scanner = _Scanner(analysis)
     module.visit(scanner)
     layouts = scanner.layouts
-    kinds = _Kinds(scanner, analysis)
-    for call, scope in scanner.save_calls:
+    for call, scope, statement, dict_node in scanner.save_calls:
+        if dict_node is None:
+            continue
         layout = {}
-        for element in call.args[0].value.elements:
+        for element in dict_node.elements:
             key = _literal_key(element)
-            if key is not None:
-                layout[key] = kinds.of(element.value, scope)
-        layouts.saves.append((call, layout))
-    layouts.state_names = {name for scope, name in scanner.bindings if kinds.of(cst.Name(name), scope) == STATE}
+            if key is None:
+                break
+            layout[key] = STATE if scanner.is_state(element.value, scope) else VALUE
+        else:
+            entries = {_literal_key(e): e.value for e in dict_node.elements} if call.args[0].value is dict_node else None
+            layouts.saves.append(SaveSite(call, layout, entries, statement))
+    layouts.state_names = {name for (scope, name) in scanner.bindings if scanner.is_state(cst.Name(name), scope)}
     return layouts
 
 
-def layout_for(layouts: Layouts, name: Scoped) -> dict[str, str | None] | None:
-    """The keys a loaded variable holds and their kinds: from the saves in the
-    file that contain every key it is used with, else from how it is used."""
+def layout_for(layouts: Layouts, name: Scoped) -> dict[str, str] | None:
+    """The keys a loaded variable holds: from the saves in the file that
+    contain every key it is used with, else from how it is used."""
     used = set(layouts.used_keys.get(name, ()))
-    matching = [layout for _, layout in layouts.saves if used <= set(layout)]
+    matching = [site.layout for site in layouts.saves if used <= set(site.layout)]
     if matching:
-        merged: dict[str, str | None] = {}
+        merged: dict[str, str] = {}
         for layout in matching:
             for key, kind in layout.items():
-                merged[key] = kind if merged.get(key, kind) == kind else None
+                merged[key] = STATE if STATE in (kind, merged.get(key)) else VALUE
         return merged
     if name in layouts.dynamic:
         return None
     states = layouts.state_keys.get(name, set())
-    return {key: STATE if key in states else None for key in layouts.used_keys.get(name, ())}
+    return {key: STATE if key in states else VALUE for key in layouts.used_keys.get(name, ())}
 
 
 def _literal_key(element) -> str | None:
@@ -106,82 +114,101 @@ class _Scanner(cst.CSTVisitor):
         super().__init__()
         self.analysis = analysis
         self.layouts = Layouts()
-        self.save_calls: list[tuple[cst.Call, int]] = []
-        self.bindings: dict[Scoped, list[cst.BaseExpression | str]] = {}  # values (or a kind)
-        self.tensor_names: set[Scoped] = set()
+        self.save_calls: list[tuple[cst.Call, int, bool, cst.Dict | None]] = []
+        self.bindings: dict[Scoped, list[cst.BaseExpression]] = {}
         self.load_names: set[str] = set()
+        self.aliases: dict[Scoped, tuple[str, str]] = {}  # state_dict = checkpoint["model"]: name -> (loaded, key)
         self._scopes: list[int] = [0]
+        self._functions: list[cst.FunctionDef] = []
+        self._blocks: list[tuple] = []  # statements of the enclosing blocks
+        self._pending: list[tuple[cst.Call, int, bool, cst.Name, tuple, int, cst.FunctionDef | None]] = []
+        self._calls: dict[str, list[cst.Call]] = {}
 
     def _scoped(self, name: str) -> Scoped:
         return (self._scopes[-1], name)
 
+    # -- scopes and blocks ------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._scopes.append(id(node))
+        self._functions.append(node)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._scopes.pop()
+        self._functions.pop()
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._blocks.append(tuple(node.body))
+
+    def leave_IndentedBlock(self, original_node) -> None:
+        self._blocks.pop()
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._blocks.append(tuple(node.body))
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for call, scope, statement, name, block, index, function in self._pending:
+            self.save_calls.append((call, scope, statement, self._dict_of(name, block, index, function)))
 
     def _qualified(self, node) -> str | None:
         return self.analysis.qualified(node)
 
+    # -- statements -------------------------------------------------------------
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        if len(node.body) != 1 or not isinstance(node.body[0], cst.Assign):
+        if len(node.body) != 1:
             return
-        assign = node.body[0]
-        value = assign.value
-        if (
-            len(assign.targets) == 1
-            and isinstance(assign.targets[0].target, cst.Name)
-            and isinstance(value, cst.Call)
-            and self._qualified(value.func) == LOAD
-        ):
-            name = assign.targets[0].target.value
-            self.layouts.loads.append(LoadSite(node, self._scoped(name), value))
-            self.load_names.add(name)
+        small = node.body[0]
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and \
+                self._qualified(small.value.func) == SAVE:
+            self._statement_save = small.value
+        if not isinstance(small, cst.Assign):
+            return
+        value = small.value
+        if len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+            name = small.targets[0].target.value
+            if isinstance(value, cst.Call) and self._qualified(value.func) == LOAD:
+                self.layouts.loads.append(LoadSite(node, self._scoped(name), value))
+                self.load_names.add(name)
+            elif isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) \
+                    and value.value.value in self.load_names:
+                key = _subscript_key(value)
+                if key is not None:
+                    self.aliases[self._scoped(name)] = (value.value.value, key)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
-            self._bind(target.target, node.value)
-
-    def _bind(self, target, value) -> None:
-        if isinstance(target, cst.Name):
-            self.bindings.setdefault(self._scoped(target.value), []).append(value)
-        elif isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple) and len(target.elements) == len(value.elements):
-            for element, item in zip(target.elements, value.elements):  # STEPS, RESUME_AT = 8, 4
-                self._bind(element.value, item.value)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if isinstance(node.target, cst.Name):
-            self.bindings.setdefault(self._scoped(node.target.value), []).append(node.value)
-
-    def visit_For(self, node: cst.For) -> None:
-        iterated = node.iter
-        if not (isinstance(iterated, cst.Call) and isinstance(iterated.func, cst.Name)):
-            return
-        if iterated.func.value == "range" and isinstance(node.target, cst.Name):
-            self.bindings.setdefault(self._scoped(node.target.value), []).append(NUMBER)
-        elif iterated.func.value == "enumerate" and isinstance(node.target, cst.Tuple):
-            first = node.target.elements[0].value if node.target.elements else None
-            if isinstance(first, cst.Name):
-                self.bindings.setdefault(self._scoped(first.value), []).append(NUMBER)
+            if isinstance(target.target, cst.Name):
+                self.bindings.setdefault(self._scoped(target.target.value), []).append(node.value)
 
     def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name):
+            self._calls.setdefault(node.func.value, []).append(node)
         qualified = self._qualified(node.func)
-        if qualified == SAVE and node.args and isinstance(node.args[0].value, cst.Dict):
-            self.save_calls.append((node, self._scopes[-1]))
+        if qualified == SAVE and node.args:
+            obj = node.args[0].value
+            statement = getattr(self, "_statement_save", None) is node
+            if isinstance(obj, cst.Dict):
+                self.save_calls.append((node, self._scopes[-1], statement, obj))
+            elif isinstance(obj, cst.Name):
+                block = self._blocks[-1] if self._blocks else ()
+                index = _index_of_call(block, node)
+                function = self._functions[-1] if self._functions else None
+                self._pending.append((node, self._scopes[-1], statement, obj, block, index, function))
         func = node.func
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
-            receiver = func.value.value
-            if func.attr.value in _TENSOR_METHODS:
-                self.tensor_names.add(self._scoped(receiver))
             if func.attr.value == "get" and node.args:
-                self._use(receiver, _string(node.args[0].value))
+                self._use(func.value.value, _string(node.args[0].value))
         if isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict" and node.args:
-            argument = node.args[0].value
-            if isinstance(argument, cst.Subscript) and isinstance(argument.value, cst.Name):
-                key = _subscript_key(argument)
-                if key is not None:
-                    self.layouts.state_keys.setdefault(self._scoped(argument.value.value), set()).add(key)
+            self._state_use(node.args[0].value)
+
+    def _state_use(self, argument) -> None:
+        if isinstance(argument, cst.Subscript) and isinstance(argument.value, cst.Name):
+            key = _subscript_key(argument)
+            if key is not None:
+                self.layouts.state_keys.setdefault(self._scoped(argument.value.value), set()).add(key)
+        elif isinstance(argument, cst.Name):
+            alias = self.aliases.get(self._scoped(argument.value))
+            if alias is not None:
+                self.layouts.state_keys.setdefault(self._scoped(alias[0]), set()).add(alias[1])
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         value = node.value
@@ -199,81 +226,87 @@ class _Scanner(cst.CSTVisitor):
             if key not in keys:
                 keys.append(key)
 
+    # -- the dict a saved variable holds ---------------------------------------------
+    def _dict_of(self, name: cst.Name, block: tuple, index: int, function) -> cst.Dict | None:
+        """The dict literal assigned to ``name`` earlier in the same block (nothing rebinding it in
+        between), or passed for it by every call of the enclosing function."""
+        for statement in reversed(block[:index]):
+            names = _assigned(statement)
+            if name.value in names:
+                value = names[name.value]
+                return value if isinstance(value, cst.Dict) else None
+        if function is None:
+            return None
+        params = [p.name.value for p in function.params.params]
+        if name.value not in params:
+            return None
+        position = params.index(name.value)
+        found = []
+        for call in self._calls.get(function.name.value, ()):
+            argument = _argument(call, position, name.value)
+            if not isinstance(argument, cst.Dict):
+                return None
+            found.append(argument)
+        if not found or len({tuple(_literal_key(e) for e in d.elements) for d in found}) != 1:
+            return None
+        return found[0]
 
-def _reads_checkpoint(value, load_names: set[str]) -> bool:
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):  # checkpoint["epoch"].item()
-        value = value.func.value
-    return isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and value.value.value in load_names
+    def is_state(self, expr, scope: int) -> bool:
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            return expr.func.attr.value == "state_dict" and not expr.args
+        if isinstance(expr, cst.Name):
+            values = self.bindings.get((scope, expr.value)) or self.bindings.get((0, expr.value), [])
+            return bool(values) and all(self.is_state(v, scope) for v in values if v is not expr)
+        return False
+
+
+def _assigned(statement) -> dict[str, cst.BaseExpression]:
+    if isinstance(statement, cst.SimpleStatementLine):
+        found = {}
+        for small in statement.body:
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    if isinstance(target.target, cst.Name):
+                        found[target.target.value] = small.value
+        return found
+    return {name: cst.Name("__rebound__") for name in _bound_inside(statement)}
+
+
+def _bound_inside(statement) -> set[str]:
+    from transpiler.structural.step_names import names_of
+
+    return names_of(statement).bound
+
+
+def _index_of_call(block: tuple, call: cst.Call) -> int:
+    for index, statement in enumerate(block):
+        found = _Contains(call)
+        statement.visit(found)
+        if found.found:
+            return index
+    return len(block)
+
+
+class _Contains(cst.CSTVisitor):
+    def __init__(self, node):
+        self.node = node
+        self.found = False
+
+    def on_visit(self, node) -> bool:
+        if node is self.node:
+            self.found = True
+        return not self.found
+
+
+def _argument(call: cst.Call, index: int, name: str):
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    return positional[index] if index < len(positional) else None
 
 
 def _subscript_key(node: cst.Subscript) -> str | None:
     if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
         return _string(node.slice[0].slice.value)
     return None
-
-
-class _Kinds:
-    """The kind of a saved value, from the expression and the name's bindings."""
-
-    def __init__(self, scanner: _Scanner, analysis):
-        # a value read back from a loaded checkpoint has the kind it was saved with: skip it
-        self.bindings = {
-            name: [v for v in values if not _reads_checkpoint(v, scanner.load_names)]
-            for name, values in scanner.bindings.items()
-        }
-        self.tensor_names = scanner.tensor_names
-        self.analysis = analysis
-        self._busy: set[Scoped] = set()
-
-    def of(self, expr, scope: int) -> str | None:
-        if isinstance(expr, str):
-            return expr
-        if isinstance(expr, (cst.Integer, cst.Float)):
-            return NUMBER
-        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
-            return TEXT
-        if isinstance(expr, (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp)):
-            return UNSAVABLE
-        if isinstance(expr, cst.Name):
-            return self._name(expr.value, scope)
-        if isinstance(expr, cst.Call):
-            return self._call(expr)
-        if isinstance(expr, cst.UnaryOperation):
-            return self.of(expr.expression, scope)
-        if isinstance(expr, cst.BinaryOperation):
-            kinds = {self.of(expr.left, scope), self.of(expr.right, scope)}
-            if TENSOR in kinds:
-                return TENSOR
-            return NUMBER if kinds == {NUMBER} else None
-        return None
-
-    def _name(self, name: str, scope: int) -> str | None:
-        if name in ("True", "False"):
-            return NUMBER
-        if name == "None":
-            return UNSAVABLE
-        if (scope, name) not in self.bindings:
-            scope = 0  # not bound in the function: a global
-        key = (scope, name)
-        if key in self._busy:
-            return None
-        self._busy.add(key)
-        try:
-            kinds = {self.of(value, scope) for value in self.bindings.get(key, ())}
-        finally:
-            self._busy.discard(key)
-        if len(kinds) == 1 and None not in kinds:
-            return kinds.pop()
-        return TENSOR if key in self.tensor_names and not kinds - {None, TENSOR} else None
-
-    def _call(self, call: cst.Call) -> str | None:
-        func = call.func
-        if isinstance(func, cst.Attribute):
-            if func.attr.value == "state_dict" and not call.args:
-                return STATE
-            if func.attr.value == "item" and not call.args:
-                return NUMBER
-        if isinstance(func, cst.Name) and func.value in _NUMBER_CALLS and self.analysis.qualified(func) is None:
-            return NUMBER
-        qualified = self.analysis.qualified(func) or ""
-        return TENSOR if qualified.startswith("torch.") and not qualified.startswith("torch.nn.") else None

@@ -3,26 +3,30 @@ the ``torch.load`` that reads one back.
 
     torch.save({"epoch": epoch,                 mindspore.save_checkpoint(
                 "model": model.state_dict(),        {**{"model." + name: value for name, value in model.parameters_dict().items()},
-                "optim": optimizer.state_dict()},    **{"optim." + name: value for name, value in optimizer.parameters_dict().items()}},
-               PATH)                                PATH, append_dict={"epoch": epoch})
+                "optim": optimizer.state_dict(),     **{"optim." + name: value for name, value in optimizer.parameters_dict().items()}},
+                "config": config},                  PATH)
+               PATH)                            pathlib.Path(str(PATH) + ".pkl").write_bytes(
+                                                    pickle.dumps({"epoch": epoch, "config": config}))
 
 A MindSpore checkpoint is one flat table of named tensors: each state goes in
 under its key as a prefix (two Cells may well have parameters of the same
-name), plain values go in ``append_dict``. The load rebuilds torch's dict, so
-every later use of it (``checkpoint["model"]``, ``.get``, passing it on)
-keeps working:
+name). Everything else goes, with its Python type, into ``PATH.pkl`` next to
+it (what torch.save itself does for it: pickle), so ints come back as ints,
+dicts as dicts, strings, floats, lists and tensors as themselves. The load
+rebuilds torch's dict, so every later use of it (``checkpoint["model"]``,
+``.get``, passing it on) keeps working:
 
-    checkpoint = torch.load(PATH)     ->    checkpoint = mindspore.load_checkpoint(PATH)
-                                            checkpoint = {"epoch": checkpoint["epoch"].item(),
-                                                          "model": {name.removeprefix("model."): value
+    checkpoint = torch.load(PATH)     ->    checkpoint = mindspore.load_checkpoint(PATH + ".ckpt")
+                                            checkpoint = {"model": {name.removeprefix("model."): value
                                                                     for name, value in checkpoint.items()
-                                                                    if name.startswith("model.")}, ...}
+                                                                    if name.startswith("model.")}, ...,
+                                                          **pickle.loads(pathlib.Path(str(PATH) + ".pkl").read_bytes())}
 
-Plain values come back as 0-d Parameters: ``.item()`` restores a Python number
-(ints exactly; floats were stored as float32). The keys and kinds come from
-the torch.save in the same file (checkpoint_layout); a loaded dict used with a
-computed key and no save to read the keys from, ``torch.load(p)["key"]``, and
-values MindSpore cannot store (None, lists, dicts) are marked.
+(``mindspore.save_checkpoint`` appends ``.ckpt`` to a file name without it,
+so the load asks for that name.) The keys and which of them are states come
+from the torch.save in the same file (checkpoint_layout), else from how the
+loaded dict is used; a loaded dict read with computed keys and no save to
+read the keys from, and ``torch.load(p)["key"]``, are marked.
 """
 
 from __future__ import annotations
@@ -30,13 +34,13 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.spec import Unconvertible
-from transpiler.diagnostics import Outcome, Severity
 from transpiler.engine import code_of
-from transpiler.structural.checkpoint_layout import LOAD, NUMBER, SAVE, STATE, UNSAVABLE, layout_for, scan
+from transpiler.structural.checkpoint_layout import LOAD, SAVE, STATE, scan, layout_for
 
 STATE_DICT = "state dict"  # known kind of a variable assigned from .state_dict()
 _LOAD_USE = "checkpoint load:"  # known_kinds key: id of a torch.load call -> how its result is used
-COMBINED, DYNAMIC, SUBSCRIPTED = "combined", "dynamic", "subscripted"
+COMBINED, DYNAMIC, SUBSCRIPTED, VALUES_ONLY = "combined", "dynamic", "subscripted", "values only"
+_VALUES_SUFFIX = ".pkl"
 
 
 def _prefix(key: str) -> cst.SimpleString:
@@ -57,67 +61,124 @@ def _method(owner: cst.BaseExpression, name: str, *args: cst.BaseExpression) -> 
     return cst.Call(cst.Attribute(owner, cst.Name(name)), [cst.Arg(a) for a in args])
 
 
+def _subscript(owner: cst.BaseExpression, key: str) -> cst.Subscript:
+    return cst.Subscript(owner, [cst.SubscriptElement(cst.Index(cst.SimpleString(repr(key))))])
+
+
+# -- file names ---------------------------------------------------------------------
+def checkpoint_file(path: cst.BaseExpression) -> cst.BaseExpression:
+    """The file mindspore.save_checkpoint wrote for ``path``: it appends .ckpt when the name lacks it."""
+    if isinstance(path, cst.SimpleString) and isinstance(path.evaluated_value, str):
+        text = path.evaluated_value
+        return path if text.endswith(".ckpt") else cst.SimpleString(repr(text + ".ckpt"))
+    stem = _method(_as_text(path), "removesuffix", cst.SimpleString('".ckpt"'))
+    return cst.BinaryOperation(stem, cst.Add(), cst.SimpleString('".ckpt"'))
+
+
+def values_file(path: cst.BaseExpression, ctx) -> cst.Call:
+    """``pathlib.Path(str(path) + ".pkl")``: where the values that are not tensors live."""
+    ctx.imports_needed.add(("pathlib", "pathlib"))
+    if isinstance(path, cst.SimpleString) and isinstance(path.evaluated_value, str):
+        name = cst.SimpleString(repr(path.evaluated_value + _VALUES_SUFFIX))
+    else:
+        name = cst.BinaryOperation(_as_text(path), cst.Add(), cst.SimpleString(f'"{_VALUES_SUFFIX}"'))
+    return cst.Call(cst.Attribute(cst.Name("pathlib"), cst.Name("Path")), [cst.Arg(name)])
+
+
+def _as_text(path: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(path, (cst.FormattedString, cst.ConcatenatedString)):
+        return path
+    if isinstance(path, cst.Call) and code_of(path.func) in ("os.path.join", "str"):
+        return path
+    return cst.Call(cst.Name("str"), [cst.Arg(path)])
+
+
+def read_values(path: cst.BaseExpression, ctx) -> cst.Call:
+    ctx.imports_needed.add(("pickle", "pickle"))
+    read = _method(values_file(path, ctx), "read_bytes")
+    return cst.Call(cst.Attribute(cst.Name("pickle"), cst.Name("loads")), [cst.Arg(read)])
+
+
+def write_values(path: cst.BaseExpression, values: cst.BaseExpression, ctx) -> cst.Call:
+    ctx.imports_needed.add(("pickle", "pickle"))
+    dumped = cst.Call(cst.Attribute(cst.Name("pickle"), cst.Name("dumps")), [cst.Arg(values)])
+    return _method(values_file(path, ctx), "write_bytes", dumped)
+
+
 # -- torch.save({...}, path) ------------------------------------------------------
 def load_use(ctx, call: cst.Call) -> str | None:
     """How the result of this (original) torch.load call is used, if it is a dict of entries."""
     return ctx.known_kinds.get(_LOAD_USE + str(id(call)))
 
 
+def layouts_of(ctx):
+    return ctx.facts.get("checkpoint layouts")
+
+
 def save_dict(call, ctx) -> None:
-    """Rewrite the bound torch.save call whose object is a dict literal."""
+    """Rewrite the bound torch.save call whose object is a dict (written there, or held by a variable):
+    the states become the MindSpore checkpoint, the rest is written next to it by the statement
+    (``Checkpoints.leave``)."""
+    layouts = layouts_of(ctx)
+    site = layouts.save_of(call.source) if layouts is not None else None
+    if site is None:
+        raise Unconvertible("a checkpoint dict needs literal string keys (no ** unpacking, no computed keys), "
+                            "written in the call or assigned just before it")
+    if any(kind != STATE for kind in site.layout.values()) and not site.statement:
+        raise Unconvertible("torch.save of values other than state dicts must be a statement of its own "
+                            "(the values are written to a file next to the checkpoint after it)")
     converted = call.get("obj")
+    if isinstance(converted, cst.Dict):
+        entries = {_key(e): e.value for e in converted.elements}
+    else:
+        entries = {key: _subscript(converted, key) for key in site.layout}
     states: list[cst.BaseDictElement] = []
-    plain: list[cst.DictElement] = []
-    for element in converted.elements:
-        if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
-            raise Unconvertible("a checkpoint dict needs literal string keys (no ** unpacking, no computed keys)")
-        key = element.key.evaluated_value
-        state = _state_of(element.value, ctx)
-        if state is not None:
+    values: list[cst.DictElement] = []
+    for key, kind in site.layout.items():
+        value = entries[key]
+        if kind == STATE:
+            _check_state(value)
             prefixed = cst.BinaryOperation(_prefix(key), cst.Add(), cst.Name("name"))
-            states.append(cst.StarredDictElement(cst.DictComp(prefixed, cst.Name("value"), _pairs(_items(state)))))
-        elif _unsavable(element.value, ctx):
-            raise Unconvertible(f"checkpoint value {key!r} cannot be stored in a MindSpore checkpoint "
-                                "(numbers, strings and tensors only; no None, lists or dicts)")
+            states.append(cst.StarredDictElement(cst.DictComp(prefixed, cst.Name("value"), _pairs(_items(value)))))
         else:
-            plain.append(element)
+            values.append(cst.DictElement(cst.SimpleString(repr(key)), value))
+    path = call.get("f")
+    if values:
+        ctx.facts.setdefault("checkpoint values", {})[id(call.source)] = (path, cst.Dict(values))
+    if not states:
+        call.result = write_values(path, cst.Dict(values), ctx)
+        ctx.facts.get("checkpoint values", {}).pop(id(call.source), None)
+        return
     call.set("obj", cst.Dict(states))
-    if plain:
-        call.add_keyword("append_dict", cst.Dict(plain))
 
 
-def _state_of(value: cst.BaseExpression, ctx) -> cst.BaseExpression | None:
-    """The dict of Parameters a converted entry value stands for, or None if plain."""
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args:
-        if value.func.attr.value == "parameters_dict":
-            return value  # model.state_dict() / optimizer.state_dict(), already converted
-        if value.func.attr.value == "state_dict":
-            raise Unconvertible(f"{code_of(value)} has no MindSpore checkpoint form (a scheduler's state?)")
-    if isinstance(value, cst.Name) and ctx.known_kinds.get(value.value) == STATE_DICT:
-        return value
-    return None
+def _key(element) -> str:
+    return element.key.evaluated_value
 
 
-def _unsavable(value: cst.BaseExpression, ctx) -> bool:
-    if isinstance(value, cst.Name):
-        return value.value == "None"
-    return isinstance(value, (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp))
+def _check_state(value: cst.BaseExpression) -> None:
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args \
+            and value.func.attr.value == "state_dict":
+        raise Unconvertible(f"{code_of(value)} has no MindSpore checkpoint form (a scheduler's state?)")
 
 
 # -- checkpoint = torch.load(path) ------------------------------------------------------
 class Checkpoints:
-    """Plans the loads before the traversal; expands them as the traversal leaves them."""
+    """Plans the loads before the traversal; writes the values file after a save and
+    rebuilds the dict after a load as the traversal leaves them."""
 
     def __init__(self, rewriter):
         self.rewriter = rewriter
         self.ctx = rewriter.ctx
-        self.expansions: dict[int, tuple[str, dict[str, str | None]]] = {}
+        self.expansions: dict[int, tuple[str, dict[str, str], cst.Call]] = {}
+        self.saves: dict[int, cst.Call] = {}  # id(statement) -> its torch.save call
 
     def plan(self, module: cst.Module) -> None:
         used = set(self.ctx.analysis.references.values())
         if SAVE not in used and LOAD not in used:
             return  # no checkpoints in this file: skip the walk
         layouts = scan(module, self.ctx.analysis)
+        self.ctx.facts["checkpoint layouts"] = layouts
         for name in layouts.state_names:
             self.ctx.known_kinds.setdefault(name, STATE_DICT)
         for call in layouts.direct:
@@ -129,38 +190,55 @@ class Checkpoints:
             if layout is None:
                 self._use(site.call, DYNAMIC)
                 continue
+            if not any(kind == STATE for kind in layout.values()):
+                self._use(site.call, VALUES_ONLY)
+                continue
             self._use(site.call, COMBINED)
-            self.expansions[id(site.statement)] = (site.name[1], layout)
+            self.expansions[id(site.statement)] = (site.name[1], layout, site.call)
+        for save in layouts.saves:
+            if save.statement:
+                self.saves[id(save.call)] = save.call
 
     def _use(self, call: cst.Call, how: str) -> None:
         self.ctx.known_kinds[_LOAD_USE + str(id(call))] = how
 
     def leave(self, original: cst.CSTNode, result):
+        result = self._after_save(original, result)
         planned = self.expansions.pop(id(original), None)
         if planned is None or not _loads_checkpoint(result):
             return result
-        name, layout = planned
-        entries, unknown = [], []
+        name, layout, call = planned
+        entries: list[cst.BaseDictElement] = []
         for key, kind in layout.items():
-            if kind == UNSAVABLE:
-                unknown.append(f"checkpoint value {key!r} cannot be stored in a MindSpore checkpoint; it is left out")
-                continue
-            entries.append(cst.DictElement(cst.SimpleString(repr(key)), _entry(name, key, kind)))
-            if kind is None:
-                unknown.append(f"checkpoint value {key!r} comes back as a 0-d MindSpore Parameter and its type is "
-                               f"unknown here: add .item() if it was a Python number")
-        rebuilt = cst.SimpleStatementLine(
-            [cst.Assign([cst.AssignTarget(cst.Name(name))], cst.Dict(entries))]
-        )
+            if kind == STATE:
+                entries.append(cst.DictElement(cst.SimpleString(repr(key)), _state_entry(name, key)))
+        if any(kind != STATE for kind in layout.values()):
+            path = self.ctx.facts.get("checkpoint paths", {}).get(id(call))
+            entries.append(cst.StarredDictElement(read_values(path, self.ctx)))
+        rebuilt = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], cst.Dict(entries))])
         self.ctx.to_format.add(rebuilt)
-        self.ctx.converted(original, LOAD, "checkpoint dict rebuilt from the flat MindSpore checkpoint")
-        if unknown:
-            from transpiler.rewriter import _add_markers
-
-            for text in unknown:
-                self.ctx.report(original, LOAD, Severity.MARKER, f"{LOAD}: {text}", Outcome.MARKED)
-            result = _add_markers(result, [f"{LOAD}: {text}" for text in unknown])
+        self.ctx.converted(original, LOAD, "checkpoint dict rebuilt: states from the MindSpore checkpoint, the other "
+                                           "values (with their Python types) from the file next to it")
         return cst.FlattenSentinel([result, rebuilt])
+
+    def _after_save(self, original, result):
+        """The values file, written after the statement that saved the checkpoint."""
+        if not isinstance(original, cst.SimpleStatementLine) or len(original.body) != 1:
+            return result
+        small = original.body[0]
+        if not isinstance(small, cst.Expr) or id(small.value) not in self.saves:
+            return result
+        pending = self.ctx.facts.get("checkpoint values", {}).pop(id(small.value), None)
+        if pending is None:
+            return result
+        path, values = pending
+        statement = cst.SimpleStatementLine([cst.Expr(write_values(path.deep_clone(), values, self.ctx))])
+        self.ctx.to_format.add(statement)
+        return cst.FlattenSentinel([result, statement])
+
+
+def remember_load_path(ctx, call, path: cst.BaseExpression) -> None:
+    ctx.facts.setdefault("checkpoint paths", {})[id(call)] = path.deep_clone()
 
 
 def _loads_checkpoint(statement) -> bool:
@@ -174,11 +252,8 @@ def _loads_checkpoint(statement) -> bool:
     )
 
 
-def _entry(name: str, key: str, kind: str | None) -> cst.BaseExpression:
+def _state_entry(name: str, key: str) -> cst.BaseExpression:
     flat = cst.Name(name)
-    if kind == STATE:
-        stripped = _method(cst.Name("name"), "removeprefix", _prefix(key))
-        condition = _method(cst.Name("name"), "startswith", _prefix(key))
-        return cst.DictComp(stripped, cst.Name("value"), _pairs(_items(flat), condition))
-    value = cst.Subscript(flat, [cst.SubscriptElement(cst.Index(cst.SimpleString(repr(key))))])
-    return _method(value, "item") if kind == NUMBER else value
+    stripped = _method(cst.Name("name"), "removeprefix", _prefix(key))
+    condition = _method(cst.Name("name"), "startswith", _prefix(key))
+    return cst.DictComp(stripped, cst.Name("value"), _pairs(_items(flat), condition))

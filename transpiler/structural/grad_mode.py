@@ -1,10 +1,16 @@
 """``with torch.no_grad():`` and friends are unwrapped, and the matching
 decorators dropped: MindSpore records gradients only inside functions passed to
-``mindspore.grad``/``value_and_grad``, so the context has nothing to switch off."""
+``mindspore.grad``/``value_and_grad``, so the context has nothing to switch off.
+
+``with torch.autocast(...):`` is unwrapped the same way: MindSpore sets mixed
+precision on the network instead (``amp.py``; the training step does it where
+the network trains)."""
 
 from __future__ import annotations
 
 import libcst as cst
+
+from transpiler.structural.provenance import AUTOCASTS
 
 GRAD_CONTEXTS = frozenset(
     {
@@ -20,7 +26,7 @@ GRAD_CONTEXTS = frozenset(
 
 
 def is_grad_context(expr: cst.BaseExpression, analysis) -> bool:
-    return analysis.qualified(grad_context_reference(expr)) in GRAD_CONTEXTS
+    return analysis.qualified(grad_context_reference(expr)) in GRAD_CONTEXTS | AUTOCASTS
 
 
 def grad_context_reference(expr: cst.BaseExpression) -> cst.BaseExpression:
@@ -34,9 +40,14 @@ def unwrap_grad_context(rewriter, original: cst.With, updated: cst.With):
         return updated
     for item in original.items:
         if id(item.item) in rewriter.handled:
-            rewriter.ctx.consume(grad_context_reference(item.item))
+            reference = grad_context_reference(item.item)
+            rewriter.ctx.consume(reference)
+            if rewriter.analysis.qualified(reference) in AUTOCASTS:
+                rewriter.ctx.converted(original, "torch.autocast", "autocast context unwrapped: MindSpore sets mixed "
+                                       "precision on the network (mindspore.amp.auto_mixed_precision where it trains)")
+            else:
+                rewriter.ctx.converted(original, "torch.no_grad", "grad-mode context unwrapped")
     rewriter.changed()
-    rewriter.ctx.converted(original, "torch.no_grad", "grad-mode context unwrapped")
     if keep:
         keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return updated.with_changes(items=keep)

@@ -2,7 +2,9 @@
 the training-step rewrite slices a loop body with (``step_plan.py``).
 
 Approximate on purpose where it cannot matter: comprehension and lambda
-variables are ignored, nested function bodies are not entered.
+variables are ignored, nested function bodies are not entered. An attribute
+of ``self`` (``self.loss``) counts as a name of its own, so that a step kept
+in a trainer's attributes slices like one kept in local variables.
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ class _Collector(cst.CSTVisitor):
                 self._target(element.value)
         elif isinstance(target, cst.StarredElement):
             self._target(target.value)
+        elif self_attribute(target) is not None:
+            self._bind(self_attribute(target))
         else:  # attribute or subscript target: its parts are read
             target.visit(self)
 
@@ -117,6 +121,10 @@ class _Collector(cst.CSTVisitor):
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         if node.attr.value == "grad":
             self.names.reads_grad = True
+        name = self_attribute(node)
+        if name is not None:
+            self.names.reads.append(name)
+            return False
         node.value.visit(self)
         return False
 
@@ -138,6 +146,13 @@ class _Collector(cst.CSTVisitor):
     visit_ImportFrom = visit_Import
 
 
+def self_attribute(node: cst.CSTNode) -> str | None:
+    """``"self.loss"`` for the expression ``self.loss``."""
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return f"self.{node.attr.value}"
+    return None
+
+
 def names_of(statement: cst.CSTNode) -> StatementNames:
     collector = _Collector()
     statement.visit(collector)
@@ -148,16 +163,29 @@ def names_of(statement: cst.CSTNode) -> StatementNames:
 
 
 def free_names(statements: list[cst.CSTNode]) -> list[str]:
-    """Names the statements read before (or without) binding them, in order."""
+    """Names the statements read before (or without) binding them, in order.
+    The body of a ``with`` statement is read statement by statement (a forward
+    pass inside ``with autocast():`` binds and then reads its values)."""
     free: list[str] = []
     bound: set[str] = set()
+    _free_in(statements, bound, free)
+    return free
+
+
+def _free_in(statements, bound: set[str], free: list[str]) -> None:
     for statement in statements:
+        if isinstance(statement, cst.With) and isinstance(statement.body, cst.IndentedBlock):
+            for item in statement.items:
+                _free_in([cst.SimpleStatementLine([cst.Expr(item.item)])], bound, free)
+                if item.asname is not None:
+                    bound |= names_of(cst.SimpleStatementLine([cst.Expr(item.asname.name)])).reads
+            _free_in(statement.body.body, bound, free)
+            continue
         names = names_of(statement)
         for name in names.reads:
             if name not in bound and name not in free:
                 free.append(name)
         bound |= names.bound
-    return free
 
 
 def is_builtin(name: str) -> bool:

@@ -14,6 +14,19 @@
 The forward function and grad function are defined once, before the outermost
 loop of the function (or inline when there is no loop). Values later lines
 use (logits, partial losses, recurrent state) come back as auxiliary outputs.
+
+torch keeps gradients in the parameters between ``zero_grad()`` calls; when
+several ``backward()`` calls feed one step (micro-steps, or a step taken every
+few iterations) the MindSpore step sums them explicitly:
+
+    (loss, logits), micro_grads = grad_fn(x, y)
+    grads = micro_grads if grads is None else tuple(g + m for g, m in zip(grads, micro_grads))
+    ...
+    optimizer(grads)
+    grads = None                          # optimizer.zero_grad()
+
+Clipping, ``scaler.unscale_``/``step``/``update`` (AMP, see ``amp.py``) and
+``zero_grad()`` are rewritten where they stand, in the same function.
 Planning (``step_plan``) reads the original tree when the traversal starts;
 this module records the rewritten statements of the affected blocks as the
 traversal leaves them and reassembles those blocks.
@@ -26,17 +39,11 @@ import libcst as cst
 from transpiler.diagnostics import Outcome, Severity
 from transpiler.engine import code_of, keyword_arg
 from transpiler.formatting import format_statement
+from transpiler.structural import amp
+from transpiler.structural.provenance import provenance_of, remember_module
+from transpiler.structural.step_calls import BACKWARD_API, single_call
 from transpiler.structural.step_names import names_of
-from transpiler.structural.step_plan import (
-    BACKWARD_API,
-    BlockSite,
-    Kinds,
-    Planner,
-    StepFailure,
-    StepPlan,
-    find_sites,
-    method_statement,
-)
+from transpiler.structural.step_plan import BlockSite, Planner, StepFailure, StepPlan, find_sites
 
 _NO_PARENS = {"lpar": [], "rpar": []}
 
@@ -51,23 +58,26 @@ class TrainingLoops:
         self.failures: dict[int, list[StepFailure]] = {}
         self.hoisted: dict[int, list[StepPlan]] = {}
         self.preludes: dict[int, list[cst.BaseStatement]] = {}
-        self.kinds: Kinds | None = None
+        self.replacements: dict[int, object] = {}  # id(original statement) -> rewrite(result)
+        self.planner: Planner | None = None
 
     # -- planning, before the traversal ------------------------------------------
     def plan(self, module: cst.Module) -> None:
-        sites = find_sites(module)
+        remember_module(self.ctx, module)
+        sites, functions = find_sites(module)
         if not sites:
             return
-        self.kinds = Kinds(module, self.ctx.analysis)
-        planner = Planner(self.ctx.analysis, self.kinds)
+        provenance = provenance_of(self.ctx, module)
+        self.planner = Planner(self.ctx.analysis, provenance, functions)
+        self.parents = {key: parent for function in functions.values() for key, parent in function.parents.items()}
         all_plans: list[StepPlan] = []
         for site in sites:
-            plans, failures = planner.plan(site)
+            plans, failures = self.planner.plan(site)
             for failure in failures:
                 self.failures.setdefault(id(failure.statement), []).append(failure)
-                backward = method_statement(failure.statement, "backward")
+                backward = self.planner.calls.backward(failure.statement)
                 if backward is not None:
-                    self.rewriter.handled.add(id(backward))  # the specific marker replaces the generic one
+                    self.rewriter.handled.add(id(backward.call))  # the specific marker replaces the generic one
             if plans:
                 self._register(site, plans)
                 all_plans.extend(plans)
@@ -77,32 +87,62 @@ class TrainingLoops:
         self.blocks[id(site.owner)] = (site, plans)
         self.tracked.update(id(s) for s in site.statements)
         handled = self.rewriter.handled
-        for index, statement in enumerate(site.statements):
-            for name in ("backward", "step", "zero_grad"):
-                call = method_statement(statement, name)
-                if call is not None and (name != "step" or any(p.step == index for p in plans)):
-                    handled.add(id(call))
         for plan in plans:
-            for index in plan.clips:
-                call = _call_of(site.statements[index])
-                handled.add(id(call))
-                self.ctx.consume(call.func)
+            backward = site.statements[plan.backward]
+            handled.add(id(single_call(backward)[0]))
+            self._replace(plan.step_statement, plan, self._step)
+            for statement in plan.zero_grads:
+                self._replace(statement, plan, self._zero_grad)
+            for statement in plan.unscales:
+                self._replace(statement, plan, self._unscale)
+            for statement in plan.updates:
+                self._replace(statement, plan, self._update)
+            for key in plan.clips:
+                statement = next(s for s in self._statements_of(plan) if id(s) == key)
+                self._replace(statement, plan, self._clip)
+                self.ctx.consume(single_call(statement)[0].func)
             if plan.hoist is not None:
                 self.hoisted.setdefault(id(plan.hoist), []).append(plan)
 
+    def _statements_of(self, plan: StepPlan):
+        return self.planner.functions[id(plan.function)].statements
+
+    def _replace(self, statement, plan: StepPlan, rewrite) -> None:
+        self.replacements[id(statement)] = (plan, rewrite)
+        self.rewriter.handled.add(id(single_call(statement)[0]))
+        self._make_visited(statement)
+
+    def _make_visited(self, statement) -> None:
+        """The traversal skips statements with nothing to convert: visit this one and its enclosing statements."""
+        interesting = self.ctx.analysis.interesting
+        node = statement
+        while node is not None:
+            interesting.add(id(node))
+            node = self.parents.get(id(node))
+
     def _name_functions(self, plans: list[StepPlan]) -> None:
         taken = set(self.ctx.analysis.bound_names)
+        accumulating = [p for p in plans if p.accumulate]
+        grads = _fresh("grads", set(taken))
         for plan in plans:
             suffix = "" if len(plans) == 1 else _suffix(plan.optimizer)
             plan.forward_name = _fresh(f"forward_fn{suffix}", taken)
             plan.grad_name = _fresh(f"grad_fn{suffix}", taken)
-        self.grads_name = _fresh("grads", set(self.ctx.analysis.bound_names))
+            plan.grads_name = grads
+            if plan.accumulate and len(accumulating) > 1:
+                plan.grads_name = _fresh(f"grads{suffix}", taken)
+        self.micro_grads_name = _fresh("micro_grads", taken)
+        self.finite_name = _fresh("grads_finite", taken)
 
     # -- during the traversal --------------------------------------------------
     def leave(self, original: cst.CSTNode, result):
         key = id(original)
         if key in self.failures:
             result = self._mark(original, result, self.failures.pop(key))
+        if key in self.replacements:
+            plan, rewrite = self.replacements.pop(key)
+            result = rewrite(original, result, plan)
+            self.rewriter.changed()
         if key in self.tracked:
             self.results[key] = result
         if key in self.blocks:
@@ -121,33 +161,105 @@ class TrainingLoops:
             texts.append(text)
         return _add_markers(result, texts)
 
+    # -- statements rewritten where they stand ---------------------------------------
+    def _depth(self) -> int:
+        return self.rewriter.depth
+
+    def _format(self, statement, original) -> cst.SimpleStatementLine:
+        formatted = format_statement(statement, self._depth(), self.rewriter.module)
+        lines = original.leading_lines if hasattr(original, "leading_lines") else ()
+        return formatted.with_changes(leading_lines=lines)
+
+    def _step(self, original, result, plan: StepPlan):
+        grads = cst.Name(plan.grads_name)
+        update = _expression(cst.Call(plan.optimizer.deep_clone(), [cst.Arg(grads)]))
+        if plan.step_scaler is None:
+            self.ctx.converted(original, "torch.optim.Optimizer.step", "optimizer.step() -> optimizer(grads)")
+            statements = [update]
+            if plan.accumulate and not plan.zero_grads:
+                statements.append(_assign(cst.Name(plan.grads_name), cst.Name("None")))  # torch keeps summing
+            return self._statements(statements, original)
+        self.ctx.converted(original, "torch.amp.GradScaler.step",
+                           "scaler.step(optimizer) -> optimizer(grads) when mindspore.amp.all_finite(grads)")
+        statements = []
+        if not plan.unscales:
+            statements.append(self._unscale_statement(plan))
+        finite = cst.Name(self.finite_name)
+        check = cst.Call(self.ctx.ref("mindspore.amp.all_finite"), [cst.Arg(grads)])
+        statements.append(_assign(finite, check))
+        statements.append(cst.If(test=cst.Name(self.finite_name), body=cst.IndentedBlock([update])))
+        return self._statements(statements, original)
+
+    def _statements(self, statements, original):
+        nodes = []
+        for index, statement in enumerate(statements):
+            if isinstance(statement, cst.SimpleStatementLine):
+                statement = format_statement(statement, self._depth(), self.rewriter.module)
+            if index == 0 and hasattr(original, "leading_lines"):
+                statement = statement.with_changes(leading_lines=original.leading_lines)
+            nodes.append(statement)
+        return cst.FlattenSentinel(nodes) if len(nodes) > 1 else nodes[0]
+
+    def _zero_grad(self, original, result, plan: StepPlan):
+        if plan.accumulate:
+            self.ctx.converted(original, "torch.optim.Optimizer.zero_grad",
+                               "zero_grad() -> the summed gradients start again")
+            return self._format(_assign(cst.Name(plan.grads_name), cst.Name("None")), original)
+        self.ctx.converted(original, "torch.optim.Optimizer.zero_grad",
+                           "zero_grad() removed: MindSpore computes fresh gradients every step")
+        return self.rewriter.placeholders.make(result)
+
+    def _unscale_statement(self, plan: StepPlan) -> cst.SimpleStatementLine:
+        grads = cst.Name(plan.grads_name)
+        unscale = cst.Call(cst.Attribute(plan.step_scaler.deep_clone(), cst.Name("unscale")), [cst.Arg(grads)])
+        return _assign(cst.Name(plan.grads_name), unscale)
+
+    def _unscale(self, original, result, plan: StepPlan):
+        self.ctx.converted(original, "torch.amp.GradScaler.unscale_", "scaler.unscale_(optimizer) -> "
+                                                                       "grads = scaler.unscale(grads)")
+        return self._format(self._unscale_statement(plan), original)
+
+    def _update(self, original, result, plan: StepPlan):
+        self.ctx.converted(original, "torch.amp.GradScaler.update",
+                           "scaler.update() -> scaler.adjust(grads_finite): the loss scale follows the finite check")
+        adjust = cst.Call(cst.Attribute(plan.step_scaler.deep_clone(), cst.Name("adjust")),
+                          [cst.Arg(cst.Name(self.finite_name))])
+        return self._format(_expression(adjust), original)
+
+    def _clip(self, original, result, plan: StepPlan):
+        clip = plan.clips[id(original)]
+        limit = _clip_limit(single_call(_flatten(result)[0])[0], clip.kind)
+        grads = cst.Name(plan.grads_name)
+        if clip.kind == "norm":
+            call = cst.Call(self.ctx.ref("mindspore.ops.clip_by_global_norm"), [cst.Arg(grads), cst.Arg(limit)])
+            api, message = "torch.nn.utils.clip_grad_norm_", "-> ops.clip_by_global_norm on the gradients"
+        else:
+            low = cst.UnaryOperation(cst.Minus(), _parenthesized(limit))
+            call = cst.Call(self.ctx.ref("mindspore.ops.clip_by_value"), [cst.Arg(grads), cst.Arg(low), cst.Arg(limit)])
+            api, message = "torch.nn.utils.clip_grad_value_", "-> ops.clip_by_value on the gradients"
+        self.ctx.converted(original, api, f"{api} {message}")
+        return self._format(_assign(cst.Name(plan.grads_name), call), original)
+
     # -- reassembling a block --------------------------------------------------------
     def _rebuild(self, original, result, site: BlockSite, plans: list[StepPlan]):
         statements = site.statements
-        zero_grads = {i for i, s in enumerate(statements) if method_statement(s, "zero_grad") is not None}
+        calls = self.planner.calls
+        zero_grads = {i for i, s in enumerate(statements) if calls.zero_grad(s) is not None}
         placeholders = self.rewriter.placeholders
         depth = self.rewriter.depth + (1 if isinstance(original, cst.IndentedBlock) else 0)
         body: list[cst.BaseStatement] = []
 
-        def result_of(index: int):
-            return self.results[id(statements[index])]
-
         def emit(index: int) -> None:
-            if index in zero_grads:
-                self.ctx.converted(statements[index], "torch.optim.Optimizer.zero_grad",
-                                   "zero_grad() removed: MindSpore computes fresh gradients every step")
-                body.append(placeholders.make(result_of(index)))
-                return
-            body.extend(_flatten(result_of(index)))
+            body.extend(_flatten(self.results[id(statements[index])]))
 
         position = 0
         for plan in plans:
             while position < plan.region_start:
                 emit(position)
                 position += 1
-            for index in range(plan.region_start, plan.step + 1):
+            for index in range(plan.region_start, plan.backward):
                 if index in zero_grads:
-                    emit(index)  # removed; its comments move on
+                    emit(index)  # rewritten where it stands; its comments move on
             for index in plan.before:
                 emit(index)
             definitions = self._definitions(site, plan, depth)
@@ -155,20 +267,13 @@ class TrainingLoops:
                 body.extend(definitions)
             else:
                 self.preludes.setdefault(id(plan.hoist), []).extend(definitions)
-            body.append(placeholders.make(result_of(plan.backward)))
-            body.append(self._gradient_call(site, plan, depth))
+            body.append(placeholders.make(self.results[id(statements[plan.backward])]))
+            body.extend(self._gradient_call(site, plan, depth))
             for index in plan.after:
                 emit(index)
-            for index in plan.between:
-                if index in plan.clips:
-                    body.append(self._clip(site, plan, index, depth))
-                else:
-                    emit(index)
-            body.append(placeholders.make(result_of(plan.step)))
-            body.append(_expression(cst.Call(plan.optimizer.deep_clone(), [cst.Arg(cst.Name(self.grads_name))])))
             self.ctx.converted(statements[plan.backward], BACKWARD_API,
                                f"training step -> {plan.forward_name} + mindspore.value_and_grad + optimizer(grads)")
-            position = plan.step + 1
+            position = plan.backward + 1
         while position < len(statements):
             emit(position)
             position += 1
@@ -182,7 +287,7 @@ class TrainingLoops:
             for statement in _flatten(self.results[id(statements[index])]):
                 inner.append(statement.deep_clone() if index in plan.recomputed else statement)
         inner = self.rewriter.placeholders.compact(inner)
-        outputs = [self._loss_output(site, plan), *(cst.Name(n) for n in plan.aux)]
+        outputs = [self._loss_output(site, plan), *(_name_expression(n) for n in plan.aux)]
         value = outputs[0] if len(outputs) == 1 else cst.Tuple([cst.Element(o) for o in outputs], **_NO_PARENS)
         inner.append(cst.SimpleStatementLine([cst.Return(value)]))
         function = cst.FunctionDef(
@@ -198,53 +303,45 @@ class TrainingLoops:
         if plan.aux:
             args.append(keyword_arg("has_aux", cst.Name("True")))
         grad = _assign(cst.Name(plan.grad_name), cst.Call(self.ctx.ref("mindspore.value_and_grad"), args))
-        training = self._set_train(site, plan)
-        return [*training, function, format_statement(grad, depth, self.rewriter.module)]
+        setup = [format_statement(statement, depth, self.rewriter.module)
+                 for statement in (*self._set_train(site, plan), *self._mixed_precision(site, plan))]
+        definitions = [*setup, function, format_statement(grad, depth, self.rewriter.module)]
+        if plan.accumulate:
+            definitions.append(_assign(cst.Name(plan.grads_name), cst.Name("None")))
+        return definitions
 
     def _loss_output(self, site, plan: StepPlan) -> cst.BaseExpression:
-        if plan.loss_name is not None:
-            return cst.Name(plan.loss_name)
         backward = _flatten(self.results[id(site.statements[plan.backward])])[0]
-        return _call_of(backward).func.value
+        receiver = single_call(backward)[0].func.value  # loss, or scaler.scale(loss)
+        if plan.loss_name is not None and plan.scaler is None:
+            return _name_expression(plan.loss_name)
+        return receiver
 
-    def _gradient_call(self, site, plan: StepPlan, depth: int) -> cst.SimpleStatementLine:
-        loss_name = plan.loss_name or ("loss" if "loss" not in site.scope.bound else "loss_value")
-        if plan.aux:
-            values = cst.Tuple([cst.Element(cst.Name(n)) for n in [loss_name, *plan.aux]])
+    def _gradient_call(self, site, plan: StepPlan, depth: int) -> list[cst.SimpleStatementLine]:
+        if plan.loss_name is not None and plan.scaler is None:
+            first = _name_expression(plan.loss_name)
+        elif plan.scaler is not None:
+            first = cst.Name("scaled_loss" if "scaled_loss" not in site.scope.bound else "_")
         else:
-            values = cst.Name(loss_name)
-        target = cst.Tuple([cst.Element(values), cst.Element(cst.Name(self.grads_name))], **_NO_PARENS)
+            first = cst.Name("loss" if "loss" not in site.scope.bound else "loss_value")
+        values = cst.Tuple([cst.Element(e) for e in [first, *map(_name_expression, plan.aux)]]) if plan.aux else first
+        grads = self.micro_grads_name if plan.accumulate else plan.grads_name
+        target = cst.Tuple([cst.Element(values), cst.Element(cst.Name(grads))], **_NO_PARENS)
         call = cst.Call(cst.Name(plan.grad_name), [cst.Arg(cst.Name(p)) for p in plan.params])
-        return format_statement(_assign(target, call), depth, self.rewriter.module)
-
-    def _clip(self, site, plan: StepPlan, index: int, depth: int) -> cst.SimpleStatementLine:
-        clip = plan.clips[index]
-        limit = _call_of(_flatten(self.results[id(site.statements[index])])[0])
-        limit = _clip_limit(limit, clip.kind)
-        grads = cst.Name(self.grads_name)
-        if clip.kind == "norm":
-            call = cst.Call(self.ctx.ref("mindspore.ops.clip_by_global_norm"), [cst.Arg(grads), cst.Arg(limit)])
-            api, message = "torch.nn.utils.clip_grad_norm_", "-> ops.clip_by_global_norm on the gradients"
-        else:
-            low = cst.UnaryOperation(cst.Minus(), _parenthesized(limit))
-            call = cst.Call(self.ctx.ref("mindspore.ops.clip_by_value"), [cst.Arg(grads), cst.Arg(low), cst.Arg(limit)])
-            api, message = "torch.nn.utils.clip_grad_value_", "-> ops.clip_by_value on the gradients"
-        self.ctx.converted(site.statements[index], api, f"{api} {message}")
-        statement = _assign(cst.Name(self.grads_name), call)
-        original = site.statements[index]
-        return format_statement(statement, depth, self.rewriter.module).with_changes(leading_lines=original.leading_lines)
+        lines = [format_statement(_assign(target, call), depth, self.rewriter.module)]
+        if plan.accumulate:
+            lines.append(format_statement(_accumulate(plan.grads_name, self.micro_grads_name), depth,
+                                          self.rewriter.module))
+        return lines
 
     def _set_train(self, site, plan: StepPlan) -> list[cst.BaseStatement]:
         """A fresh MindSpore Cell is in eval mode, a fresh torch Module trains."""
         if _calls_method(site.scope.node, "train"):
             return []
         statements = []
-        visible = site.scope.bound | self.ctx.analysis.bound_names
-        for cell in self.kinds.trained_cells(plan.optimizer):
-            root = cell
-            while isinstance(root, cst.Attribute):
-                root = root.value
-            if not isinstance(root, cst.Name) or root.value not in visible:
+        cells = self.planner.trained_cells(plan.optimizer) or [c for c in plan.cells if _is_variable(c)]
+        for cell in cells:
+            if not self._visible(site, cell):
                 continue
             call = cst.Call(cst.Attribute(cell.deep_clone(), cst.Name("set_train")), [cst.Arg(cst.Name("True"))])
             statements.append(_expression(call))
@@ -253,11 +350,43 @@ class TrainingLoops:
                           "MindSpore Cells start in eval mode: call set_train(True) on the trained network")
         return statements
 
+    def _visible(self, site, cell: cst.BaseExpression) -> bool:
+        root = cell
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        visible = site.scope.bound | self.ctx.analysis.bound_names
+        return isinstance(root, cst.Name) and (root.value in visible or root.value == "self")
+
+    def _mixed_precision(self, site, plan: StepPlan) -> list[cst.BaseStatement]:
+        """Mixed precision on the networks an autocast context wraps in the forward pass."""
+        provenance = self.planner.provenance
+        statements = []
+        for index in plan.forward:
+            for item in _with_items(site.statements[index]):
+                settings = amp.autocast_of(item.item, self.ctx.analysis, provenance)
+                if settings is None or amp.is_off(settings):
+                    continue
+                for cell in self._cells_inside(site.statements[index]):
+                    if not _is_variable(cell):
+                        continue
+                    convert = lambda expr: amp.convert_dtype(expr, self.ctx)  # noqa: E731
+                    statements.append(amp.mixed_precision(cell, settings, self.ctx, convert))
+                    self.ctx.converted(item.item, "torch.autocast",
+                                       f"autocast -> mindspore.amp.auto_mixed_precision on {code_of(cell)}")
+        return statements
+
+    def _cells_inside(self, statement) -> list[cst.BaseExpression]:
+        found: dict[str, cst.BaseExpression] = {}
+        for call in names_of(statement).calls:
+            if self.planner.is_network(call.func):
+                found.setdefault(code_of(call.func), call.func)
+        return list(found.values())
+
     def _hoist(self, loop_result, prelude: list[cst.BaseStatement]):
         seen: set[str] = set()
         unique = []
         for statement in prelude:
-            key = code_of(statement) if _is_set_train(statement) else str(id(statement))
+            key = code_of(statement) if _is_setup(statement) else str(id(statement))
             if key not in seen:
                 seen.add(key)
                 unique.append(statement)
@@ -268,6 +397,35 @@ class TrainingLoops:
         return cst.FlattenSentinel([*unique, *nodes])
 
 
+def _accumulate(total: str, micro: str) -> cst.SimpleStatementLine:
+    """``grads = micro_grads if grads is None else tuple(g + m for g, m in zip(grads, micro_grads))``"""
+    pairs = cst.GeneratorExp(
+        cst.BinaryOperation(cst.Name("g"), cst.Add(), cst.Name("m")),
+        cst.CompFor(
+            target=cst.Tuple([cst.Element(cst.Name("g")), cst.Element(cst.Name("m"))], **_NO_PARENS),
+            iter=cst.Call(cst.Name("zip"), [cst.Arg(cst.Name(total)), cst.Arg(cst.Name(micro))]),
+        ),
+        **_NO_PARENS,
+    )
+    summed = cst.Call(cst.Name("tuple"), [cst.Arg(pairs)])
+    is_none = cst.Comparison(cst.Name(total), [cst.ComparisonTarget(cst.Is(), cst.Name("None"))])
+    return _assign(cst.Name(total), cst.IfExp(test=is_none, body=cst.Name(micro), orelse=summed))
+
+
+def _name_expression(name: str) -> cst.BaseExpression:
+    if "." in name:
+        return cst.parse_expression(name)
+    return cst.Name(name)
+
+
+def _is_variable(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) or (isinstance(expr, cst.Attribute) and _is_variable(expr.value))
+
+
+def _with_items(statement):
+    if isinstance(statement, cst.With):
+        return statement.items
+    return ()
 
 
 def _assign(target: cst.BaseAssignTargetExpression, value: cst.BaseExpression) -> cst.SimpleStatementLine:
@@ -284,11 +442,6 @@ def _flatten(result) -> list[cst.BaseStatement]:
     if isinstance(result, cst.RemovalSentinel):
         return []
     return [result]
-
-
-def _call_of(statement) -> cst.Call:
-    small = statement.body[0]
-    return small.value
 
 
 def _clip_limit(call: cst.Call, kind: str) -> cst.BaseExpression:
@@ -316,14 +469,15 @@ def _calls_method(scope: cst.CSTNode, name: str) -> bool:
     return False
 
 
-def _is_set_train(statement) -> bool:
-    return (
-        isinstance(statement, cst.SimpleStatementLine)
-        and isinstance(statement.body[0], cst.Expr)
-        and isinstance(statement.body[0].value, cst.Call)
-        and isinstance(statement.body[0].value.func, cst.Attribute)
-        and statement.body[0].value.func.attr.value == "set_train"
-    )
+def _is_setup(statement) -> bool:
+    """set_train(True) / auto_mixed_precision lines: emitted once per loop even when several steps need them."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    small = statement.body[0]
+    value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+        return False
+    return value.func.attr.value in ("set_train", "auto_mixed_precision")
 
 
 def _suffix(optimizer: cst.BaseExpression) -> str:

@@ -3,6 +3,8 @@ a DataLoader, Adam, accuracy bookkeeping, an evaluation loop and a checkpoint.""
 
 import numpy as np
 import mindspore
+import pathlib
+import pickle
 from mindspore import nn, ops
 
 
@@ -102,11 +104,14 @@ def train(model, epochs=3, batch_size=32, shuffle=True, checkpoint=None, log=pri
                 },
             },
             checkpoint,
-            append_dict={"epoch": epoch, "loss": loss},
         )
-        state = mindspore.load_checkpoint(checkpoint)
+        pathlib.Path(str(checkpoint) + ".pkl").write_bytes(
+            pickle.dumps({"epoch": epoch, "loss": loss})
+        )
+        state = mindspore.load_checkpoint(
+            str(checkpoint).removesuffix(".ckpt") + ".ckpt"
+        )
         state = {
-            "epoch": state["epoch"].item(),
             "model_state_dict": {
                 name.removeprefix("model_state_dict."): value
                 for name, value in state.items()
@@ -117,7 +122,7 @@ def train(model, epochs=3, batch_size=32, shuffle=True, checkpoint=None, log=pri
                 for name, value in state.items()
                 if name.startswith("optimizer_state_dict.")
             },
-            "loss": state["loss"],
+            **pickle.loads(pathlib.Path(str(checkpoint) + ".pkl").read_bytes()),
         }
         mindspore.load_param_into_net(model, state["model_state_dict"])
         mindspore.load_param_into_net(optimizer, state["optimizer_state_dict"])
