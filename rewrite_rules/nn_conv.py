@@ -24,11 +24,22 @@ import libcst as cst
 from rewrite_rules.helpers import DEVICE, literal_or_none
 from rewrite_rules.cases import SHAPES
 from rewrite_rules.nn_shared import DTYPE, P, layer_cases
-from rewrite_rules.spec import ApiRule, Arg, Example, Unconvertible, Unsupported, WeightMove
+from rewrite_rules.spec import ApiRule, Arg, AttributeRead, Example, Unconvertible, Unsupported, WeightMove
 from transpiler.engine import code_of
 
 _PADDING_MODE = Unsupported("only zero padding is supported by MindSpore convolutions; pad explicitly with ops.pad")
 _CONV1D_WEIGHT = {"weight": WeightMove("weight", insert_axis=2)}
+
+
+def _conv_attributes(ndim: int) -> dict:
+    """Conv1d keeps its window as 2-d (1, k) tuples; the padding is stored per side (or as one int)."""
+    attributes = {"groups": "group",
+                  "padding": AttributeRead(reason="MindSpore keeps the padding per side (top, bottom, left, "
+                                                  "right) or as one int; read the value the layer was built with")}
+    if ndim == 1:
+        for name in ("kernel_size", "stride", "dilation"):
+            attributes[name] = AttributeRead(f"{{cell}}.{name}[1:]")
+    return attributes
 
 
 def _as_tuple(value, ndim: int) -> tuple:
@@ -95,6 +106,7 @@ def _conv(torch_name: str, target: str, ndim: int, examples=()) -> ApiRule:
         positional=4,
         hook=_conv_padding(ndim),
         weights=_CONV1D_WEIGHT if ndim == 1 else {},
+        attributes=_conv_attributes(ndim),
         notes="pad_mode and has_bias are always written: MindSpore defaults to pad_mode='same' and has_bias=False."
         + (" The weight is stored 4-D (out, in, 1, k)." if ndim == 1 else ""),
         examples=examples,
@@ -160,6 +172,7 @@ def _conv_transpose(ndim: int, examples=()) -> ApiRule:
         positional=4,
         hook=_transpose_padding(ndim),
         weights=_CONV1D_WEIGHT if ndim == 1 else {},
+        attributes=_conv_attributes(ndim),
         notes="pad_mode and has_bias are always written; output_padding is folded into asymmetric padding (2d)."
         + (" The weight is stored 4-D (in, out, 1, k)." if ndim == 1 else ""),
         examples=examples,

@@ -55,6 +55,7 @@ RULES = [
         positional=2,
         hook=_embedding_hook,
         weights={"weight": "embedding_table"},
+        attributes={"num_embeddings": "vocab_size", "embedding_dim": "embedding_size"},
         notes="embedding_table=Normal(1.0) matches torch's N(0, 1) init (MindSpore's default is N(0, 0.01)).",
         examples=(
             Example(

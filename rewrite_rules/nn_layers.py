@@ -19,6 +19,7 @@ RULES = [
         args={"in_features": "in_channels", "out_features": "out_channels", "bias": "has_bias", "device": DEVICE,
               "dtype": DTYPE},
         positional=2,
+        attributes={"in_features": "in_channels", "out_features": "out_channels"},
         examples=(
             Example("fc = nn.Linear(4, 3)", "fc = nn.Dense(4, 3)"),
             Example("fc = nn.Linear(in_features=4, out_features=3, bias=False)",

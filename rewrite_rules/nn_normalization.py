@@ -128,6 +128,7 @@ def _instance_norm(ndim: int) -> ApiRule:
         positional=0,
         hook=_instance_norm_hook,
         weights={"weight": "gamma", "bias": "beta"},
+        attributes={"num_features": "num_channels"},
         notes="composed as GroupNorm(C, C): MindSpore's InstanceNorm has no CPU kernel; "
         "running statistics (track_running_stats=True) are not supported.",
         examples=(
@@ -172,6 +173,7 @@ RULES = [
         positional=1,
         hook=_layer_norm_hook,
         weights={"weight": "gamma", "bias": "beta"},
+        attributes={"eps": "epsilon"},
         notes="epsilon is always written: MindSpore's default is 1e-7.",
         examples=(
             Example("ln = nn.LayerNorm(64)", "ln = nn.LayerNorm((64,), epsilon=1e-05)"),

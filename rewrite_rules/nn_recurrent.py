@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from rewrite_rules.helpers import DEVICE
 from rewrite_rules.nn_shared import DTYPE, P, layer_cases
-from rewrite_rules.spec import ApiRule, Example, Unsupported
+from rewrite_rules.spec import ApiRule, AttributeRead, Example, Unsupported
 
 _SEQ = {"x": "randn(5, 2, 3)", "h": "randn(2, 2, 4)", "c": "randn(2, 2, 4)"}
 _BATCH_FIRST = {"x": "randn(2, 5, 3)", "h": "randn(4, 2, 4)", "c": "randn(4, 2, 4)"}
@@ -38,6 +38,7 @@ def _rnn(name: str, extra_sig: str = "", extra_args=None, extra=(), hidden="h") 
         signature=signature,
         args=args,
         positional=positional,
+        attributes={"input_size": AttributeRead("{cell}.w_ih_list[0].shape[1]"), "bias": "has_bias"},
         notes="bias -> has_bias; the parameters keep torch's names and layouts.",
         examples=(
             *extra,

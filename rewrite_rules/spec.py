@@ -157,6 +157,25 @@ WeightMapping = Mapping[str, "str | WeightMove"]
 
 
 @dataclass(frozen=True)
+class AttributeRead:
+    """How reading an attribute of a torch layer maps onto the MindSpore Cell
+    when more than its name changes; read by ``transpiler.structural.attributes``.
+
+    template: the MindSpore expression, ``{cell}`` standing for the Cell
+        (Conv1d's ``kernel_size`` is stored as ``(1, k)``: ``"{cell}.kernel_size[1:]"``).
+        Such an attribute can be read, not assigned.
+    reason: set instead of template when MindSpore does not keep the value:
+        reads are marked with this reason.
+    """
+
+    template: str | None = None
+    reason: str = ""
+
+
+AttributeMapping = Mapping[str, "str | AttributeRead"]
+
+
+@dataclass(frozen=True)
 class ApiRule:
     """A torch callable (function or class) and its MindSpore form.
 
@@ -173,6 +192,11 @@ class ApiRule:
         when the layout changes or the value is dropped) for layers whose
         weights move; unlisted parameters keep their name (used by the weight
         converter, ``transpiler.proof.weights``).
+    attributes: torch attribute name -> MindSpore attribute name (or an
+        AttributeRead when the value changes or is not kept) for the
+        attributes user code reads on a layer (``fc.in_features``,
+        ``emb.embedding_dim``); the renames in ``weights`` apply to attribute
+        reads too, unlisted attributes keep their name.
     aliases: further torch names that mean the same thing.
     """
 
@@ -184,6 +208,7 @@ class ApiRule:
     pack_varargs: bool = False
     hook: Callable | None = None
     weights: WeightMapping = field(default_factory=dict)
+    attributes: AttributeMapping = field(default_factory=dict)
     aliases: tuple[str, ...] = ()
     notes: str = ""
     examples: tuple[Example, ...] = ()
@@ -225,6 +250,18 @@ class ApiRule:
     def weight_moves(self) -> dict[str, WeightMove]:
         """``weights`` with plain renames spelled as WeightMoves."""
         return {k: v if isinstance(v, WeightMove) else WeightMove(v) for k, v in self.weights.items()}
+
+    @cached_property
+    def attribute_reads(self) -> dict[str, "str | AttributeRead"]:
+        """How each torch attribute of the layer is read on the Cell: ``attributes``, plus the
+        parameters of ``weights`` that only change name (a parameter stored in another layout
+        reads differently and is left as it is)."""
+        reads: dict[str, str | AttributeRead] = {}
+        for name, move in self.weight_moves.items():
+            if move.to is not None and move.insert_axis is None and move.to != name:
+                reads[name] = move.to
+        reads.update(self.attributes)
+        return reads
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,7 @@ class Rewriter(cst.CSTTransformer):
         self.training = structural.TrainingLoops(self)
         self.checkpoints = structural.Checkpoints(self)  # dicts of states in torch.save / torch.load
         self.surroundings = structural.Surroundings(self)  # backend flags, freezing, autocast variables
+        self.attributes = structural.Attributes(self)  # attribute reads of layers, loaders, wrappers
         self._header_comments = {line.comment.value for line in module.header if line.comment is not None}
 
     # -- infrastructure -------------------------------------------------------
@@ -120,6 +121,7 @@ class Rewriter(cst.CSTTransformer):
         self.checkpoints.plan(node)
         self.surroundings.plan(node)
         structural.record_dataset_columns(node, self.ctx)
+        self.attributes.plan(node)
 
     def leave_Module(self, original_node, updated_node):
         return updated_node.with_changes(body=self.placeholders.compact(list(updated_node.body)))
@@ -259,6 +261,9 @@ class Rewriter(cst.CSTTransformer):
         return parts is not None and parts[0] in self.analysis.imports
 
     def leave_Attribute(self, original_node, updated_node):
+        mapped = self.attributes.rewrite(original_node, updated_node)
+        if mapped is not None:
+            return mapped
         return self._maybe_reference(original_node, updated_node)
 
     def leave_Name(self, original_node, updated_node):

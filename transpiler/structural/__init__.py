@@ -2,6 +2,7 @@
 one call (Module -> Cell, forward -> construct, grad-mode contexts, buffers,
 statements made empty by device moves). Each lives in its own module."""
 
+from transpiler.structural.attributes import Attributes
 from transpiler.structural.buffers import convert_buffer_registration
 from transpiler.structural.checkpoints import Checkpoints
 from transpiler.structural.datasets import convert_dataset_class, record_dataset_columns, visit_dataset_class
@@ -15,6 +16,7 @@ from transpiler.structural.training_loop import TrainingLoops
 
 __all__ = [
     "assign_in_place",
+    "Attributes",
     "Checkpoints",
     "convert_buffer_registration",
     "convert_dataset_class",

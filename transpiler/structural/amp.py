@@ -64,7 +64,7 @@ def autocast_of(expr: cst.BaseExpression, analysis, provenance) -> Autocast | No
 
 def _disabled_when(expr, call: cst.Call, provenance):
     """``ctx = nullcontext() if C else torch.autocast(...)``: (C, True) means off when C holds."""
-    for value in provenance.values_of(expr):
+    for value in provenance.values_of(expr) or ():
         if isinstance(value, cst.IfExp):
             if value.orelse is call:
                 return value.test, True

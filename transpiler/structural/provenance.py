@@ -165,8 +165,9 @@ class Provenance:
         found = self.origin(expr, scope)
         return found.kind if found is not None else None
 
-    def values_of(self, expr: cst.BaseExpression) -> list[cst.BaseExpression]:
-        """The expressions a name (or ``self.attribute``) is assigned from in the file."""
+    def values_of(self, expr: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+        """The expressions a name (or ``self.attribute``) is assigned from in the file;
+        None when some binding does not show its value (a loop variable, a parameter ...)."""
         scope = self.scope_of(expr)
         if scope is None:
             return []
@@ -178,7 +179,36 @@ class Provenance:
             entries = self.class_attrs.get((scope.class_name, expr.attr.value), [])
         else:
             entries = []
+        if any(entry is UNKNOWN or isinstance(entry, _Param) for entry in entries):
+            return None
         return [entry[0] for entry in entries if isinstance(entry, tuple)]
+
+    def returned_by(self, call: cst.Call) -> list[cst.BaseExpression] | None:
+        """What the file's function called here returns (None: not a function of this file)."""
+        scope = self.scope_of(call)
+        if not isinstance(call.func, cst.Name) or scope is None:
+            return None
+        owner = _binding_scope(call.func.value, scope)
+        function = owner.functions.get(call.func.value) if owner is not None else None
+        if function is None:
+            return None
+        return [value for value, _ in self.returns.get(id(function), [])] or None
+
+    def appended(self, name: cst.Name) -> list[cst.BaseExpression] | None:
+        """What ``name.append(value)`` calls in the name's scope append (None: some call is not one argument)."""
+        scope = self.scope_of(name)
+        owner = _binding_scope(name.value, scope) if scope is not None else None
+        if owner is None:
+            return None
+        found = []
+        for call, call_scope in self.calls_by_name.get("append", ()):
+            receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+            if isinstance(receiver, cst.Name) and receiver.value == name.value \
+                    and _binding_scope(name.value, call_scope) is owner:
+                if len(call.args) != 1:
+                    return None
+                found.append(call.args[0].value)
+        return found
 
     def scope_of(self, expr: cst.CSTNode) -> "_Scope | None":
         root = expr
@@ -263,6 +293,8 @@ class Provenance:
                 return None
             if base.kind == WRAPPER and attr == "module":
                 return base.inner
+            if base.kind == WRAPPER and base.inner is not None:
+                base = base.inner  # converted, the wrapper is the model itself
             if base.kind in (CELL, INSTANCE):
                 owner_class = base.qualified
             elif base.kind == LAYER and base.qualified in _CONTAINERS and base.call is not None:
@@ -442,6 +474,11 @@ def _agree(origins: list):
     known = [o for o in origins if o is not CYCLE]
     if not known:
         return CYCLE if origins else None
+    wrappers = [o for o in known if o.kind == WRAPPER and o.inner is not None]
+    if wrappers:  # model = Net(); model = nn.DataParallel(model): the wrapper stands for the model
+        unwrapped = [o.inner if o.kind == WRAPPER else o for o in known]
+        if all(o == unwrapped[0] for o in unwrapped):
+            return wrappers[0]
     first = known[0]
     if all(o == first for o in known):
         return first
@@ -593,13 +630,27 @@ class _Collector(cst.CSTVisitor):
         self._target(node.target, node.value if node.value is not None else UNKNOWN)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):  # x += v: x now holds x + v
+            operator = getattr(cst, type(node.operator).__name__.removesuffix("Assign"), None)
+            if operator is not None:
+                self._target(node.target, cst.BinaryOperation(node.target, operator(), node.value))
+                return
         self._target(node.target, UNKNOWN)
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
         self._target(node.target, node.value)
 
     def visit_For(self, node: cst.For) -> None:
-        self._target(node.target, UNKNOWN)
+        iterated = node.iter
+        counter = isinstance(iterated, cst.Call) and isinstance(iterated.func, cst.Name)
+        if counter and iterated.func.value == "range":
+            self._target(node.target, _COUNT)
+        elif counter and iterated.func.value == "enumerate" and isinstance(node.target, cst.Tuple) \
+                and len(node.target.elements) == 2:
+            self._target(node.target.elements[0].value, _COUNT)
+            self._target(node.target.elements[1].value, UNKNOWN)
+        else:
+            self._target(node.target, UNKNOWN)
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
@@ -653,6 +704,7 @@ class _Collector(cst.CSTVisitor):
 
 
 UNKNOWN = object()  # a binding whose value the file does not show
+_COUNT = cst.Integer("0")  # stands for the int a range()/enumerate() loop binds
 CYCLE = object()  # resolution came back to where it started
 
 

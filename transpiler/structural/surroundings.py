@@ -6,6 +6,13 @@
     model.features.requires_grad_(False)        for param in model.features.get_parameters():
                                                     param.requires_grad = False
     ctx = nullcontext() if cpu else autocast()  ctx = nullcontext()   (mixed precision goes on the network)
+    print(f"loss {loss:.3f}")                   print(f"loss {float(loss):.3f}")
+
+The last: torch formats a 0-d tensor with a format spec (through ``.item()``),
+MindSpore's Tensor takes no format spec. A value formatted as a float
+(``e f g %``) or an integer (``d``) goes through ``float()``/``int()``,
+which a Python number passes unchanged and a one-element tensor converts;
+values the file shows are Python numbers are left alone.
 
 Planned on the original tree before the traversal (which statements, and the
 torch references they hold, so no rule marks them); applied as the traversal
@@ -18,6 +25,7 @@ import libcst as cst
 
 from transpiler.engine import code_of
 from transpiler.structural.amp import is_nullcontext
+from transpiler.structural.numbers import Numbers
 from transpiler.structural.provenance import AUTOCASTS, CELL, LAYER, WRAPPER, provenance_of, remember_module
 
 _BACKENDS = "torch.backends."
@@ -33,14 +41,18 @@ class Surroundings:
         self.plans: dict[int, tuple] = {}  # id(original statement) -> (rewrite, data)
 
     def plan(self, module: cst.Module) -> None:
-        analysis = self.ctx.analysis
-        relevant = any(q.startswith((_BACKENDS, _LAYERS)) or q in _DROPPED_CALLS or q in AUTOCASTS
-                       for q in analysis.references.values())
-        if not relevant and not analysis.cell_classes:
-            return  # no flags, no autocast, no layers to freeze: skip the walk
+        if not self.ctx.analysis.references:
+            return  # no torch in this file: no tensors to format, nothing to rewrite
         remember_module(self.ctx, module)
         finder = _Statements()
         module.visit(finder)
+        numbers = None
+        for statement, formats in finder.formats:
+            numbers = numbers or Numbers(provenance_of(self.ctx, module))
+            flagged = [i for i, (value, kind) in enumerate(formats) if kind and not numbers.is_number(value)]
+            if flagged:
+                self.ctx.analysis.interesting.update(id(s) for s in finder.ancestors[id(statement)])
+                self.plans[id(statement)] = (self._format_values, (flagged, [kind for _, kind in formats]))
         for statement in finder.lines:
             small = statement.body[0] if len(statement.body) == 1 else None
             if isinstance(small, cst.Assign):
@@ -84,8 +96,10 @@ class Surroundings:
         if planned is None:
             return result
         rewrite, data = planned
-        self.rewriter.changed()
-        return rewrite(original, result, data)
+        rewritten = rewrite(original, result, data)
+        if isinstance(rewritten, cst.SimpleStatementLine) and rewritten is not result:
+            self.ctx.to_format.add(rewritten)  # black formats changed statements
+        return rewritten
 
     def _flag(self, original, result, qualified: list[str]):
         for target in original.body[0].targets:
@@ -133,11 +147,88 @@ class Surroundings:
         return result.with_changes(body=[result.body[0].with_changes(value=plain)])
 
 
+    def _format_values(self, original, result, data):
+        if not isinstance(result, cst.SimpleStatementLine):
+            return result
+        flagged, kinds = data
+        rewritten = result.visit(_FormatValues(set(flagged), kinds))
+        self.ctx.converted(original, "torch.Tensor.__format__", "a value formatted with a format spec goes through "
+                                                                "float()/int(): MindSpore's Tensor takes no format spec")
+        return rewritten
+
+
+_FLOAT_SPECS = frozenset("eEfFgG%")
+_INT_SPECS = frozenset("d")
+
+
+def format_kind(spec: cst.FormattedString | None) -> str | None:
+    """``float`` or ``int`` for a literal format spec that formats a number that way."""
+    if not spec or not all(isinstance(part, cst.FormattedStringText) for part in spec):
+        return None
+    text = "".join(part.value for part in spec)
+    if not text:
+        return None
+    if text[-1] in _FLOAT_SPECS:
+        return "float"
+    if text[-1] in _INT_SPECS:
+        return "int"
+    return None
+
+
 class _Statements(cst.CSTVisitor):
+    """Simple statement lines, and in each the formatted values of its f-strings that have a number spec."""
+
     def __init__(self):
         self.lines: list[cst.SimpleStatementLine] = []
+        self.formats: list[tuple[cst.SimpleStatementLine, list]] = []
+        self.ancestors: dict[int, tuple] = {}
+        self._stack: list[cst.CSTNode] = []
+        self._current: list | None = None
+
+    def on_visit(self, node) -> bool:
+        if isinstance(node, cst.BaseStatement):
+            self._stack.append(node)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node) -> None:
+        super().on_leave(original_node)
+        if isinstance(original_node, cst.BaseStatement):
+            self._stack.pop()
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
         self.lines.append(node)
-        return False
+        self._current = []
+        return True
+
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine) -> None:
+        if self._current and any(kind is not None for _, kind in self._current):
+            self.formats.append((original_node, self._current))
+            self.ancestors[id(original_node)] = (*self._stack, original_node)
+        self._current = None
+
+    def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
+        if self._current is not None:
+            self._current.append((node.expression, format_kind(node.format_spec)))
+
+
+class _FormatValues(cst.CSTTransformer):
+    """Wraps the flagged formatted values (counted in the order the walk meets them) in float()/int()."""
+
+    def __init__(self, flagged: set[int], kinds: list):
+        super().__init__()
+        self.flagged = flagged
+        self.kinds = kinds
+        self.index = 0
+        self._open: list[int] = []
+
+    def visit_FormattedStringExpression(self, node) -> None:
+        self._open.append(self.index)
+        self.index += 1
+
+    def leave_FormattedStringExpression(self, original_node, updated_node):
+        index = self._open.pop()
+        if index not in self.flagged or index >= len(self.kinds) or self.kinds[index] is None:
+            return updated_node
+        call = cst.Call(cst.Name(self.kinds[index]), [cst.Arg(updated_node.expression)])
+        return updated_node.with_changes(expression=call)
 
