@@ -15,6 +15,7 @@ import libcst as cst
 from rewrite_rules.spec import ApiRule, Drop, Example, Unconvertible, Unsupported
 from transpiler.engine import code_of, keyword_arg
 from transpiler.structural.datasets import columns_of, default_columns, is_mindspore_dataset
+from transpiler.structural.surroundings import SPLIT_SEEDS
 
 _PERFORMANCE = Drop("loader performance option with no MindSpore counterpart; no effect on the data")
 
@@ -75,6 +76,11 @@ def _tensor_dataset(call, ctx):
 
 
 def _random_split(call, ctx):
+    if call.has("generator"):
+        if id(call.source) not in ctx.facts.get(SPLIT_SEEDS, ()):
+            raise Unconvertible("the generator is not torch.Generator().manual_seed(seed): seed the split with "
+                                "mindspore.dataset.config.set_seed(seed) by hand")
+        call.remove("generator")  # its seed is set before the statement (transpiler/structural/surroundings.py)
     dataset = call.get("dataset")
     source = call.source.args[0].value
     columns = columns_of(ctx, source) or default_columns(2)
@@ -151,11 +157,19 @@ RULES = [
         "torch.utils.data.random_split",
         None,
         signature="dataset, lengths, generator=None",
-        args={"generator": _GENERATOR},
         hook=_random_split,
         aliases=("torch.utils.data.dataset.random_split",),
-        notes="GeneratorDataset(...).split(lengths, randomize=True)",
+        notes="GeneratorDataset(...).split(lengths, randomize=True); a torch.Generator().manual_seed(s) becomes "
+              "mindspore.dataset.config.set_seed(s) before the statement (the split follows the dataset seed when "
+              "the data is read)",
         examples=(
+            Example(
+                "train, val = torch.utils.data.random_split(ds, [8, 2], generator=torch.Generator().manual_seed(42))",
+                "mindspore.dataset.config.set_seed(42)\n"
+                'train, val = mindspore.dataset.GeneratorDataset(\n    ds, column_names=["data", "label"], shuffle=False\n'
+                ").split([8, 2], randomize=True)",
+            ),
+            Example("train, val = torch.utils.data.random_split(ds, [8, 2], generator=g)", marked="manual_seed"),
             Example(
                 "train, val = torch.utils.data.random_split(ds, [0.8, 0.2])",
                 'train, val = mindspore.dataset.GeneratorDataset(\n    ds, column_names=["data", "label"], shuffle=False\n'

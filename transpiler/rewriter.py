@@ -209,7 +209,8 @@ class Rewriter(cst.CSTTransformer):
             self.mark(original, qualified, "no MindSpore rule for this API")
             return updated
         try:
-            result = convert_call(rule, updated, self.ctx, source=original)
+            expanded = structural.expand_keyword_dicts(qualified, original, updated, self.ctx)
+            result = convert_call(rule, expanded, self.ctx, source=original)
         except Unconvertible as exc:
             self.mark(original, qualified, exc.reason)
             return updated

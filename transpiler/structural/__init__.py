@@ -9,6 +9,7 @@ from transpiler.structural.datasets import convert_dataset_class, record_dataset
 from transpiler.structural.cells import convert_function, is_module_base, is_self_or_super
 from transpiler.structural.devices import is_noop_statement, record_known_kinds
 from transpiler.structural.in_place import assign_in_place
+from transpiler.structural.keyword_dicts import expand_keyword_dicts
 from transpiler.structural.grad_mode import is_grad_context, unwrap_grad_context
 from transpiler.structural.references import reference_ids
 from transpiler.structural.surroundings import Surroundings
@@ -23,6 +24,7 @@ __all__ = [
     "record_dataset_columns",
     "visit_dataset_class",
     "convert_function",
+    "expand_keyword_dicts",
     "is_grad_context",
     "is_module_base",
     "is_noop_statement",

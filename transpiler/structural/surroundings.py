@@ -6,6 +6,9 @@
     model.features.requires_grad_(False)        for param in model.features.get_parameters():
                                                     param.requires_grad = False
     ctx = nullcontext() if cpu else autocast()  ctx = nullcontext()   (mixed precision goes on the network)
+    a, b = random_split(ds, [8, 2],             mindspore.dataset.config.set_seed(42)
+        generator=torch.Generator()             a, b = GeneratorDataset(ds, ...).split([8, 2], randomize=True)
+            .manual_seed(42))
     print(f"loss {loss:.3f}")                   print(f"loss {float(loss):.3f}")
 
 The last: torch formats a 0-d tensor with a format spec (through ``.item()``),
@@ -29,6 +32,8 @@ from transpiler.structural.numbers import Numbers
 from transpiler.structural.provenance import AUTOCASTS, CELL, LAYER, WRAPPER, provenance_of, remember_module
 
 _BACKENDS = "torch.backends."
+_SPLITS = frozenset({"torch.utils.data.random_split", "torch.utils.data.dataset.random_split"})
+SPLIT_SEEDS = "random_split seeds"  # ctx.facts key: ids of random_split calls whose generator seed is set before
 _LAYERS = "torch.nn."
 _DETERMINISTIC = frozenset({"torch.backends.cudnn.deterministic"})
 _DROPPED_CALLS = frozenset({"torch.set_float32_matmul_precision"})
@@ -54,6 +59,7 @@ class Surroundings:
                 self.ctx.analysis.interesting.update(id(s) for s in finder.ancestors[id(statement)])
                 self.plans[id(statement)] = (self._format_values, (flagged, [kind for _, kind in formats]))
         for statement in finder.lines:
+            self._plan_split_seed(statement)
             small = statement.body[0] if len(statement.body) == 1 else None
             if isinstance(small, cst.Assign):
                 self._plan_assignment(statement, small)
@@ -75,6 +81,29 @@ class Surroundings:
             plain = [b for b in branches if is_nullcontext(b, analysis)]
             if len(autocast) == 1 and len(plain) == 1:
                 self.plans[id(statement)] = (self._context, 0 if branches[0] is plain[0] else 1)
+
+    def _plan_split_seed(self, statement) -> None:
+        """A random_split seeded by a torch.Generator: MindSpore's split follows the dataset seed."""
+        finder = _Calls(self.ctx.analysis, _SPLITS)
+        statement.visit(finder)
+        for call in finder.found:
+            seed = _generator_seed(call, self.ctx, provenance_of(self.ctx))
+            if seed is not None:
+                seed, made = seed
+                self.rewriter.handled.add(id(made))  # dropped with the generator: never marked
+                self.ctx.facts.setdefault(SPLIT_SEEDS, set()).add(id(call))
+                self.plans[id(statement)] = (self._seeded, seed)
+
+    def _seeded(self, original, result, seed: cst.BaseExpression):
+        call = cst.Call(self.ctx.ref("mindspore.dataset.config.set_seed"), [cst.Arg(seed.deep_clone())])
+        self.ctx.converted(original, "torch.Generator", "random_split generator seed -> "
+                                                        "mindspore.dataset.config.set_seed before the split")
+        seeding = cst.SimpleStatementLine([cst.Expr(call)], leading_lines=getattr(result, "leading_lines", ()))
+        self.ctx.to_format.add(seeding)
+        if hasattr(result, "leading_lines"):
+            result = result.with_changes(leading_lines=())
+            self.ctx.to_format.add(result)
+        return cst.FlattenSentinel([seeding, result])
 
     def _plan_call(self, statement, call: cst.Call) -> None:
         analysis = self.ctx.analysis
@@ -173,6 +202,36 @@ def format_kind(spec: cst.FormattedString | None) -> str | None:
     if text[-1] in _INT_SPECS:
         return "int"
     return None
+
+
+def _generator_seed(call: cst.Call, ctx, provenance):
+    """S in ``generator=torch.Generator().manual_seed(S)`` (written there or in the variable passed)."""
+    generator = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "generator"), None)
+    if generator is None and len([a for a in call.args if a.keyword is None]) == 3:
+        generator = call.args[2].value
+    if isinstance(generator, cst.Name) and provenance is not None:
+        values = provenance.values_of(generator) or []
+        generator = values[0] if len(values) == 1 else None
+    if not isinstance(generator, cst.Call) or not isinstance(generator.func, cst.Attribute):
+        return None
+    made = generator.func.value
+    if generator.func.attr.value != "manual_seed" or len(generator.args) != 1 or not isinstance(made, cst.Call):
+        return None
+    if ctx.analysis.qualified(made.func) != "torch.Generator":
+        return None
+    ctx.consume(made.func)
+    return generator.args[0].value, made
+
+
+class _Calls(cst.CSTVisitor):
+    def __init__(self, analysis, apis):
+        self.analysis = analysis
+        self.apis = apis
+        self.found: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.analysis.qualified(node.func) in self.apis:
+            self.found.append(node)
 
 
 class _Statements(cst.CSTVisitor):
