@@ -6,6 +6,7 @@ import libcst as cst
 
 from rewrite_rules.spec import Example, MethodRule, Unconvertible
 from transpiler.engine import code_of, keyword_arg
+from transpiler.structural.provenance import OPTIMIZER, SCHEDULER, origin_of
 
 
 def _train(call, ctx):
@@ -17,14 +18,18 @@ def _eval(call, ctx):
     return call.rename("set_train", [cst.Arg(cst.Name("False"))])
 
 
+def _receiver_kind(call) -> str | None:
+    """What the receiver is, from where the file made it (never from its name)."""
+    origin = origin_of(call.ctx, call.source.func.value if call.source is not None else None)
+    return origin.kind if origin is not None else None
+
+
 def _is_optimizer(call) -> bool:
-    code = code_of(call.receiver)
-    return call.ctx.known_kinds.get(code) == "optimizer" or "optim" in code.lower()
+    return _receiver_kind(call) == OPTIMIZER
 
 
 def _not_scheduler(call):
-    code = code_of(call.receiver)
-    if call.ctx.known_kinds.get(code) == "scheduler" or "sched" in code.lower():
+    if _receiver_kind(call) == SCHEDULER:
         raise Unconvertible("MindSpore's lr schedulers have no state_dict()/load_state_dict(); "
                             "carry last_epoch and the learning rates by hand")
 
@@ -82,13 +87,15 @@ RULES = [
     _cell("state_dict", hook=_state_dict, arity=(0, 0),
           examples=(Example("sd = model.state_dict()", "sd = model.parameters_dict()"),
                     Example("sd = optimizer.state_dict()", "sd = optimizer.parameters_dict()"),
-                    Example("sd = scheduler.state_dict()", marked="no state_dict()"))),
+                    Example("scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 5)\nsd = scheduler.state_dict()",
+                            marked="no state_dict()"))),
     _cell(
         "load_state_dict",
         hook=_load_state_dict,
         arity=(0, 2),
         examples=(Example("model.load_state_dict(sd)", "mindspore.load_param_into_net(model, sd)"),
                   Example("optimizer.load_state_dict(sd)", "mindspore.load_param_into_net(optimizer, sd)"),
-                  Example("scheduler.load_state_dict(sd)", marked="no state_dict()")),
+                  Example("scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 5)\nscheduler.load_state_dict(sd)",
+                          marked="no state_dict()")),
     ),
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from rewrite_rules.spec import ApiRule, Example, MethodRule, Unconvertible
+from rewrite_rules.spec import ApiRule, AttributeRule, Example, MethodRule, Unconvertible
 from transpiler.engine import code_of
 from transpiler.names import chain_parts
 from transpiler.structural.devices import is_device_string
@@ -92,7 +92,13 @@ def _receiver(call, ctx):
     return call.receiver
 
 
+# Memory layouts are only ever arguments (.to(memory_format=...), .contiguous(memory_format=...)), which
+# the method rules drop: MindSpore tensors have one layout. The names become inert strings meanwhile.
+_MEMORY_FORMATS = ("channels_last", "contiguous_format", "preserve_format", "channels_last_3d")
+
 RULES = [
+    *(AttributeRule(f"torch.{name}", f'"{name}"', reason="a memory layout; MindSpore tensors have one layout")
+      for name in _MEMORY_FORMATS),
     ApiRule(
         "torch.device",
         None,
@@ -118,6 +124,8 @@ RULES = [
         examples=(
             Example("y = x.to(device)", "y = x"),
             Example("y = x.to(torch.float16)", "y = x.to(mindspore.float16)"),
+            Example("y = x.to(device=device, dtype=torch.float32, memory_format=torch.channels_last)",
+                    "y = x.to(dtype=mindspore.float32)"),
         ),
     ),
     MethodRule("cuda", hook=_receiver, arity=(0, 1), receiver="any",

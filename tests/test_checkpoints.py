@@ -78,7 +78,8 @@ def test_optimizer_state_through_variables():
 
 
 def test_scheduler_state_is_marked():
-    code = convert_snippet("sd = scheduler.state_dict()\nscheduler.load_state_dict(sd)\n")
+    code = convert_snippet("scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 1)\n"
+                           "sd = scheduler.state_dict()\nscheduler.load_state_dict(sd)\n")
     assert len(_markers(code)) == 2 and all("no state_dict()" in m for m in _markers(code))
 
 
@@ -169,7 +170,8 @@ def test_load_without_a_save_in_the_file_uses_how_the_dict_is_read():
         ('ck = torch.load("c.pth")\nmodel.load_state_dict(ck[key])', "computed keys"),
         ('torch.save({name: model.state_dict()}, "c.pth")', "literal string keys"),
         ('torch.save({**meta, "model": model.state_dict()}, "c.pth")', "literal string keys"),
-        ('torch.save({"model": model.state_dict(), "sched": scheduler.state_dict()}, "c.pth")',
+        ('scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 1)\n'
+         'torch.save({"model": model.state_dict(), "sched": scheduler.state_dict()}, "c.pth")',
          "no MindSpore checkpoint form"),
     ],
 )
@@ -215,16 +217,38 @@ def test_resumed_mindspore_training_continues_like_torch(tmp_path):
 
 
 def test_training_sample_saves_and_reloads_its_checkpoint(tmp_path):
+    """The MNIST sample saves {epoch, model, optimizer, loss} and loads it back into the model and the
+    optimizer: the MindSpore run must get through the reload, the checkpoint must hold every parameter
+    of the model under its key, and epoch/loss must come back with their types (int, tensor)."""
     from tests.golden_files import convert_sample
 
     sample = ROOT / "samples" / "train_mnist_cnn.py"
     converted = tmp_path / "train_mnist_cnn.py"
     converted.write_text(convert_sample(sample), encoding="utf-8")
-    for framework, script, name in (("torch", sample, "torch.pth"), ("mindspore", converted, "mindspore.ckpt")):
+    for framework, script, name in (("torch", sample, "torch.pth"), ("mindspore", converted, "mindspore.pth")):
         env = {**os.environ, "GLOG_v": "3", "PYTHONPATH": str(ROOT)}
         train = {"epochs": 1, "shuffle": False, "checkpoint": str(tmp_path / name)}
         command = [sys.executable, "-m", "tests.training.runner", framework, str(script), str(tmp_path),
                    "{}", json.dumps(train)]
         run = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
         assert run.returncode == 0, f"{framework} run failed:\n{run.stderr[-4000:]}"
-        assert (tmp_path / name).exists()
+    assert (tmp_path / "torch.pth").exists()
+    code = (
+        "import json, pickle, sys, mindspore\n"
+        "sys.path.insert(0, sys.argv[2])\nimport train_mnist_cnn\n"
+        "checkpoint = mindspore.load_checkpoint(sys.argv[1] + '.ckpt')\n"
+        "values = pickle.loads(open(sys.argv[1] + '.pkl', 'rb').read())\n"
+        "model = train_mnist_cnn.build_models()[0]\n"
+        "names = sorted(n for n, _ in model.parameters_and_names())\n"
+        "saved = sorted(k[len('model_state_dict.'):] for k in checkpoint if k.startswith('model_state_dict.'))\n"
+        "print('RESULT ' + json.dumps([names == saved, len(names), type(values['epoch']).__name__, "
+        "values['epoch'], type(values['loss']).__name__]))\n"
+    )
+    env = {**os.environ, "GLOG_v": "3"}
+    run = subprocess.run([sys.executable, "-c", code, str(tmp_path / "mindspore.pth"), str(tmp_path)],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    same_names, count, epoch_type, epoch, loss_type = json.loads(
+        next(l for l in run.stdout.splitlines() if l.startswith("RESULT "))[len("RESULT "):])
+    assert same_names and count > 0
+    assert (epoch_type, epoch, loss_type) == ("int", 0, "Tensor")

@@ -4,8 +4,8 @@ torch switches precision per operator inside an ``autocast`` context and
 scales the loss with a ``GradScaler``; MindSpore sets mixed precision on the
 network and scales the loss with a ``mindspore.amp`` loss scaler:
 
-    with torch.autocast("cuda", enabled=amp):     model = mindspore.amp.auto_mixed_precision(
-        loss = criterion(model(x), y)                 model, "auto" if amp else "O0", dtype=mindspore.float16)
+    with torch.autocast("cuda", enabled=amp):     if amp:
+        loss = criterion(model(x), y)                 model = mindspore.amp.auto_mixed_precision(model, "auto", dtype=mindspore.float16)
     scaler.scale(loss).backward()                 def forward_fn(x, y):
     scaler.unscale_(optimizer)                        loss = criterion(model(x), y)
     clip_grad_norm_(model.parameters(), 1.0)          return scaler.scale(loss), loss
@@ -36,7 +36,7 @@ from transpiler.engine import code_of, keyword_arg, literal_value
 from transpiler.structural.provenance import AUTOCAST, AUTOCASTS, NULLCONTEXT
 
 _DTYPES = {"float16", "half", "bfloat16", "float32", "float"}
-_AMP_ON, _AMP_OFF = "auto", "O0"
+_AMP_ON = "auto"
 
 
 @dataclass
@@ -44,7 +44,7 @@ class Autocast:
     """The settings of one autocast context: when it is on, and its dtype."""
 
     call: cst.Call  # torch.autocast(...) as written
-    level: cst.BaseExpression  # "auto", "O0", or a conditional between them
+    condition: cst.BaseExpression | None  # when it is on (None: always; a literal False: never)
     dtype: cst.BaseExpression | None  # the lower-precision dtype as written (None: torch's default)
     device_type: cst.BaseExpression | None
 
@@ -89,29 +89,44 @@ def _settings(call: cst.Call, analysis, condition) -> Autocast:
         if arg.keyword is not None:
             values[arg.keyword.value] = arg.value
     device_type = values.get("device_type", device_type)
-    level = _level(values.get("enabled"), condition)
-    return Autocast(call, level, values.get("dtype"), device_type)
+    return Autocast(call, _when_on(values.get("enabled"), condition), values.get("dtype"), device_type)
 
 
-def _level(enabled, condition) -> cst.BaseExpression:
-    on, off = cst.SimpleString(f'"{_AMP_ON}"'), cst.SimpleString(f'"{_AMP_OFF}"')
-    level: cst.BaseExpression = on
+def _when_on(enabled, condition) -> cst.BaseExpression | None:
+    """The condition under which the context casts: its ``enabled`` and the branch of
+    ``nullcontext() if C else autocast(...)`` it sits in."""
+    parts: list[cst.BaseExpression] = []
     if enabled is not None:
         try:
-            value = literal_value(enabled)
-            level = on if value else off
+            if not literal_value(enabled):
+                return cst.Name("False")
         except (ValueError, SyntaxError):
-            level = cst.IfExp(test=_parenthesized(enabled), body=on, orelse=off)
+            parts.append(enabled)
     if condition is not None:
         test, off_when_true = condition
-        if isinstance(level, cst.SimpleString) and level.value == f'"{_AMP_OFF}"':
-            return level
-        test = _parenthesized(test)
-        if off_when_true:
-            level = cst.IfExp(test=test, body=off, orelse=_parenthesized(level))
-        else:
-            level = cst.IfExp(test=test, body=_parenthesized(level), orelse=off)
-    return level
+        parts.append(_negated(test) if off_when_true else test)
+    if not parts:
+        return None
+    return _conjunction(parts)
+
+
+def _negated(test: cst.BaseExpression) -> cst.BaseExpression:
+    """``a != b`` for ``a == b`` (and back), else ``not (test)``."""
+    flips = {cst.Equal: cst.NotEqual, cst.NotEqual: cst.Equal, cst.In: cst.NotIn, cst.NotIn: cst.In}
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        operator = test.comparisons[0].operator
+        flipped = flips.get(type(operator))
+        if flipped is not None:
+            target = test.comparisons[0].with_changes(operator=flipped())
+            return test.with_changes(comparisons=[target], lpar=[], rpar=[])
+    return cst.UnaryOperation(cst.Not(), _parenthesized(test))
+
+
+def _conjunction(parts: list[cst.BaseExpression]) -> cst.BaseExpression:
+    result = _parenthesized(parts[0]) if len(parts) > 1 else parts[0]
+    for part in parts[1:]:
+        result = cst.BooleanOperation(result, cst.And(), _parenthesized(part))
+    return result
 
 
 def _parenthesized(expr: cst.BaseExpression) -> cst.BaseExpression:
@@ -121,7 +136,7 @@ def _parenthesized(expr: cst.BaseExpression) -> cst.BaseExpression:
 
 
 def is_off(autocast: Autocast) -> bool:
-    return isinstance(autocast.level, cst.SimpleString) and autocast.level.value == f'"{_AMP_OFF}"'
+    return isinstance(autocast.condition, cst.Name) and autocast.condition.value == "False"
 
 
 def dtype_expression(autocast: Autocast, ctx, convert) -> cst.BaseExpression:
@@ -134,14 +149,27 @@ def dtype_expression(autocast: Autocast, ctx, convert) -> cst.BaseExpression:
     return ctx.ref("mindspore.float16")
 
 
-def mixed_precision(cell: cst.BaseExpression, autocast: Autocast, ctx, convert) -> cst.SimpleStatementLine:
-    """``cell = mindspore.amp.auto_mixed_precision(cell, level, dtype=...)``."""
+def mixed_precision(cell: cst.BaseExpression, autocast: Autocast, ctx, convert) -> cst.BaseStatement:
+    """``cell = mindspore.amp.auto_mixed_precision(cell, "auto", dtype=...)``, under the context's
+    condition; a dtype chosen at run time must be a lower precision, as torch's autocast requires
+    (it disables itself for others)."""
+    dtype = dtype_expression(autocast, ctx, convert)
     call = cst.Call(
         ctx.ref("mindspore.amp.auto_mixed_precision"),
-        [cst.Arg(cell.deep_clone()), cst.Arg(autocast.level.deep_clone()),
-         keyword_arg("dtype", dtype_expression(autocast, ctx, convert))],
+        [cst.Arg(cell.deep_clone()), cst.Arg(cst.SimpleString(f'"{_AMP_ON}"')), keyword_arg("dtype", dtype)],
     )
-    return cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cell.deep_clone())], call)])
+    assign = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cell.deep_clone())], call)])
+    parts = [autocast.condition] if autocast.condition is not None else []
+    if not _is_dtype_literal(dtype, ctx):
+        lower = cst.Tuple([cst.Element(ctx.ref("mindspore.float16")), cst.Element(ctx.ref("mindspore.bfloat16"))])
+        parts.append(cst.Comparison(dtype.deep_clone(), [cst.ComparisonTarget(cst.In(), lower)]))
+    if not parts:
+        return assign
+    return cst.If(test=_conjunction(parts), body=cst.IndentedBlock([assign]))
+
+
+def _is_dtype_literal(expr: cst.BaseExpression, ctx) -> bool:
+    return code_of(expr).rsplit(".", 1)[-1] in ("float16", "bfloat16") and isinstance(expr, cst.Attribute)
 
 
 def nullcontext_ref(ctx) -> cst.BaseExpression:

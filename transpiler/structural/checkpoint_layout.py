@@ -53,6 +53,12 @@ class Layouts:
     dynamic: set[Scoped] = field(default_factory=set)  # variables subscripted with a computed key
     direct: list[cst.Call] = field(default_factory=list)  # torch.load(path)["key"]
     state_names: set[str] = field(default_factory=set)  # variables holding a .state_dict()
+    # shutil.copyfile(path, other) after torch.save(..., path) in the same function:
+    # id(statement) -> whether the save wrote a values file too; and the statements around it
+    copies: dict[int, bool] = field(default_factory=dict)
+    copy_ancestors: dict[int, tuple] = field(default_factory=dict)
+    # os.path.isfile(path) / exists(path) of a path torch.load reads: id(statement) -> codes of the paths
+    checks: dict[int, set[str]] = field(default_factory=dict)
 
     def save_of(self, call: cst.Call) -> SaveSite | None:
         return next((site for site in self.saves if site.call is call), None)
@@ -75,7 +81,36 @@ def scan(module: cst.Module, analysis) -> Layouts:
             entries = {_literal_key(e): e.value for e in dict_node.elements} if call.args[0].value is dict_node else None
             layouts.saves.append(SaveSite(call, layout, entries, statement))
     layouts.state_names = {name for (scope, name) in scanner.bindings if scanner.is_state(cst.Name(name), scope)}
+    _link_copies(scanner, layouts)
     return layouts
+
+
+_FILE_COPIES = frozenset({"shutil.copyfile", "shutil.copy", "shutil.copy2", "shutil.move", "os.rename",
+                          "os.replace"})
+FILE_CHECKS = frozenset({"os.path.isfile", "os.path.exists"})
+
+
+def _link_copies(scanner, layouts: Layouts) -> None:
+    """A checkpoint file copied or moved by the path it was saved to: the copy follows the files MindSpore wrote."""
+    from transpiler.engine import code_of
+
+    saved = {}
+    for call, scope, statement, dict_node in scanner.save_calls:
+        if len(call.args) > 1:
+            site = layouts.save_of(call)
+            values = site is not None and any(kind != STATE for kind in site.layout.values())
+            saved[(scope, code_of(call.args[1].value))] = values
+    for call, scope, statement, ancestors in scanner.file_copies:
+        key = (scope, code_of(call.args[0].value))
+        if key in saved:
+            layouts.copies[id(statement)] = saved[key]
+            layouts.copy_ancestors[id(statement)] = ancestors
+    loaded = {(site_scope, code_of(site.call.args[0].value)) for site_scope, site in scanner.load_calls}
+    for call, scope, statement, ancestors in scanner.file_checks:
+        path = code_of(call.args[0].value)
+        if (scope, path) in loaded:
+            layouts.checks.setdefault(id(statement), set()).add(path)
+            layouts.copy_ancestors[id(statement)] = ancestors
 
 
 def layout_for(layouts: Layouts, name: Scoped) -> dict[str, str] | None:
@@ -123,6 +158,20 @@ class _Scanner(cst.CSTVisitor):
         self._blocks: list[tuple] = []  # statements of the enclosing blocks
         self._pending: list[tuple[cst.Call, int, bool, cst.Name, tuple, int, cst.FunctionDef | None]] = []
         self._calls: dict[str, list[cst.Call]] = {}
+        self.file_copies: list[tuple[cst.Call, int, cst.CSTNode, tuple]] = []
+        self.file_checks: list[tuple[cst.Call, int, cst.CSTNode, tuple]] = []
+        self.load_calls: list[tuple[int, LoadSite | None]] = []
+        self._statements: list[cst.CSTNode] = []
+
+    def on_visit(self, node) -> bool:
+        if isinstance(node, cst.BaseStatement):
+            self._statements.append(node)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node) -> None:
+        super().on_leave(original_node)
+        if isinstance(original_node, cst.BaseStatement):
+            self._statements.pop()
 
     def _scoped(self, name: str) -> Scoped:
         return (self._scopes[-1], name)
@@ -160,6 +209,9 @@ class _Scanner(cst.CSTVisitor):
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and \
                 self._qualified(small.value.func) == SAVE:
             self._statement_save = small.value
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and len(small.value.args) == 2 \
+                and _dotted(small.value.func) in _FILE_COPIES:
+            self.file_copies.append((small.value, self._scopes[-1], node, tuple(self._statements)))
         if not isinstance(small, cst.Assign):
             return
         value = small.value
@@ -182,7 +234,11 @@ class _Scanner(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Name):
             self._calls.setdefault(node.func.value, []).append(node)
+        if len(node.args) == 1 and _dotted(node.func, 2) in FILE_CHECKS and self._statements:
+            self.file_checks.append((node, self._scopes[-1], self._statements[-1], tuple(self._statements)))
         qualified = self._qualified(node.func)
+        if qualified == LOAD and node.args:
+            self.load_calls.append((self._scopes[-1], LoadSite(None, None, node)))
         if qualified == SAVE and node.args:
             obj = node.args[0].value
             statement = getattr(self, "_statement_save", None) is node
@@ -258,6 +314,17 @@ class _Scanner(cst.CSTVisitor):
             values = self.bindings.get((scope, expr.value)) or self.bindings.get((0, expr.value), [])
             return bool(values) and all(self.is_state(v, scope) for v in values if v is not expr)
         return False
+
+
+def _dotted(func, depth: int = 1) -> str | None:
+    """``shutil.copyfile`` (depth 1), ``os.path.isfile`` (depth 2) as written."""
+    parts = []
+    while isinstance(func, cst.Attribute) and len(parts) < depth:
+        parts.append(func.attr.value)
+        func = func.value
+    if isinstance(func, cst.Name) and len(parts) == depth:
+        return ".".join([func.value, *reversed(parts)])
+    return None
 
 
 def _assigned(statement) -> dict[str, cst.BaseExpression]:

@@ -35,7 +35,7 @@ import libcst as cst
 
 from rewrite_rules.spec import Unconvertible
 from transpiler.engine import code_of
-from transpiler.structural.checkpoint_layout import LOAD, SAVE, STATE, scan, layout_for
+from transpiler.structural.checkpoint_layout import FILE_CHECKS, LOAD, SAVE, STATE, layout_for, scan
 
 STATE_DICT = "state dict"  # known kind of a variable assigned from .state_dict()
 _LOAD_USE = "checkpoint load:"  # known_kinds key: id of a torch.load call -> how its result is used
@@ -75,14 +75,17 @@ def checkpoint_file(path: cst.BaseExpression) -> cst.BaseExpression:
     return cst.BinaryOperation(stem, cst.Add(), cst.SimpleString('".ckpt"'))
 
 
-def values_file(path: cst.BaseExpression, ctx) -> cst.Call:
-    """``pathlib.Path(str(path) + ".pkl")``: where the values that are not tensors live."""
-    ctx.imports_needed.add(("pathlib", "pathlib"))
+def values_name(path: cst.BaseExpression) -> cst.BaseExpression:
+    """``str(path) + ".pkl"``: where the values that are not tensors live."""
     if isinstance(path, cst.SimpleString) and isinstance(path.evaluated_value, str):
-        name = cst.SimpleString(repr(path.evaluated_value + _VALUES_SUFFIX))
-    else:
-        name = cst.BinaryOperation(_as_text(path), cst.Add(), cst.SimpleString(f'"{_VALUES_SUFFIX}"'))
-    return cst.Call(cst.Attribute(cst.Name("pathlib"), cst.Name("Path")), [cst.Arg(name)])
+        return cst.SimpleString(repr(path.evaluated_value + _VALUES_SUFFIX))
+    return cst.BinaryOperation(_as_text(path), cst.Add(), cst.SimpleString(f'"{_VALUES_SUFFIX}"'))
+
+
+def values_file(path: cst.BaseExpression, ctx) -> cst.Call:
+    """``pathlib.Path(str(path) + ".pkl")``."""
+    ctx.imports_needed.add(("pathlib", "pathlib"))
+    return cst.Call(cst.Attribute(cst.Name("pathlib"), cst.Name("Path")), [cst.Arg(values_name(path))])
 
 
 def _as_text(path: cst.BaseExpression) -> cst.BaseExpression:
@@ -198,12 +201,16 @@ class Checkpoints:
         for save in layouts.saves:
             if save.statement:
                 self.saves[id(save.call)] = save.call
+        for ancestors in layouts.copy_ancestors.values():
+            self.ctx.analysis.interesting.update(id(s) for s in ancestors)
 
     def _use(self, call: cst.Call, how: str) -> None:
         self.ctx.known_kinds[_LOAD_USE + str(id(call))] = how
 
     def leave(self, original: cst.CSTNode, result):
         result = self._after_save(original, result)
+        result = self._copy(original, result)
+        result = self._check(original, result)
         planned = self.expansions.pop(id(original), None)
         if planned is None or not _loads_checkpoint(result):
             return result
@@ -235,6 +242,50 @@ class Checkpoints:
         statement = cst.SimpleStatementLine([cst.Expr(write_values(path.deep_clone(), values, self.ctx))])
         self.ctx.to_format.add(statement)
         return cst.FlattenSentinel([result, statement])
+
+
+    def _copy(self, original, result):
+        """``shutil.copyfile(path, best)`` of a saved checkpoint: copy each file MindSpore wrote."""
+        layouts = layouts_of(self.ctx)
+        if layouts is None or id(original) not in layouts.copies or not isinstance(result, cst.SimpleStatementLine):
+            return result
+        call = result.body[0].value
+        source, target = (a.value for a in call.args)
+        pairs = [(checkpoint_file(source), checkpoint_file(target))]
+        if layouts.copies[id(original)]:
+            pairs.append((values_name(source), values_name(target)))
+        statements = []
+        for index, (a, b) in enumerate(pairs):
+            line = result.with_changes(body=[cst.Expr(call.with_changes(args=[cst.Arg(a), cst.Arg(b)]))])
+            if index:
+                line = line.with_changes(leading_lines=())
+            self.ctx.to_format.add(line)
+            statements.append(line)
+        self.ctx.converted(original, SAVE, "the checkpoint's files are copied one by one: the MindSpore checkpoint "
+                                           "(.ckpt) and the values next to it")
+        return cst.FlattenSentinel(statements) if len(statements) > 1 else statements[0]
+
+
+    def _check(self, original, result):
+        """``os.path.isfile(path)`` of a checkpoint torch.load reads: is the MindSpore checkpoint there?"""
+        layouts = layouts_of(self.ctx)
+        paths = layouts.checks.get(id(original)) if layouts is not None else None
+        if not paths or isinstance(result, (cst.FlattenSentinel, cst.RemovalSentinel)):
+            return result
+        self.ctx.converted(original, LOAD, "the file check looks for the MindSpore checkpoint (.ckpt) of the path")
+        return result.visit(_CheckpointChecks(paths))
+
+
+class _CheckpointChecks(cst.CSTTransformer):
+    def __init__(self, paths: set[str]):
+        super().__init__()
+        self.paths = paths
+
+    def leave_Call(self, original_node, updated_node):
+        if len(updated_node.args) == 1 and code_of(updated_node.func) in FILE_CHECKS \
+                and code_of(updated_node.args[0].value) in self.paths:
+            return updated_node.with_changes(args=[cst.Arg(checkpoint_file(updated_node.args[0].value))])
+        return updated_node
 
 
 def remember_load_path(ctx, call, path: cst.BaseExpression) -> None:

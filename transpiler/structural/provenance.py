@@ -70,6 +70,22 @@ class Origin:
         return hash((self.kind, self.qualified))
 
 
+_MINDSPORE_KINDS = (  # converted output read again: the same objects under their MindSpore names
+    ("mindspore.experimental.optim.lr_scheduler.", SCHEDULER),
+    ("mindspore.experimental.optim.", OPTIMIZER),
+    ("mindspore.amp.DynamicLossScaler", SCALER),
+    ("mindspore.amp.StaticLossScaler", SCALER),
+    ("tensorboardX.SummaryWriter", WRITER),
+)
+
+
+def classify_mindspore_call(qualified: str) -> str | None:
+    for prefix, kind in _MINDSPORE_KINDS:
+        if qualified.startswith(prefix) and qualified.rsplit(".", 1)[-1][:1].isupper():
+            return kind
+    return None
+
+
 def classify_call(qualified: str) -> str | None:
     """The kind of object a torch constructor makes, or None."""
     if qualified.startswith(_SCHEDULER_PREFIX):
@@ -332,9 +348,25 @@ class Provenance:
         scope = self.node_scope.get(id(container))
         return self._origin(member, scope) if member is not None and scope is not None else None
 
+    def _imported_name(self, func: cst.BaseExpression) -> str | None:
+        """``mindspore.experimental.optim.AdamW`` for a callee spelled through a (non-torch) import."""
+        parts = []
+        while isinstance(func, cst.Attribute):
+            parts.append(func.attr.value)
+            func = func.value
+        if not isinstance(func, cst.Name):
+            return None
+        binding = self.analysis.imports.get(func.value)
+        return ".".join([binding.qualified, *reversed(parts)]) if binding is not None else None
+
     def _call(self, call: cst.Call, scope: _Scope) -> Origin | None:
         func = call.func
         qualified = self.analysis.qualified(func)
+        if qualified is None:
+            imported = self._imported_name(func)
+            kind = classify_mindspore_call(imported) if imported else None
+            if kind is not None:
+                return Origin(kind, imported, call)
         if qualified is not None:
             if qualified in _TRANSPARENT_CALLS:
                 return self._origin(call.args[0].value, scope) if call.args else None
@@ -372,6 +404,13 @@ class Provenance:
                 if method is not None:
                     return self._returned(method)
         return None
+
+    def method(self, function: cst.CSTNode, name: str) -> cst.FunctionDef | None:
+        """The method ``self.name`` refers to inside ``function`` (a method of a class in this file)."""
+        scope = self.scope_of_function(function)
+        if scope is None or scope.class_name is None:
+            return None
+        return self._method(scope.class_name, name)
 
     def _method(self, class_name: str, name: str) -> cst.FunctionDef | None:
         seen = set()

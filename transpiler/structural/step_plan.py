@@ -211,7 +211,7 @@ class Planner:
 
     def plan(self, site: BlockSite) -> tuple[list[StepPlan], list[StepFailure]]:
         statements = site.statements
-        names = [names_of(s) for s in statements]
+        names = [self._with_method_bindings(names_of(s), site) for s in statements]
         pairs, failures = self._pairs(site)
         if failures:
             return [], failures
@@ -236,6 +236,22 @@ class Planner:
             others = {p for other in plans if other is not plan for p in other.params}
             plan.aux = self._aux(site, names, plan, others)
         return plans, []
+
+    def _with_method_bindings(self, names: StatementNames, site: BlockSite) -> StatementNames:
+        """A trainer's step spread over methods: ``self.training_step(batch)`` binds the
+        ``self.`` attributes the method assigns (``self.loss``)."""
+        for call in names.calls:
+            func = call.func
+            if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+                continue
+            method = self.provenance.method(site.scope.node, func.attr.value)
+            if method is None:
+                continue
+            for name in names_of(method.body).bound_order:
+                if name.startswith("self.") and name not in names.bound:
+                    names.bound.add(name)
+                    names.bound_order.append(name)
+        return names
 
     def trained_cells(self, optimizer: cst.BaseExpression) -> list[cst.BaseExpression]:
         """``model`` in ``torch.optim.X(model.parameters(), ...)``, where the optimizer was made."""

@@ -10,6 +10,7 @@
         generator=torch.Generator()             a, b = GeneratorDataset(ds, ...).split([8, 2], randomize=True)
             .manual_seed(42))
     print(f"loss {loss:.3f}")                   print(f"loss {float(loss):.3f}")
+    save_image(fake, path, normalize=True)      the grid laid out by scikit-image, written by Pillow (image_grids.py)
 
 The last: torch formats a 0-d tensor with a format spec (through ``.item()``),
 MindSpore's Tensor takes no format spec. A value formatted as a float
@@ -28,6 +29,7 @@ import libcst as cst
 
 from transpiler.engine import code_of
 from transpiler.structural.amp import is_nullcontext
+from transpiler.structural.image_grids import MAKE_GRID, SAVE_IMAGE, GridBuilder, GridProblem, arguments
 from transpiler.structural.numbers import Numbers
 from transpiler.structural.provenance import AUTOCASTS, CELL, LAYER, WRAPPER, provenance_of, remember_module
 
@@ -58,8 +60,10 @@ class Surroundings:
             if flagged:
                 self.ctx.analysis.interesting.update(id(s) for s in finder.ancestors[id(statement)])
                 self.plans[id(statement)] = (self._format_values, (flagged, [kind for _, kind in formats]))
+        grids = None
         for statement in finder.lines:
             self._plan_split_seed(statement)
+            grids = self._plan_grid(statement, grids)
             small = statement.body[0] if len(statement.body) == 1 else None
             if isinstance(small, cst.Assign):
                 self._plan_assignment(statement, small)
@@ -104,6 +108,55 @@ class Surroundings:
             result = result.with_changes(leading_lines=())
             self.ctx.to_format.add(result)
         return cst.FlattenSentinel([seeding, result])
+
+    def _plan_grid(self, statement, names):
+        """save_image(...) statements and make_grid(...) values (torchvision.utils)."""
+        finder = _Calls(self.ctx.analysis, {MAKE_GRID, SAVE_IMAGE})
+        statement.visit(finder)
+        if not finder.found:
+            return names
+        if names is None:
+            taken = set(self.ctx.analysis.bound_names)
+            names = (_fresh("grid_images", taken), _fresh("grid", taken))
+        call = finder.found[0]
+        small = statement.body[0] if len(statement.body) == 1 else None
+        is_save = self.ctx.analysis.qualified(call.func) == SAVE_IMAGE
+        if len(finder.found) > 1 or (is_save and not (isinstance(small, cst.Expr) and small.value is call)):
+            return names  # left to the rule, which marks it
+        try:
+            values = arguments(call, _SAVE_PARAMS if is_save else _GRID_PARAMS)
+            GridBuilder(self.ctx, *names).grid_statements(values)  # the literal arguments it needs are there
+        except GridProblem:
+            return names
+        self.rewriter.handled.add(id(call))
+        self.plans[id(statement)] = (self._grid, (call, is_save, names))
+        return names
+
+    def _grid(self, original, result, data):
+        call, is_save, names = data
+        converted = _find_call(result, call.func)
+        if converted is None:
+            return result
+        self.ctx.consume(call.func)
+        builder = GridBuilder(self.ctx, *names)
+        values = arguments(converted, _SAVE_PARAMS if is_save else _GRID_PARAMS)
+        lines = builder.grid_statements(values)
+        api = SAVE_IMAGE if is_save else MAKE_GRID
+        self.ctx.converted(original, api, f"{api} -> skimage.util.montage (the grid) + NumPy"
+                                          + (" + Pillow (the file)" if is_save else ""))
+        if is_save:
+            lines.append(builder.save_statement(values))
+        else:
+            result = result.visit(_ReplaceCall(converted, builder.grid_value()))
+            lines.append(result)
+        for line in lines[:-1] if not is_save else lines:
+            self.ctx.to_format.add(line)
+        leading = getattr(result, "leading_lines", ())
+        lines[0] = lines[0].with_changes(leading_lines=leading)
+        if not is_save and len(lines) > 1 and hasattr(lines[-1], "leading_lines"):
+            lines[-1] = lines[-1].with_changes(leading_lines=())
+            self.ctx.to_format.add(lines[-1])
+        return cst.FlattenSentinel(lines)
 
     def _plan_call(self, statement, call: cst.Call) -> None:
         analysis = self.ctx.analysis
@@ -221,6 +274,44 @@ def _generator_seed(call: cst.Call, ctx, provenance):
         return None
     ctx.consume(made.func)
     return generator.args[0].value, made
+
+
+_GRID_PARAMS = ("tensor", "nrow", "padding", "normalize", "value_range", "scale_each", "pad_value")
+_SAVE_PARAMS = ("tensor", "fp", "nrow", "padding", "normalize", "value_range", "scale_each", "pad_value", "format")
+
+
+def _fresh(name: str, taken: set[str]) -> str:
+    candidate, number = name, 2
+    while candidate in taken:
+        candidate, number = f"{name}{number}", number + 1
+    taken.add(candidate)
+    return candidate
+
+
+def _find_call(tree, func: cst.BaseExpression) -> cst.Call | None:
+    finder = _SameCallee(code_of(func))
+    tree.visit(finder)
+    return finder.found
+
+
+class _SameCallee(cst.CSTVisitor):
+    def __init__(self, callee: str):
+        self.callee = callee
+        self.found = None
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.found is None and code_of(node.func) == self.callee:
+            self.found = node
+
+
+class _ReplaceCall(cst.CSTTransformer):
+    def __init__(self, call: cst.Call, value: cst.BaseExpression):
+        super().__init__()
+        self.call = call
+        self.value = value
+
+    def leave_Call(self, original_node, updated_node):
+        return self.value if original_node is self.call else updated_node
 
 
 class _Calls(cst.CSTVisitor):

@@ -303,12 +303,18 @@ class TrainingLoops:
         if plan.aux:
             args.append(keyword_arg("has_aux", cst.Name("True")))
         grad = _assign(cst.Name(plan.grad_name), cst.Call(self.ctx.ref("mindspore.value_and_grad"), args))
-        setup = [format_statement(statement, depth, self.rewriter.module)
+        setup = [self._formatted(statement, depth)
                  for statement in (*self._set_train(site, plan), *self._mixed_precision(site, plan))]
         definitions = [*setup, function, format_statement(grad, depth, self.rewriter.module)]
         if plan.accumulate:
             definitions.append(_assign(cst.Name(plan.grads_name), cst.Name("None")))
         return definitions
+
+    def _formatted(self, statement, depth: int):
+        if isinstance(statement, cst.If):  # black formats the lines of its body
+            body = [self._formatted(inner, depth + 1) for inner in statement.body.body]
+            return statement.with_changes(body=statement.body.with_changes(body=body))
+        return format_statement(statement, depth, self.rewriter.module)
 
     def _loss_output(self, site, plan: StepPlan) -> cst.BaseExpression:
         backward = _flatten(self.results[id(site.statements[plan.backward])])[0]
@@ -386,7 +392,7 @@ class TrainingLoops:
         seen: set[str] = set()
         unique = []
         for statement in prelude:
-            key = code_of(statement) if _is_setup(statement) else str(id(statement))
+            key = code_of(statement) if _is_setup(statement) or _mixed_precision_block(statement) else str(id(statement))
             if key not in seen:
                 seen.add(key)
                 unique.append(statement)
@@ -478,6 +484,10 @@ def _is_setup(statement) -> bool:
     if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
         return False
     return value.func.attr.value in ("set_train", "auto_mixed_precision")
+
+
+def _mixed_precision_block(statement) -> bool:
+    return isinstance(statement, cst.If) and "auto_mixed_precision" in code_of(statement)
 
 
 def _suffix(optimizer: cst.BaseExpression) -> str:

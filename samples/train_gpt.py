@@ -1,0 +1,310 @@
+"""Train a small GPT on a token file, nanoGPT style: gradient accumulation over
+micro-steps, mixed precision (autocast + GradScaler when the device has it),
+gradient clipping, a cosine learning-rate schedule with warmup, periodic
+evaluation, TensorBoard logging and checkpoints that can be resumed from.
+
+    python train_gpt.py --data_dir data/tokens --out_dir out --max_iters 2000
+    python train_gpt.py --init_from resume --out_dir out
+"""
+
+import argparse
+import math
+import os
+import time
+from contextlib import nullcontext
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn as nn
+from torch.nn import functional as F
+from torch.utils.tensorboard import SummaryWriter
+
+
+@dataclass
+class GPTConfig:
+    block_size: int = 32
+    vocab_size: int = 64
+    n_layer: int = 2
+    n_head: int = 2
+    n_embd: int = 32
+    dropout: float = 0.0
+    bias: bool = True
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        assert config.n_embd % config.n_head == 0
+        self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd, bias=config.bias)
+        self.c_proj = nn.Linear(config.n_embd, config.n_embd, bias=config.bias)
+        self.attn_dropout = nn.Dropout(config.dropout)
+        self.resid_dropout = nn.Dropout(config.dropout)
+        self.n_head = config.n_head
+        self.n_embd = config.n_embd
+        self.register_buffer("bias", torch.tril(torch.ones(config.block_size, config.block_size))
+                             .view(1, 1, config.block_size, config.block_size))
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+        att = F.softmax(att, dim=-1)
+        att = self.attn_dropout(att)
+        y = att @ v
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.resid_dropout(self.c_proj(y))
+
+
+class MLP(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.c_fc = nn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
+        self.gelu = nn.GELU()
+        self.c_proj = nn.Linear(4 * config.n_embd, config.n_embd, bias=config.bias)
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(self, x):
+        return self.dropout(self.c_proj(self.gelu(self.c_fc(x))))
+
+
+class Block(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(config.n_embd)
+        self.attn = CausalSelfAttention(config)
+        self.ln_2 = nn.LayerNorm(config.n_embd)
+        self.mlp = MLP(config)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        x = x + self.mlp(self.ln_2(x))
+        return x
+
+
+class GPT(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        self.transformer = nn.ModuleDict(dict(
+            wte=nn.Embedding(config.vocab_size, config.n_embd),
+            wpe=nn.Embedding(config.block_size, config.n_embd),
+            drop=nn.Dropout(config.dropout),
+            ln_f=nn.LayerNorm(config.n_embd),
+        ))
+        self.h = nn.ModuleList([Block(config) for _ in range(config.n_layer)])
+        self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
+        self.transformer.wte.weight = self.lm_head.weight  # weight tying
+        self.apply(self._init_weights)
+        print("number of parameters: %.2fM" % (self.get_num_params() / 1e6,))
+
+    def get_num_params(self):
+        return sum(p.numel() for p in self.parameters())
+
+    def _init_weights(self, module):
+        if isinstance(module, nn.Linear):
+            torch.nn.init.normal_(module.weight, mean=0.0, std=0.02)
+            if module.bias is not None:
+                torch.nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            torch.nn.init.normal_(module.weight, mean=0.0, std=0.02)
+
+    def forward(self, idx, targets=None):
+        b, t = idx.size()
+        assert t <= self.config.block_size, f"Cannot forward sequence of length {t}"
+        pos = torch.arange(0, t, dtype=torch.long, device=idx.device)
+        tok_emb = self.transformer.wte(idx)
+        pos_emb = self.transformer.wpe(pos)
+        x = self.transformer.drop(tok_emb + pos_emb)
+        for block in self.h:
+            x = block(x)
+        x = self.transformer.ln_f(x)
+        if targets is not None:
+            logits = self.lm_head(x)
+            loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1)
+        else:
+            logits = self.lm_head(x[:, [-1], :])
+            loss = None
+        return logits, loss
+
+    def configure_optimizers(self, weight_decay, learning_rate, betas):
+        param_dict = {pn: p for pn, p in self.named_parameters() if p.requires_grad}
+        decay_params = [p for n, p in param_dict.items() if p.dim() >= 2]
+        nodecay_params = [p for n, p in param_dict.items() if p.dim() < 2]
+        optim_groups = [
+            {"params": decay_params, "weight_decay": weight_decay},
+            {"params": nodecay_params, "weight_decay": 0.0},
+        ]
+        return torch.optim.AdamW(optim_groups, lr=learning_rate, betas=betas)
+
+
+def get_args(argv=None):
+    parser = argparse.ArgumentParser(description="train a small GPT")
+    parser.add_argument("--data_dir", default="data/tokens")
+    parser.add_argument("--out_dir", default="out")
+    parser.add_argument("--log_dir", default="runs/gpt")
+    parser.add_argument("--init_from", default="scratch", choices=["scratch", "resume"])
+    parser.add_argument("--eval_interval", type=int, default=10)
+    parser.add_argument("--eval_iters", type=int, default=4)
+    parser.add_argument("--log_interval", type=int, default=1)
+    parser.add_argument("--gradient_accumulation_steps", type=int, default=4)
+    parser.add_argument("--batch_size", type=int, default=8)
+    parser.add_argument("--block_size", type=int, default=32)
+    parser.add_argument("--n_layer", type=int, default=2)
+    parser.add_argument("--n_head", type=int, default=2)
+    parser.add_argument("--n_embd", type=int, default=32)
+    parser.add_argument("--dropout", type=float, default=0.0)
+    parser.add_argument("--learning_rate", type=float, default=1e-3)
+    parser.add_argument("--max_iters", type=int, default=30)
+    parser.add_argument("--weight_decay", type=float, default=1e-1)
+    parser.add_argument("--beta1", type=float, default=0.9)
+    parser.add_argument("--beta2", type=float, default=0.95)
+    parser.add_argument("--grad_clip", type=float, default=1.0)
+    parser.add_argument("--warmup_iters", type=int, default=5)
+    parser.add_argument("--lr_decay_iters", type=int, default=30)
+    parser.add_argument("--min_lr", type=float, default=1e-4)
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--dtype", default="float16", choices=["float32", "bfloat16", "float16"])
+    parser.add_argument("--compile", action="store_true")
+    parser.add_argument("--seed", type=int, default=1337)
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = get_args(argv)
+    os.makedirs(args.out_dir, exist_ok=True)
+    torch.manual_seed(args.seed)
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
+    device_type = "cuda" if "cuda" in args.device else "cpu"
+    ptdtype = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[args.dtype]
+    ctx = nullcontext() if device_type == "cpu" else torch.amp.autocast(device_type=device_type, dtype=ptdtype)
+
+    train_data = np.memmap(os.path.join(args.data_dir, "train.bin"), dtype=np.uint16, mode="r")
+    val_data = np.memmap(os.path.join(args.data_dir, "val.bin"), dtype=np.uint16, mode="r")
+
+    def get_batch(split):
+        data = train_data if split == "train" else val_data
+        ix = torch.randint(len(data) - args.block_size, (args.batch_size,))
+        x = torch.stack([torch.from_numpy((data[i:i + args.block_size]).astype(np.int64)) for i in ix])
+        y = torch.stack([torch.from_numpy((data[i + 1:i + 1 + args.block_size]).astype(np.int64)) for i in ix])
+        if device_type == "cuda":
+            x, y = x.pin_memory().to(args.device, non_blocking=True), y.pin_memory().to(args.device, non_blocking=True)
+        else:
+            x, y = x.to(args.device), y.to(args.device)
+        return x, y
+
+    iter_num = 0
+    best_val_loss = 1e9
+    model_args = dict(n_layer=args.n_layer, n_head=args.n_head, n_embd=args.n_embd, block_size=args.block_size,
+                      bias=True, vocab_size=64, dropout=args.dropout)
+    if args.init_from == "scratch":
+        print("Initializing a new model from scratch")
+        model = GPT(GPTConfig(**model_args))
+    else:
+        print(f"Resuming training from {args.out_dir}")
+        ckpt_path = os.path.join(args.out_dir, "ckpt.pt")
+        checkpoint = torch.load(ckpt_path, map_location=args.device)
+        checkpoint_model_args = checkpoint["model_args"]
+        for k in ["n_layer", "n_head", "n_embd", "block_size", "bias", "vocab_size"]:
+            model_args[k] = checkpoint_model_args[k]
+        model = GPT(GPTConfig(**model_args))
+        state_dict = checkpoint["model"]
+        model.load_state_dict(state_dict)
+        iter_num = checkpoint["iter_num"]
+        best_val_loss = checkpoint["best_val_loss"]
+    model.to(args.device)
+
+    scaler = torch.cuda.amp.GradScaler(enabled=(args.dtype == "float16"))
+    optimizer = model.configure_optimizers(args.weight_decay, args.learning_rate, (args.beta1, args.beta2))
+    if args.init_from == "resume":
+        optimizer.load_state_dict(checkpoint["optimizer"])
+    checkpoint = None
+
+    if args.compile:
+        print("compiling the model...")
+        model = torch.compile(model)
+
+    @torch.no_grad()
+    def estimate_loss():
+        out = {}
+        model.eval()
+        for split in ["train", "val"]:
+            losses = torch.zeros(args.eval_iters)
+            for k in range(args.eval_iters):
+                X, Y = get_batch(split)
+                with ctx:
+                    logits, loss = model(X, Y)
+                losses[k] = loss.item()
+            out[split] = losses.mean()
+        model.train()
+        return out
+
+    def get_lr(it):
+        if it < args.warmup_iters:
+            return args.learning_rate * (it + 1) / (args.warmup_iters + 1)
+        if it > args.lr_decay_iters:
+            return args.min_lr
+        decay_ratio = (it - args.warmup_iters) / (args.lr_decay_iters - args.warmup_iters)
+        coeff = 0.5 * (1.0 + math.cos(math.pi * decay_ratio))
+        return args.min_lr + coeff * (args.learning_rate - args.min_lr)
+
+    writer = SummaryWriter(args.log_dir)
+    X, Y = get_batch("train")
+    t0 = time.time()
+    while True:
+        lr = get_lr(iter_num)
+        for param_group in optimizer.param_groups:
+            param_group["lr"] = lr
+
+        if iter_num % args.eval_interval == 0:
+            losses = estimate_loss()
+            print(f"step {iter_num}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
+            writer.add_scalar("val/loss", losses["val"], iter_num)
+            if losses["val"] < best_val_loss:
+                best_val_loss = losses["val"]
+                if iter_num > 0:
+                    checkpoint = {
+                        "model": model.state_dict(),
+                        "optimizer": optimizer.state_dict(),
+                        "model_args": model_args,
+                        "iter_num": iter_num,
+                        "best_val_loss": best_val_loss,
+                        "config": vars(args),
+                    }
+                    print(f"saving checkpoint to {args.out_dir}")
+                    torch.save(checkpoint, os.path.join(args.out_dir, "ckpt.pt"))
+
+        for micro_step in range(args.gradient_accumulation_steps):
+            with ctx:
+                logits, loss = model(X, Y)
+                loss = loss / args.gradient_accumulation_steps
+            X, Y = get_batch("train")
+            scaler.scale(loss).backward()
+        if args.grad_clip != 0.0:
+            scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), args.grad_clip)
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad(set_to_none=True)
+
+        t1 = time.time()
+        dt = t1 - t0
+        t0 = t1
+        if iter_num % args.log_interval == 0:
+            lossf = loss.item() * args.gradient_accumulation_steps
+            print(f"iter {iter_num}: loss {lossf:.4f}, time {dt * 1000:.2f}ms")
+            writer.add_scalar("train/loss", lossf, iter_num)
+            writer.add_scalar("train/lr", lr, iter_num)
+        iter_num += 1
+        if iter_num > args.max_iters:
+            break
+    writer.close()
+
+
+if __name__ == "__main__":
+    main()
