@@ -258,7 +258,8 @@ class ApiRule:
         reads differently and is left as it is)."""
         reads: dict[str, str | AttributeRead] = {}
         for name, move in self.weight_moves.items():
-            if move.to is not None and move.insert_axis is None and move.to != name:
+            # a parameter of a sub-layer ("linear1.weight") is read through that sub-layer's own rule
+            if move.to is not None and move.insert_axis is None and move.to != name and "." not in name:
                 reads[name] = move.to
         reads.update(self.attributes)
         return reads
