@@ -30,7 +30,6 @@ Every ``add_scalar`` is printed as ``SCALARS {tag: [[step, value], ...]}``.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import pathlib
 import sys
@@ -38,19 +37,13 @@ import types
 
 import numpy as np
 
+from tests.training.runner import _load
+
 SCALARS: dict[str, list] = {}
 
 
 def _record(tag, value, step):
     SCALARS.setdefault(str(tag), []).append([None if step is None else int(step), float(np.asarray(value))])
-
-
-def _load(path: pathlib.Path):
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[path.stem] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _hook_models(module, names, after_init):

@@ -23,6 +23,7 @@ import libcst as cst
 
 from transpiler.structural.datasets import is_mindspore_dataset
 from transpiler.structural.provenance import LAYER, LOADER, WRAPPER, provenance_of, remember_module
+from transpiler.structural.statement_stack import StatementStack
 
 
 class Attributes:
@@ -119,30 +120,19 @@ def _needs_parentheses(expr: cst.BaseExpression) -> bool:
     return not isinstance(expr, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
 
 
-class _Candidates(cst.CSTVisitor):
+class _Candidates(StatementStack):
     """Attribute nodes whose attribute name some rule maps, with their enclosing statements."""
 
     def __init__(self, names: frozenset[str]):
         super().__init__()
         self.names = names
         self.found: list[tuple[cst.Attribute, tuple, bool]] = []
-        self._statements: list[cst.CSTNode] = []
         self._targets: set[int] = set()
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.BaseStatement):
-            self._statements.append(node)
-        return super().on_visit(node)
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        super().on_leave(original_node)
-        if isinstance(original_node, cst.BaseStatement):
-            self._statements.pop()
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self._targets.add(id(node.target))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value in self.names:
-            self.found.append((node, tuple(self._statements), id(node) in self._targets))
+            self.found.append((node, tuple(self.statements), id(node) in self._targets))
 

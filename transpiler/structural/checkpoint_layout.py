@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from transpiler.structural.statement_stack import StatementStack
+
 STATE, VALUE = "state", "value"
 SAVE, LOAD = "torch.save", "torch.load"
 
@@ -144,7 +146,7 @@ def _string(node) -> str | None:
     return None
 
 
-class _Scanner(cst.CSTVisitor):
+class _Scanner(StatementStack):
     def __init__(self, analysis):
         super().__init__()
         self.analysis = analysis
@@ -161,17 +163,6 @@ class _Scanner(cst.CSTVisitor):
         self.file_copies: list[tuple[cst.Call, int, cst.CSTNode, tuple]] = []
         self.file_checks: list[tuple[cst.Call, int, cst.CSTNode, tuple]] = []
         self.load_calls: list[tuple[int, LoadSite | None]] = []
-        self._statements: list[cst.CSTNode] = []
-
-    def on_visit(self, node) -> bool:
-        if isinstance(node, cst.BaseStatement):
-            self._statements.append(node)
-        return super().on_visit(node)
-
-    def on_leave(self, original_node) -> None:
-        super().on_leave(original_node)
-        if isinstance(original_node, cst.BaseStatement):
-            self._statements.pop()
 
     def _scoped(self, name: str) -> Scoped:
         return (self._scopes[-1], name)
@@ -211,7 +202,7 @@ class _Scanner(cst.CSTVisitor):
             self._statement_save = small.value
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and len(small.value.args) == 2 \
                 and _dotted(small.value.func) in _FILE_COPIES:
-            self.file_copies.append((small.value, self._scopes[-1], node, tuple(self._statements)))
+            self.file_copies.append((small.value, self._scopes[-1], node, tuple(self.statements)))
         if not isinstance(small, cst.Assign):
             return
         value = small.value
@@ -234,8 +225,8 @@ class _Scanner(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Name):
             self._calls.setdefault(node.func.value, []).append(node)
-        if len(node.args) == 1 and _dotted(node.func, 2) in FILE_CHECKS and self._statements:
-            self.file_checks.append((node, self._scopes[-1], self._statements[-1], tuple(self._statements)))
+        if len(node.args) == 1 and _dotted(node.func, 2) in FILE_CHECKS and self.statements:
+            self.file_checks.append((node, self._scopes[-1], self.statements[-1], tuple(self.statements)))
         qualified = self._qualified(node.func)
         if qualified == LOAD and node.args:
             self.load_calls.append((self._scopes[-1], LoadSite(None, None, node)))

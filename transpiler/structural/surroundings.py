@@ -31,6 +31,7 @@ from transpiler.engine import code_of
 from transpiler.structural.amp import is_nullcontext
 from transpiler.structural.image_grids import MAKE_GRID, SAVE_IMAGE, GridBuilder, GridProblem, arguments
 from transpiler.structural.numbers import Numbers
+from transpiler.structural.statement_stack import StatementStack, fresh_name
 from transpiler.structural.provenance import AUTOCASTS, CELL, LAYER, WRAPPER, provenance_of, remember_module
 
 _BACKENDS = "torch.backends."
@@ -117,7 +118,7 @@ class Surroundings:
             return names
         if names is None:
             taken = set(self.ctx.analysis.bound_names)
-            names = (_fresh("grid_images", taken), _fresh("grid", taken))
+            names = (fresh_name("grid_images", taken), fresh_name("grid", taken))
         call = finder.found[0]
         small = statement.body[0] if len(statement.body) == 1 else None
         is_save = self.ctx.analysis.qualified(call.func) == SAVE_IMAGE
@@ -280,14 +281,6 @@ _GRID_PARAMS = ("tensor", "nrow", "padding", "normalize", "value_range", "scale_
 _SAVE_PARAMS = ("tensor", "fp", "nrow", "padding", "normalize", "value_range", "scale_each", "pad_value", "format")
 
 
-def _fresh(name: str, taken: set[str]) -> str:
-    candidate, number = name, 2
-    while candidate in taken:
-        candidate, number = f"{name}{number}", number + 1
-    taken.add(candidate)
-    return candidate
-
-
 def _find_call(tree, func: cst.BaseExpression) -> cst.Call | None:
     finder = _SameCallee(code_of(func))
     tree.visit(finder)
@@ -325,25 +318,15 @@ class _Calls(cst.CSTVisitor):
             self.found.append(node)
 
 
-class _Statements(cst.CSTVisitor):
+class _Statements(StatementStack):
     """Simple statement lines, and in each the formatted values of its f-strings that have a number spec."""
 
     def __init__(self):
+        super().__init__()
         self.lines: list[cst.SimpleStatementLine] = []
         self.formats: list[tuple[cst.SimpleStatementLine, list]] = []
         self.ancestors: dict[int, tuple] = {}
-        self._stack: list[cst.CSTNode] = []
         self._current: list | None = None
-
-    def on_visit(self, node) -> bool:
-        if isinstance(node, cst.BaseStatement):
-            self._stack.append(node)
-        return super().on_visit(node)
-
-    def on_leave(self, original_node) -> None:
-        super().on_leave(original_node)
-        if isinstance(original_node, cst.BaseStatement):
-            self._stack.pop()
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
         self.lines.append(node)
@@ -353,7 +336,7 @@ class _Statements(cst.CSTVisitor):
     def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine) -> None:
         if self._current and any(kind is not None for _, kind in self._current):
             self.formats.append((original_node, self._current))
-            self.ancestors[id(original_node)] = (*self._stack, original_node)
+            self.ancestors[id(original_node)] = tuple(self.statements)
         self._current = None
 
     def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:

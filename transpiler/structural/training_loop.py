@@ -42,6 +42,7 @@ from transpiler.formatting import format_statement
 from transpiler.structural import amp
 from transpiler.structural.provenance import provenance_of, remember_module
 from transpiler.structural.step_calls import BACKWARD_API, single_call
+from transpiler.structural.statement_stack import fresh_name
 from transpiler.structural.step_names import names_of
 from transpiler.structural.step_plan import BlockSite, Planner, StepFailure, StepPlan, find_sites
 
@@ -123,16 +124,16 @@ class TrainingLoops:
     def _name_functions(self, plans: list[StepPlan]) -> None:
         taken = set(self.ctx.analysis.bound_names)
         accumulating = [p for p in plans if p.accumulate]
-        grads = _fresh("grads", set(taken))
+        grads = fresh_name("grads", set(taken))
         for plan in plans:
             suffix = "" if len(plans) == 1 else _suffix(plan.optimizer)
-            plan.forward_name = _fresh(f"forward_fn{suffix}", taken)
-            plan.grad_name = _fresh(f"grad_fn{suffix}", taken)
+            plan.forward_name = fresh_name(f"forward_fn{suffix}", taken)
+            plan.grad_name = fresh_name(f"grad_fn{suffix}", taken)
             plan.grads_name = grads
             if plan.accumulate and len(accumulating) > 1:
-                plan.grads_name = _fresh(f"grads{suffix}", taken)
-        self.micro_grads_name = _fresh("micro_grads", taken)
-        self.finite_name = _fresh("grads_finite", taken)
+                plan.grads_name = fresh_name(f"grads{suffix}", taken)
+        self.micro_grads_name = fresh_name("micro_grads", taken)
+        self.finite_name = fresh_name("grads_finite", taken)
 
     # -- during the traversal --------------------------------------------------
     def leave(self, original: cst.CSTNode, result):
@@ -499,10 +500,3 @@ def _suffix(optimizer: cst.BaseExpression) -> str:
     last = last.strip("_").lower()
     return f"_{last}" if last.isidentifier() else ""
 
-
-def _fresh(name: str, taken: set[str]) -> str:
-    candidate, number = name, 2
-    while candidate in taken:
-        candidate, number = f"{name}{number}", number + 1
-    taken.add(candidate)
-    return candidate
