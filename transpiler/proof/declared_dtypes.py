@@ -14,13 +14,13 @@ from pathlib import Path
 from transpiler.diagnostics import Outcome
 
 
-def declared_dtype_differences(paths) -> dict[tuple[str, str], str]:
+def declared_dtype_differences(paths, rules=None) -> dict[tuple[str, str], str]:
     """(torch dtype, MindSpore dtype) -> "api (reason); api (reason)" for
-    the APIs the files at ``paths`` use."""
+    the APIs the files at ``paths`` use (``rules``: default ms-migrate's)."""
     from rewrite_rules.registry import load_rules
     from transpiler.convert import convert_source
 
-    rules = load_rules()
+    rules = rules or load_rules()
     used: set[str] = set()
     for path in paths:
         result = convert_source(Path(path).read_text(encoding="utf-8"), str(path), rules)

@@ -50,6 +50,7 @@ class VerifyRequest:
     seed: int = 0
     train: bool = False  # run both in training mode (dropout active, batch statistics)
     allow_not_compared: bool = False  # values that cannot be compared do not fail verify (still reported)
+    rules: object = None  # the RuleSet whose declared dtype differences apply (default: ms-migrate's rules)
 
 
 @dataclass
@@ -147,7 +148,7 @@ def verify(request: VerifyRequest) -> VerifyResult:
         stage = f"loading {request.converted}"
         ms_module = load_module(request.converted, "_ms_migrate_verify_converted")
         stage = "reading the dtype differences rules declare"
-        allowed = declared_dtype_differences(sources)
+        allowed = declared_dtype_differences(sources, request.rules)
         stage = "building the models"
         torch.manual_seed(request.seed)
         torch_model = _model_class(torch_module, request.model, request.original)(*request.args, **request.kwargs)
