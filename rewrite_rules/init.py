@@ -88,10 +88,14 @@ def _kaiming(init_name: str):
     def hook(call, ctx):
         nonlinearity = _from(call, "nonlinearity", "'leaky_relu'")
         try:
-            if literal(nonlinearity) not in _HE_NONLINEARITIES:
-                raise Unconvertible(f"nonlinearity {literal(nonlinearity)!r} is not supported by MindSpore's {init_name}")
+            value = literal(nonlinearity)
         except ValueError:
-            pass
+            # its value is not known here; MindSpore takes fewer than torch (no 'selu')
+            raise Unconvertible(f"nonlinearity given through a variable: MindSpore's {init_name} takes only "
+                                f"{', '.join(map(repr, _HE_NONLINEARITIES))} (torch also 'selu'); "
+                                "write the value as a literal") from None
+        if value not in _HE_NONLINEARITIES:
+            raise Unconvertible(f"nonlinearity {value!r} is not supported by MindSpore's {init_name}")
         args = [keyword("negative_slope", _from(call, "a", "0")), keyword("mode", _from(call, "mode", "'fan_in'")),
                 keyword("nonlinearity", nonlinearity)]
         _apply(call, ctx, _init(ctx, init_name, *args))
@@ -121,6 +125,16 @@ def _calculate_gain(call, ctx):
     except ValueError:
         raise Unconvertible("calculate_gain is evaluated during conversion; its arguments must be literals") from None
     call.result = expr(repr(_gain(nonlinearity, param)))
+
+
+def _literal_nonlinearity(examples, name: str):
+    """The call shape that passes every argument through a variable is marked:
+    a nonlinearity whose value is not written out is not converted."""
+    variable = Example(f"v_nonlinearity = 'relu'\nnn.init.{name}(w, nonlinearity=v_nonlinearity)", marked="through a variable")
+    literal_with_variables = _values(f"v_a = 0.1\nv_mode = 'fan_out'\nnn.init.{name}({{args}})",
+                                     [P("tensor", "w"), P("a", "v_a"), P("mode", "v_mode"), P("nonlinearity", "'relu'")],
+                                     CONV_W, shapes=("keywords",), notes="literal_nonlinearity")
+    return (*(e for e in examples if e.notes != "variables"), variable, *literal_with_variables)
 
 
 def _values(statement: str, params, inputs, *, target="w", rtol=0.0, atol=0.0, notes="", **kw):
@@ -157,14 +171,16 @@ RULES = [
     _rule("xavier_normal_", "tensor, gain=1.0, generator=None", _simple("XavierNormal", ("gain", "gain", "")),
           _values("nn.init.xavier_normal_({args})", [P("tensor", "w"), P("gain", "2.0", True)], CONV_W)),
     _rule("kaiming_uniform_", "tensor, a=0, mode='fan_in', nonlinearity='leaky_relu', generator=None", _kaiming("HeUniform"),
-          (*_values("nn.init.kaiming_uniform_({args})",
-                    [P("tensor", "w"), P("a", "0.1", True), P("mode", "'fan_out'", True), P("nonlinearity", "'relu'", True)],
-                    CONV_W),
+          (*_literal_nonlinearity(_values(
+              "nn.init.kaiming_uniform_({args})",
+              [P("tensor", "w"), P("a", "0.1", True), P("mode", "'fan_out'", True), P("nonlinearity", "'relu'", True)],
+              CONV_W), "kaiming_uniform_"),
            Example("w = w * 1\nnn.init.kaiming_uniform_(w, nonlinearity='selu')", marked="selu"))),
     _rule("kaiming_normal_", "tensor, a=0, mode='fan_in', nonlinearity='leaky_relu', generator=None", _kaiming("HeNormal"),
-          _values("nn.init.kaiming_normal_({args})",
-                  [P("tensor", "w"), P("a", "0.2", True), P("mode", "'fan_out'", True), P("nonlinearity", "'leaky_relu'", True)],
-                  CONV_W)),
+          _literal_nonlinearity(_values(
+              "nn.init.kaiming_normal_({args})",
+              [P("tensor", "w"), P("a", "0.2", True), P("mode", "'fan_out'", True), P("nonlinearity", "'leaky_relu'", True)],
+              CONV_W), "kaiming_normal_")),
     _rule("normal_", "tensor, mean=0.0, std=1.0, generator=None",
           _simple("Normal", ("std", "sigma", "1.0"), ("mean", "mean", "")),
           _values("nn.init.normal_({args})", [P("tensor", "w"), P("mean", "0.5", True), P("std", "2.0", True)], MATRIX_W)),
