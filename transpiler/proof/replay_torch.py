@@ -214,9 +214,9 @@ def _dropout(name: str):
 
 def _kept(name: str, noise) -> np.ndarray:
     kept = noise.detach().cpu().numpy() != 0
-    lead = _FEATURE_AXES[name].get(kept.ndim) if _FEATURE_AXES[name] else None
-    if not _FEATURE_AXES[name]:
+    if not _FEATURE_AXES[name]:  # every element
         return kept
+    lead = _FEATURE_AXES[name].get(kept.ndim)
     if lead is None:
         raise ReplayModelError(f"torch.nn.functional.{name} on a {kept.ndim}-D input is not modelled")
     per_feature = kept.reshape(kept.shape[:lead] + (-1,))
