@@ -221,3 +221,31 @@ def test_harness_draws_that_do_not_correspond_fail_the_case(worker_pool):
     assert "MindSpore UniformReal asks for a uniform draw of shape (2, 3); torch's draw #1 is torch.randn" in outcome.error
     outcome = _run(worker_pool, "result = torch.randn(2, 3)\n", "result = ops.zeros((2, 3))\n")
     assert not outcome.ok and "random draws do not correspond: MindSpore never asked for torch's draw #1" in outcome.error
+
+
+def test_torch_distributions_sample_through_the_recorded_ops():
+    """VAEs and diffusion models sample through torch.distributions: the draws
+    are recorded through the ops it calls (normal_, torch.normal, multinomial,
+    bernoulli), Gamma-family sampling is noted as not replayable."""
+    D = torch.distributions
+    probs = np.array([[0.2, 0.5, 0.3], [0.6, 0.3, 0.1]], np.float32)
+    mu, sigma = _t(X), _t(np.abs(X) + 0.5)
+
+    def sample():
+        return (D.Normal(mu, sigma).rsample(), D.Categorical(probs=_t(probs)).sample((4,)),
+                D.Bernoulli(probs=torch.full((3, 2), 0.3)).sample())
+
+    def mindspore_sample():
+        return (_m(X) + ops.randn_like(_m(X)) * _m(np.abs(X) + 0.5), ops.multinomial(_m(probs), 4, True).T,
+                (ops.rand(3, 2) < 0.3).astype(ms.float32))
+
+    tape = Tape(0)
+    with tape.recording():
+        expected = sample()
+        D.Gamma(torch.ones(3), torch.ones(3)).sample()
+    assert [d.source for d in tape.draws] == ["Tensor.normal_", "torch.multinomial", "torch.bernoulli"]
+    assert tape.unreplayable == ["torch._standard_gamma"]
+    with tape.replaying_mindspore():
+        actual = mindspore_sample()
+    for e, a in zip(expected, actual):
+        np.testing.assert_allclose(_numpy(a), _numpy(e), rtol=1e-6, atol=1e-6)
