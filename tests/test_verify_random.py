@@ -103,13 +103,12 @@ def test_sampling_without_replacement_fails(stochastic, tmp_path, capsys):
             "torch's draw #1 is torch.multinomial (multinomial draw of shape (5, 2))") in out
 
 
-def _pair(tmp_path, torch_body: str, ms_body: str, extra_torch: str = "", extra_ms: str = ""):
+def _pair(tmp_path, torch_body: str, ms_body: str):
     """A one-layer model ``Net`` and a hand-written MindSpore counterpart."""
     original = tmp_path / "net.py"
     original.write_text(textwrap.dedent(f'''
         import torch
         import torch.nn as nn
-        {extra_torch}
 
         class Net(nn.Module):
             def __init__(self):
@@ -124,7 +123,6 @@ def _pair(tmp_path, torch_body: str, ms_body: str, extra_torch: str = "", extra_
     converted.write_text(textwrap.dedent(f'''
         import mindspore
         from mindspore import nn, ops
-        {extra_ms}
 
         class Net(nn.Cell):
             def __init__(self):

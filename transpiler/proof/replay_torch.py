@@ -199,17 +199,26 @@ def _dropout(name: str):
         x, p = bound["input"], float(bound["p"])
         if not bound["training"] or p == 0 or x.numel() == 0:  # no draw in torch either
             return original(*args, **kwargs)
-        draw = tape.next_for_torch(source, tuple(x.shape)) if replay.active_mode() == TORCH_REPLAY else None
-        if draw is not None:
-            noise = draw.torch_value
-        else:
-            with torch.no_grad():
-                noise = original(torch.ones_like(x), p, True, False)
-            if replay.active_mode() == RECORD:
-                tape.record(Draw(source, "dropout", _kept(name, noise), {"p": p}, noise))
+        noise = _noise(tape, source, x, lambda: original(torch.ones_like(x), p, True, False),
+                       lambda noise: Draw(source, "dropout", _kept(name, noise), {"p": p}, noise))
         return x.mul_(noise) if bound["inplace"] else x * noise
 
     return handler
+
+
+def _noise(tape, source: str, x, make, draw_of):
+    """The op's noise for input ``x``: made by torch (and recorded as
+    ``draw_of(noise)``), or the recorded one on a replay run."""
+    import torch
+
+    draw = tape.next_for_torch(source, tuple(x.shape)) if replay.active_mode() == TORCH_REPLAY else None
+    if draw is not None:
+        return draw.torch_value
+    with torch.no_grad():
+        noise = make()
+    if replay.active_mode() == RECORD:
+        tape.record(draw_of(noise))
+    return noise
 
 
 def _kept(name: str, noise) -> np.ndarray:
@@ -235,15 +244,9 @@ def _rrelu(in_place: bool):
         x = bound["input"]
         if not bound["training"]:
             return original(*args, **kwargs)
-        draw = tape.next_for_torch(source, tuple(x.shape)) if replay.active_mode() == TORCH_REPLAY else None
-        if draw is not None:
-            slopes = draw.torch_value
-        else:
-            with torch.no_grad():
-                slopes = -original(-torch.ones_like(x), bound["lower"], bound["upper"], True)
-            if replay.active_mode() == RECORD:
-                tape.record(Draw(source, "rrelu", _numpy(slopes),
-                                 {"lower": float(bound["lower"]), "upper": float(bound["upper"])}, slopes))
+        bounds = {"lower": float(bound["lower"]), "upper": float(bound["upper"])}
+        slopes = _noise(tape, source, x, lambda: -original(-torch.ones_like(x), bounds["lower"], bounds["upper"], True),
+                        lambda slopes: Draw(source, "rrelu", _numpy(slopes), bounds, slopes))
         result = torch.where(x <= 0, x * slopes, x)  # torch: input * r where input <= 0
         return x.copy_(result) if in_place else result
 
