@@ -64,6 +64,8 @@ def test_vae_wrong_reparameterisation_fails(vae, capsys):
     lines = out.splitlines()
     assert any(line.startswith("out[0]") and "MISMATCH values differ" in line for line in lines), out
     assert any(line.startswith("grad fc_logvar.weight") and "MISMATCH" in line for line in lines), out
+    # decoder.0 gets the model's z first: the wrong code is in the model's own construct
+    assert "first diverging Cell: 'decoder.0' (Linear -> Dense)" in out and "in the construct of the model" in out
     assert lines[-1] == "MISMATCH"
 
 

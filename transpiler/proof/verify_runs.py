@@ -31,13 +31,14 @@ class Divergence:
     ms_class: str
     max_abs: float
     inputs_match: bool  # True: the Cell is wrong on its own inputs; False: its inputs already differ
+    parent: str = ""  # inputs differ: the Cell whose construct computes them ("" for the model)
 
     def describe(self) -> str:
         where = repr(self.path) if self.path else "the model itself"
         text = f"first diverging Cell: {where} ({self.torch_class} -> {self.ms_class}), max abs diff {self.max_abs:.3g}"
         if self.inputs_match:
             return text + "; given the same inputs as its torch sub-module, its output differs: fix this Cell"
-        parent = self.path.rpartition(".")[0]
+        parent = self.parent
         return text + (
             "; every sub-Cell matches on the same inputs, so the difference comes from code between "
             f"sub-Cells (in the construct of {repr(parent) if parent else 'the model'} or a caller) before this Cell runs"
@@ -279,8 +280,24 @@ def first_divergence(torch_rec: _Recorder, ms_rec: _Recorder, checks, rtol, atol
         if all(d.ok for d in diffs):
             continue
         worst = max((d.max_abs for d in diffs if not d.ok), default=float("inf"))
-        return Divergence(path, torch_rec.classes[path], ms_rec.classes[path], worst, False)
+        return Divergence(path, torch_rec.classes[path], ms_rec.classes[path], worst, False, _origin(torch_rec, path))
     return None
+
+
+def _origin(torch_rec: _Recorder, path: str) -> str:
+    """The Cell whose own code computes ``path``'s inputs: the parent, or
+    further up while a parent passes its inputs straight to its first child."""
+    parent = path.rpartition(".")[0]
+    while parent and parent in torch_rec.inputs and _same(torch_rec.inputs[parent], torch_rec.inputs[path]):
+        path, parent = parent, parent.rpartition(".")[0]
+    return parent
+
+
+def _same(left, right) -> bool:
+    a, b = flatten(left), flatten(right)
+    return len(a) == len(b) and all(
+        type(x) is type(y) and (np.array_equal(x.array, y.array) if isinstance(x, Leaf) else x == y)
+        for (_, x), (_, y) in zip(a, b))
 
 
 def _torch_args(arrays):
