@@ -139,7 +139,7 @@ def _pair(tmp_path, torch_body: str, ms_body: str):
 
 def test_unreplayable_randomness_is_not_compared(tmp_path, capsys):
     original, converted = _pair(tmp_path, "return self.fc(x), torch.poisson(torch.full((2, 3), 4.0))",
-                                "return self.fc(x), ops.full((2, 3), 4.0)")
+                                "return self.fc(x), ops.full((2, 3), 4.0, dtype=mindspore.float32)")
     status, out = _verify(capsys, original, converted, "--model", "Net", "--input", "2,4", "--grad")
     assert status == 1, out
     assert "random ops that cannot be replayed: torch.poisson" in out
@@ -151,6 +151,16 @@ def test_unreplayable_randomness_is_not_compared(tmp_path, capsys):
                           "--allow-not-compared")
     assert status == 0, out
     assert out.strip().endswith("MATCH OF THE COMPARED VALUES; NOT COMPARED: out[1]")
+
+
+def test_a_value_not_compared_still_has_its_dtype_compared(tmp_path, capsys):
+    """Sabotage: the unreplayable output comes back as int64 (ops.full infers it from 4.0)."""
+    original, converted = _pair(tmp_path, "return self.fc(x), torch.poisson(torch.full((2, 3), 4.0))",
+                                "return self.fc(x), ops.full((2, 3), 4.0)")
+    status, out = _verify(capsys, original, converted, "--model", "Net", "--input", "2,4", "--allow-not-compared")
+    assert status == 1, out
+    assert any(line.startswith("out[1]") and "MISMATCH dtype float32 -> int64 (no rule declares it); values not "
+               "compared" in line for line in out.splitlines()), out
 
 
 def test_draws_that_do_not_correspond_fail(tmp_path, capsys):

@@ -38,6 +38,8 @@ class Divergence:
         text = f"first diverging Cell: {where} ({self.torch_class} -> {self.ms_class}), max abs diff {self.max_abs:.3g}"
         if self.inputs_match:
             return text + "; given the same inputs as its torch sub-module, its output differs: fix this Cell"
+        if not self.path:
+            return text + "; every sub-Cell matches on the same inputs, so the difference comes from the model's own code"
         parent = self.parent
         return text + (
             "; every sub-Cell matches on the same inputs, so the difference comes from code between "
@@ -173,11 +175,16 @@ class Run:
         return {d.name for d in compare(expected, again, 0.0, 0.0) if not d.ok}
 
     def not_compared(self, diff: Difference) -> None:
+        """The values of ``diff`` cannot be compared; a wrong dtype, shape or
+        structure is wrong whatever the values, so it stays a mismatch."""
         why = _UNSTABLE
         if self.tape.unreplayable:
             why += f" (torch draws with {', '.join(self.tape.unreplayable)}, which cannot be replayed)"
         elif self.tape.torch_divergence:
             why += f" ({self.tape.torch_divergence})"
+        if not diff.ok and diff.problem != "values differ":
+            diff.problem = f"{diff.problem.removesuffix('; values differ')}; values not compared: {why}"
+            return
         diff.compared, diff.ok, diff.problem, diff.note = False, False, why, ""
 
     # -- sub-Cells ---------------------------------------------------------------------------------------
