@@ -13,6 +13,7 @@ from rewrite_rules.registry import RuleSet, load_rules
 from transpiler.context import FileContext
 from transpiler.diagnostics import Diagnostic, Severity
 from transpiler.formatting import format_changed
+from transpiler.definitions import add_definitions
 from transpiler.imports import fix_imports
 from transpiler.names import analyse
 from transpiler.rewriter import Rewriter
@@ -103,6 +104,7 @@ def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, ti
     rewriter = Rewriter(ctx, rules, module)
     converted = module.visit(rewriter)
     converted = fix_imports(converted, ctx)
+    converted = add_definitions(converted, ctx)
     timings["rewrite"] = time.perf_counter() - start
     start = time.perf_counter()
     converted = format_changed(converted, ctx.to_format)
