@@ -12,10 +12,10 @@ import libcst as cst
 from rewrite_rules.registry import RuleSet, load_rules
 from transpiler.context import FileContext
 from transpiler.diagnostics import Diagnostic, Severity
-from transpiler.formatting import format_changed
 from transpiler.definitions import add_definitions
+from transpiler.formatting import format_changed
 from transpiler.imports import fix_imports
-from transpiler.names import analyse
+from transpiler.names import TORCH_ROOTS, analyse
 from transpiler.rewriter import Rewriter
 from transpiler.structural import is_module_base
 
@@ -42,7 +42,7 @@ def _method_names(rules: RuleSet) -> frozenset[str]:
 
 
 def mentions_torch(text: str) -> bool:
-    return "torch" in text
+    return any(root in text for root in TORCH_ROOTS)
 
 
 def convert_source(text: str, path: str = "<string>", rules: RuleSet | None = None) -> FileResult:

@@ -4,6 +4,7 @@ repeating it is harmless (a name, an attribute, a literal)."""
 
 from __future__ import annotations
 
+import keyword
 from typing import Callable, Mapping
 
 import libcst as cst
@@ -44,8 +45,9 @@ def names_in(*nodes: cst.CSTNode) -> dict[str, int]:
 
 
 def fresh_name(preferred: tuple[str, ...], taken: set[str]) -> str:
+    """The first preferred name that is free and not a keyword (einops axes may be called ``lambda``)."""
     for name in preferred:
-        if name not in taken:
+        if name not in taken and not keyword.iskeyword(name):
             return name
     index = 1
     while f"{preferred[0]}{index}" in taken:

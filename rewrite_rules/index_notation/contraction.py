@@ -85,7 +85,7 @@ class _Plan:
 def _contract(a: Arranged, b: Arranged, keep: set[str], rank, final, ref) -> Arranged:
     shared = [label for label in a.layout if label in b.layout]
     summed = [label for label in shared if label not in keep]
-    plans = list(_plans(a, b, shared, summed, rank))
+    plans = list(_plans(a, b, summed, rank))
     plan = min(plans, key=lambda p: _cost(p, a, b, final))
     first, second = (b, a) if plan.swap else (a, b)
     if plan.how != "matmul":
@@ -112,7 +112,7 @@ def _brought(state: Arranged, layout: tuple[str, ...], matrix: int = 0) -> Arran
     return state.arranged(own).with_new_axes(layout, implicit_leading=True, keep_last=matrix)
 
 
-def _plans(a: Arranged, b: Arranged, shared, summed, rank):
+def _plans(a: Arranged, b: Arranged, summed, rank):
     union = list(dict.fromkeys([*a.layout, *b.layout]))
     rest = [ELLIPSIS] if ELLIPSIS in union else []
     kept = [label for label in union if label not in summed and label != ELLIPSIS]

@@ -63,12 +63,14 @@ def _layer(operation: str):
         axes = pattern.left.names | pattern.right.names
         tensor = fresh_name(("x", "t", "tensor"), axes | set(names_in(*sizes.values())))
         params, bound = [(tensor, None)], {}
+        taken = axes | {tensor}
         for name, value in sizes.items():
             if isinstance(value, cst.Integer):
                 bound[name] = value
-            else:  # bound now, as einops reads the lengths when the layer is built
-                params.append((name, value))
-                bound[name] = cst.Name(name)
+            else:  # a default: read when the layer is built, as einops does
+                param = fresh_name((name, f"{name}_"), taken - {name})
+                params.append((param, value))
+                bound[name] = cst.Name(param)
         try:
             body = lower_pattern(pattern, cst.Name(tensor), bound, reduction)
         except EquationError as error:
@@ -173,7 +175,7 @@ RULES = [
               Example(_FROM + "cls = repeat(self.cls_token, '1 1 d -> b 1 d', b=b)", "cls = self.cls_token.tile((b, 1, 1))"),
               Example(_FROM + "y = repeat(x, 'h w -> h (w r)', r=r)", "y = x[..., None].tile((1, 1, r)).flatten(1, 2)"),
               Example(_FROM + "y = repeat(x, 'b c -> b c r')", marked="specify sizes for new axes"),
-              Example(_FROM + "y = repeat(x, '... c -> r ... c', r=2)", "y = x[..., None].tile((1, r)).movedim(-1, 0)"),
+              Example(_FROM + "y = repeat(x, '... c -> r ... c', r=2)", "y = x[..., :, None].tile((1, 2)).movedim(-1, 0)"),
               _run(_FROM + "result = repeat(x, '() n d -> b n d', b=3)", {"x": "randn(1, 4, 5)"}),
               _run(_FROM + "result = repeat(x, '1 1 d -> b 1 d', b=2)", {"x": "randn(1, 1, 5)"}),
               _run(_FROM + "result = repeat(x, 'h w -> h (w r)', r=2)", {"x": "randn(3, 4)"}),

@@ -10,10 +10,11 @@ number is only known at run time; axes after it are addressed from the end
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import combinations
 
 import libcst as cst
 
-from rewrite_rules.index_notation.build import FULL, NEW, REST, axes, index_with, int_tuple, method, value
+from rewrite_rules.index_notation.build import FULL, NEW, REST, axes, index_with, int_tuple, method
 
 ELLIPSIS = "..."
 
@@ -57,9 +58,9 @@ class Arranged:
             return self._then(method(self.node, "permute", *perm), order)
         target = Arranged(self.node, order)
         named = [label for label in order if label != ELLIPSIS]
-        moving = [label for label in named if self.axis(label) != target.axis(label)]
-        if not _movedim_gives(self, target, moving):
-            moving = named
+        # the fewest axes to name (movedim keeps the others in order around them)
+        moving = next(list(subset) for count in range(1, len(named) + 1)
+                      for subset in combinations(named, count) if _movedim_gives(self, target, list(subset)))
         source = [self.axis(label) for label in moving]
         destination = [target.axis(label) for label in moving]
         if len(moving) == 1:
@@ -78,10 +79,9 @@ class Arranged:
         present = [label for label in layout if label in self.layout]
         assert present == list(self.layout), (layout, self.layout)
         items = [REST if label == ELLIPSIS else FULL if label in self.layout else NEW for label in layout]
-        if REST not in items and FULL in items and NEW not in items[: items.index(FULL) + 1] and items[-1] == NEW:
-            present_end = max(i for i, item in enumerate(items) if item == FULL)
-            if present_end >= 1 and NEW not in items[:present_end]:  # only new trailing axes: x[..., None]
-                items = [REST] + items[present_end + 1 :]
+        present = items.count(FULL)
+        if REST not in items and present >= 2 and items[:present] == [FULL] * present and NEW in items:
+            items = [REST] + items[present:]  # new axes only at the end: x[..., None]
         # trailing `:` are implicit, unless a `...` before them fixes their place
         while items and (items[-1] == REST or (items[-1] == FULL and REST not in items)):
             items.pop()
@@ -100,7 +100,7 @@ class Arranged:
         if not labels:
             return self
         numbers = sorted(self.axis(label) for label in labels)
-        node = method(self.node, "squeeze", axes(numbers) if len(numbers) > 1 else numbers[0])
+        node = method(self.node, "squeeze", axes(numbers))
         return self._then(node, [label for label in self.layout if label not in labels])
 
     def diagonal(self, label: str) -> "Arranged":
@@ -118,13 +118,13 @@ class Arranged:
         """Reduce ``labels`` away with sum/mean/amax/amin/prod/any/all."""
         if not labels:
             return self
-        numbers = sorted(self.axis(label) for label in labels)
-        layout = [label for label in self.layout if label not in labels]
-        if how == "prod" and len(numbers) > 1:  # MindSpore's prod takes one axis
+        if how == "prod" and len(labels) > 1:  # MindSpore's prod takes one axis
             state = self
             for label in sorted(labels, key=self.layout.index, reverse=True):
                 state = state.reduced("prod", [label])
             return state
+        numbers = sorted(self.axis(label) for label in labels)
+        layout = [label for label in self.layout if label not in labels]
         if how in ("amax", "amin"):
             return self._then(method(self.node, how, axis=axes(numbers)), layout)
         return self._then(method(self.node, how, axes(numbers)), layout)
@@ -149,7 +149,7 @@ class Arranged:
         multiples cover the axes after ``...``, MindSpore prepends ones)."""
         start = self.layout.index(ELLIPSIS) + 1 if self.has_rest else 0
         multiples = [repeats.get(label, 1) for label in self.layout[start:]]
-        return self._then(method(self.node, "tile", int_tuple([value(m) for m in multiples])), self.layout)
+        return self._then(method(self.node, "tile", int_tuple(multiples)), self.layout)
 
 
 def _movedim_gives(current: Arranged, target: Arranged, moving: list[str]) -> bool:
