@@ -1,5 +1,5 @@
 """Module-level helpers that rules asked for (``FileContext.define``), written
-once per file right after its imports, so they can use the MindSpore imports."""
+once per file after its imports, so they can use the MindSpore imports."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ def add_definitions(module: cst.Module, ctx: FileContext) -> cst.Module:
     body = list(module.body)
     index = _after_imports(body)
     helpers = [statement.with_changes(leading_lines=_TWO_BLANK_LINES) for statement in ctx.definitions.values()]
-    for statement in helpers:
-        ctx.to_format.add(statement)
+    for statement in helpers:  # black formats simple statements: the lines inside
+        statement.visit(_MarkForFormatting(ctx))
     if index < len(body):
         following = body[index]
         lines = list(following.leading_lines)
@@ -33,16 +33,15 @@ def add_definitions(module: cst.Module, ctx: FileContext) -> cst.Module:
 
 
 def _after_imports(body: list[cst.BaseStatement]) -> int:
-    """The index after the docstring and the leading imports (including
-    imports guarded by try/if)."""
-    index = 0
+    """The index after the last top-level import (plain, or guarded by
+    try/if) that comes before the first class or function: the MindSpore
+    imports the helpers use are among them."""
+    index = 1 if body and _is_docstring(body[0]) else 0
     for i, statement in enumerate(body):
-        if i == 0 and _is_docstring(statement):
-            index = 1
-        elif _imports_only(statement):
-            index = i + 1
-        else:
+        if isinstance(statement, (cst.ClassDef, cst.FunctionDef)):
             break
+        if _imports_only(statement):
+            index = i + 1
     return index
 
 
@@ -57,3 +56,13 @@ def _imports_only(statement) -> bool:
     if isinstance(statement, (cst.Try, cst.If)):
         return all(_imports_only(inner) for inner in statement.body.body)
     return False
+
+
+class _MarkForFormatting(cst.CSTVisitor):
+    def __init__(self, ctx: FileContext):
+        super().__init__()
+        self.ctx = ctx
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+        self.ctx.to_format.add(node)
+        return False

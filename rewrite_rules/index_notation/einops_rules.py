@@ -2,25 +2,27 @@
 (``rearranging``) and matmul (``contraction``, for einops.einsum).
 
 einops has no MindSpore backend; the converted code needs neither einops nor
-torch, shows the operations in the diff, and compiles in graph mode. The
-``Rearrange``/``Reduce`` layers become ``EinopsCell(pattern, fn)``, a
-parameter-free Cell defined once in the converted module, whose ``fn`` is the
-lowered pattern with the axis lengths bound when the layer is built (as
-einops does).
+torch, shows the operations in the diff, and compiles in graph mode (einops'
+Python-side pattern cache would not). A ``Rearrange``/``Reduce`` layer becomes
+a parameter-free Cell defined once per pattern in the converted module
+(``EinopsRearrange(p1=..., p2=...)``): the lowered pattern is its
+``construct``, the axis lengths its constructor's arguments, read when the
+layer is built, as einops does.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
-from rewrite_rules.index_notation.build import atom, lambda_of
-from rewrite_rules.index_notation.calls import evaluated_once, fresh_name, names_in
+from rewrite_rules.index_notation.build import atom
+from rewrite_rules.index_notation.calls import evaluated_once, fresh_name
 from rewrite_rules.index_notation.contraction import lower_einsum
 from rewrite_rules.index_notation.equations import EquationError, parse_einops_equation
 from rewrite_rules.index_notation.literals import literal_string, not_literal, operand_list
 from rewrite_rules.index_notation.patterns import REDUCTIONS, parse_pattern
 from rewrite_rules.index_notation.rearranging import lower_pattern
 from rewrite_rules.spec import ApiRule, Example, Unconvertible
+from transpiler.engine import code_of, keyword_arg
 
 _NOT_SIZES = {"tensor", "pattern", "reduction"}
 
@@ -60,52 +62,57 @@ def _function(operation: str):
 def _layer(operation: str):
     def hook(call, ctx):
         text, pattern, reduction, sizes = _pattern_and_sizes(call, operation)
-        axes = pattern.left.names | pattern.right.names
-        tensor = fresh_name(("x", "t", "tensor"), axes | set(names_in(*sizes.values())))
-        params, bound = [(tensor, None)], {}
-        taken = axes | {tensor}
-        for name, value in sizes.items():
-            if isinstance(value, cst.Integer):
-                bound[name] = value
-            else:  # a default: read when the layer is built, as einops does
-                param = fresh_name((name, f"{name}_"), taken - {name})
-                params.append((param, value))
-                bound[name] = cst.Name(param)
-        try:
-            body = lower_pattern(pattern, cst.Name(tensor), bound, reduction)
-        except EquationError as error:
-            raise Unconvertible(f"pattern {text!r}: {error}") from None
-        cell = _einops_cell(ctx)
-        call.result = cst.Call(cst.Name(cell), [cst.Arg(call.get("pattern")), cst.Arg(lambda_of(params, body))])
+        cell = _layer_cell(ctx, operation, text, reduction, pattern, list(sizes))
+        call.result = cst.Call(cst.Name(cell), [keyword_arg(name, value) for name, value in sizes.items()])
 
     return hook
 
 
 _CELL = '''
 class {name}(nn.Cell):
-    """An einops layer as a parameter-free Cell: ``fn`` is its pattern in MindSpore ops (ms-migrate)."""
+    """einops {layer} as a parameter-free Cell."""
 
-    def __init__(self, pattern, fn):
-        super().__init__()
-        self.pattern = pattern
-        self.fn = fn
-
+    pattern = {pattern!r}
+{init}
     def construct(self, x):
-        return self.fn(x)
-
-    def extend_repr(self):
-        return repr(self.pattern)
+        return LOWERED
+'''
+_INIT = '''
+    def __init__(self, {parameters}):
+        super().__init__()
+{assignments}
 '''
 
 
-def _einops_cell(ctx) -> str:
-    """The name of the helper Cell class, defined once per module."""
-    taken = ctx.analysis.bound_names | set(ctx.analysis.imports)
-    name = fresh_name(("EinopsCell",), taken - set(ctx.definitions))
-    base = ctx.ref("mindspore.nn.Cell")
-    statement = cst.parse_statement(_CELL.format(name=name))
-    ctx.define(name, statement.with_changes(bases=[cst.Arg(base)]))
+def _layer_cell(ctx, operation: str, text: str, reduction, pattern, sizes: list[str]) -> str:
+    """The name of the helper Cell for one layer pattern, defined once per
+    module: the lowered pattern is its ``construct`` (so graph mode compiles
+    it) and the axis lengths are its constructor's arguments."""
+    layer = "Rearrange" if operation == "rearrange" else "Reduce"
+    shown = f"{layer}({text!r}" + (f", {reduction!r}" if reduction else "") + ")"
+    sizes = sorted(sizes)
+    init = _INIT.format(parameters=", ".join(sizes), assignments="\n".join(f"        self.{s} = {s}" for s in sizes))
+    template = _CELL.format(name="Cell", layer=shown, pattern=text, init=init if sizes else "")
+    lowered = lower_pattern(pattern, cst.Name("x"), {size: cst.Attribute(cst.Name("self"), cst.Name(size)) for size in sizes},
+                            reduction)
+    statement = cst.parse_statement(template).visit(_Replace("LOWERED", lowered))
+    statement = statement.with_changes(bases=[cst.Arg(ctx.ref("mindspore.nn.Cell"))])
+    for name, known in ctx.definitions.items():  # the same pattern again
+        if code_of(known.with_changes(name=cst.Name("Cell"))) == code_of(statement):
+            return name
+    taken = ctx.analysis.bound_names | set(ctx.analysis.imports) | set(ctx.definitions)
+    name = fresh_name((f"Einops{layer}", f"Einops{layer}2", f"Einops{layer}3"), taken)
+    ctx.define(name, statement.with_changes(name=cst.Name(name)))
     return name
+
+
+class _Replace(cst.CSTTransformer):
+    def __init__(self, placeholder: str, node: cst.BaseExpression):
+        super().__init__()
+        self.placeholder, self.node = placeholder, node
+
+    def leave_Name(self, original_node, updated_node):
+        return self.node if original_node.value == self.placeholder else updated_node
 
 
 def _einsum(call, ctx):
@@ -129,9 +136,6 @@ def _rule(name: str, signature: str, hook, aliases=(), notes: str = "", examples
 _FROM = "from einops import rearrange, repeat, reduce\n"
 _LAYERS = "from einops.layers.torch import Rearrange, Reduce\n"
 _IMAGES = {"img": "randn(2, 3, 8, 12)"}
-
-
-_EINOPS_CELL = _CELL.format(name="EinopsCell").lstrip("\n") + "\n\n"
 
 
 def _run(snippet: str, inputs: dict, **options) -> Example:
@@ -216,12 +220,18 @@ RULES = [
                    {"x": "randn(2, 3)", "w": "randn(4, 3, 5)", "y": "randn(2, 5)"}, rtol=1e-4),
           )),
     _rule("einops.layers.torch.Rearrange", "pattern, **axes_lengths", _layer("rearrange"),
-          notes="a parameter-free Cell (EinopsCell, defined in the converted module) applying the lowered pattern",
+          notes="a parameter-free Cell defined once per pattern in the converted module (EinopsRearrange): the lowered "
+                "pattern is its construct, the axis lengths its constructor's arguments",
           examples=(
               Example(_LAYERS + "to_patches = Rearrange('b c (h p1) (w p2) -> b (h w) (p1 p2 c)', p1=p, p2=p)",
-                      _EINOPS_CELL + 'to_patches = EinopsCell(\n    "b c (h p1) (w p2) -> b (h w) (p1 p2 c)",\n'
-                      "    lambda x, p1=p, p2=p: x.reshape(\n        x.shape[0], x.shape[1], -1, p1, x.shape[3] // p2, p2\n"
-                      "    )\n    .permute(0, 2, 4, 3, 5, 1)\n    .flatten(1, 2)\n    .flatten(2, 4),\n)"),
+                      'class EinopsRearrange(nn.Cell):\n'
+                      '    """einops Rearrange(\'b c (h p1) (w p2) -> b (h w) (p1 p2 c)\') as a parameter-free Cell."""\n\n'
+                      '    pattern = "b c (h p1) (w p2) -> b (h w) (p1 p2 c)"\n\n'
+                      "    def __init__(self, p1, p2):\n        super().__init__()\n        self.p1 = p1\n        self.p2 = p2\n\n"
+                      "    def construct(self, x):\n        return (\n            x.reshape(\n"
+                      "                x.shape[0], x.shape[1], -1, self.p1, x.shape[3] // self.p2, self.p2\n            )\n"
+                      "            .permute(0, 2, 4, 3, 5, 1)\n            .flatten(1, 2)\n            .flatten(2, 4)\n        )\n\n\n"
+                      "to_patches = EinopsRearrange(p1=p, p2=p)"),
               Example(_LAYERS + "layer = Rearrange(pattern)", marked="not a string literal"),
               _run(_LAYERS + "layer = Rearrange('b c (h p1) (w p2) -> b (h w) (p1 p2 c)', p1=4, p2=2)\n"
                    "result = layer(img)", _IMAGES),
@@ -230,10 +240,13 @@ RULES = [
                    "nn.ReLU())\np = 2\nresult = net(img)", _IMAGES),
           )),
     _rule("einops.layers.torch.Reduce", "pattern, reduction, **axes_lengths", _layer("reduce"),
-          notes="a parameter-free Cell (EinopsCell, defined in the converted module) applying the lowered reduction",
+          notes="a parameter-free Cell defined once per pattern in the converted module (EinopsReduce): the lowered "
+                "reduction is its construct",
           examples=(
               Example(_LAYERS + "pool = Reduce('b n d -> b d', 'mean')",
-                      _EINOPS_CELL + 'pool = EinopsCell("b n d -> b d", lambda x: x.mean(1))'),
+                      'class EinopsReduce(nn.Cell):\n    """einops Reduce(\'b n d -> b d\', \'mean\') as a parameter-free Cell."""\n\n'
+                      '    pattern = "b n d -> b d"\n\n    def construct(self, x):\n        return x.mean(1)\n\n\n'
+                      "pool = EinopsReduce()"),
               _run(_LAYERS + "layer = Reduce('b n d -> b d', 'mean')\nresult = layer(x)", {"x": "randn(2, 5, 4)"}),
               _run(_LAYERS + "layer = Reduce('b c (h 2) (w 2) -> b c h w', reduction='max')\nresult = layer(x)",
                    {"x": "randn(2, 3, 4, 6)"}),
