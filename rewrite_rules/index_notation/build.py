@@ -70,14 +70,17 @@ def product(factors: list[cst.BaseExpression]) -> cst.BaseExpression:
     return result
 
 
-def shape_of(tensor: cst.BaseExpression, index: int | None = None, stop: int | None = None, sliced=False):
-    """``x.shape``, ``x.shape[i]`` or (sliced) ``x.shape[i:stop]``."""
+def shape_at(tensor: cst.BaseExpression, index: int) -> cst.Subscript:
+    """``x.shape[i]``."""
     shape = cst.Attribute(atom(tensor), cst.Name("shape"))
-    if sliced:
-        lower = integer(index) if index else None
-        upper = integer(stop) if stop is not None else None
-        return cst.Subscript(shape, [cst.SubscriptElement(cst.Slice(lower=lower, upper=upper))])
     return cst.Subscript(shape, [cst.SubscriptElement(cst.Index(integer(index)))])
+
+
+def shape_slice(tensor: cst.BaseExpression, start: int, stop: int | None) -> cst.Subscript:
+    """``x.shape[start:stop]``."""
+    shape = cst.Attribute(atom(tensor), cst.Name("shape"))
+    bounds = cst.Slice(lower=integer(start) if start else None, upper=integer(stop) if stop is not None else None)
+    return cst.Subscript(shape, [cst.SubscriptElement(bounds)])
 
 
 FULL = "full"  # a `:` slice

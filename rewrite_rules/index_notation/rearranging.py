@@ -19,7 +19,7 @@ from typing import Mapping
 
 import libcst as cst
 
-from rewrite_rules.index_notation.build import axes, floor_divide, integer, method, product, shape_of
+from rewrite_rules.index_notation.build import axes, floor_divide, integer, method, product, shape_at, shape_slice
 from rewrite_rules.index_notation.equations import EquationError
 from rewrite_rules.index_notation.layout import ELLIPSIS, Arranged
 from rewrite_rules.index_notation.patterns import Pattern, Side
@@ -92,10 +92,10 @@ def _split(left: Side, tensor, lengths, merge_rest: bool) -> Arranged:
                 layout.append(_REST)
             else:
                 stop = i - len(groups) + 1
-                arguments.append(cst.Arg(shape_of(tensor, i, stop or None, sliced=True), star="*"))
+                arguments.append(cst.Arg(shape_slice(tensor, i, stop or None), star="*"))
                 layout.append(ELLIPSIS)
         elif len(group) == 1:
-            arguments.append(cst.Arg(shape_of(tensor, dim(i))))
+            arguments.append(cst.Arg(shape_at(tensor, dim(i))))
             layout.append(group[0])
         elif group:
             missing = [axis for axis in group if axis not in lengths]
@@ -108,7 +108,7 @@ def _split(left: Side, tensor, lengths, merge_rest: bool) -> Arranged:
                 elif axis == minus_one:
                     arguments.append(cst.Arg(integer(-1)))
                 else:
-                    arguments.append(cst.Arg(floor_divide(shape_of(tensor, dim(i)), product(known))))
+                    arguments.append(cst.Arg(floor_divide(shape_at(tensor, dim(i)), product(known))))
                 layout.append(axis)
     reshape = method(tensor, "reshape").with_changes(args=arguments)
     return Arranged(reshape, tuple(layout))
