@@ -43,7 +43,17 @@ def _is_writer(call, ctx) -> bool:
 def _as_array(value: cst.BaseExpression, source: cst.BaseExpression, numbers: Numbers, ctx) -> cst.BaseExpression:
     if numbers.is_number(source) or isinstance(source, (cst.SimpleString, cst.FormattedString)):
         return value
+    if _is_numpy_call(source, ctx):
+        return value  # np.asarray(...) already (converted output read again)
     return cst.Call(ctx.ref("numpy.asarray"), [cst.Arg(value)])
+
+
+def _is_numpy_call(expr: cst.BaseExpression, ctx) -> bool:
+    if not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Attribute):
+        return False
+    root = expr.func.value
+    binding = ctx.analysis.imports.get(root.value) if isinstance(root, cst.Name) else None
+    return binding is not None and binding.qualified == "numpy"
 
 
 def _values(method: str):
