@@ -24,6 +24,7 @@ import libcst as cst
 from transpiler.structural.datasets import is_mindspore_dataset
 from transpiler.structural.provenance import LAYER, LOADER, WRAPPER, provenance_of, remember_module
 from transpiler.structural.statement_stack import StatementStack
+from transpiler.walk import LAYOUT_TYPES, walk
 
 
 class Attributes:
@@ -41,7 +42,7 @@ class Attributes:
         if not analysis.cell_classes and not any(q.startswith("torch.") for q in analysis.references.values()):
             return
         finder = _Candidates(self.names)
-        module.visit(finder)
+        walk(module, finder, prune=LAYOUT_TYPES)
         if not finder.found:
             return
         remember_module(self.ctx, module)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from transpiler.structural.statement_stack import StatementStack
+from transpiler.walk import LAYOUT_TYPES, walk
 
 STATE, VALUE = "state", "value"
 SAVE, LOAD = "torch.save", "torch.load"
@@ -68,7 +69,7 @@ class Layouts:
 
 def scan(module: cst.Module, analysis) -> Layouts:
     scanner = _Scanner(analysis)
-    module.visit(scanner)
+    walk(module, scanner, prune=LAYOUT_TYPES)
     layouts = scanner.layouts
     for call, scope, statement, dict_node in scanner.save_calls:
         if dict_node is None:

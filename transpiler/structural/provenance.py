@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from transpiler.walk import LAYOUT_TYPES, walk
+
 OPTIMIZER, SCHEDULER, SCALER, AUTOCAST, NULLCONTEXT = "optimizer", "scheduler", "scaler", "autocast", "nullcontext"
 LOADER, WRITER, LAYER, CELL, INSTANCE, GENERATOR = "loader", "writer", "layer", "cell", "instance", "generator"
 WRAPPER = "wrapper"  # DataParallel(model): ``.module`` is the wrapped model
@@ -154,7 +156,7 @@ class Provenance:
     def __init__(self, module: cst.Module, analysis):
         self.analysis = analysis
         collector = _Collector(module)
-        module.visit(collector)
+        walk(module, collector, prune=LAYOUT_TYPES)
         self.module_scope = collector.scopes[0]
         self.node_scope: dict[int, _Scope] = collector.node_scope
         self.function_scope: dict[int, _Scope] = collector.function_scope

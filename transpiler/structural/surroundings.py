@@ -33,6 +33,7 @@ from transpiler.structural.image_grids import MAKE_GRID, SAVE_IMAGE, GridBuilder
 from transpiler.structural.numbers import Numbers
 from transpiler.structural.statement_stack import StatementStack, fresh_name
 from transpiler.structural.provenance import AUTOCASTS, CELL, LAYER, WRAPPER, provenance_of, remember_module
+from transpiler.walk import LAYOUT_TYPES, walk
 
 _BACKENDS = "torch.backends."
 _SPLITS = frozenset({"torch.utils.data.random_split", "torch.utils.data.dataset.random_split"})
@@ -52,8 +53,9 @@ class Surroundings:
         if not self.ctx.analysis.references:
             return  # no torch in this file: no tensors to format, nothing to rewrite
         remember_module(self.ctx, module)
+        references = set(self.ctx.analysis.references.values())
         finder = _Statements()
-        module.visit(finder)
+        walk(module, finder, prune=LAYOUT_TYPES)
         numbers = None
         for statement, formats in finder.formats:
             numbers = numbers or Numbers(provenance_of(self.ctx, module))
@@ -61,10 +63,14 @@ class Surroundings:
             if flagged:
                 self.ctx.analysis.interesting.update(id(s) for s in finder.ancestors[id(statement)])
                 self.plans[id(statement)] = (self._format_values, (flagged, [kind for _, kind in formats]))
+        splits = bool(references & _SPLITS)
+        images = bool(references & {MAKE_GRID, SAVE_IMAGE})
         grids = None
         for statement in finder.lines:
-            self._plan_split_seed(statement)
-            grids = self._plan_grid(statement, grids)
+            if splits:
+                self._plan_split_seed(statement)
+            if images:
+                grids = self._plan_grid(statement, grids)
             small = statement.body[0] if len(statement.body) == 1 else None
             if isinstance(small, cst.Assign):
                 self._plan_assignment(statement, small)
@@ -90,7 +96,7 @@ class Surroundings:
     def _plan_split_seed(self, statement) -> None:
         """A random_split seeded by a torch.Generator: MindSpore's split follows the dataset seed."""
         finder = _Calls(self.ctx.analysis, _SPLITS)
-        statement.visit(finder)
+        walk(statement, finder, prune=LAYOUT_TYPES)
         for call in finder.found:
             seed = _generator_seed(call, self.ctx, provenance_of(self.ctx))
             if seed is not None:
@@ -113,7 +119,7 @@ class Surroundings:
     def _plan_grid(self, statement, names):
         """save_image(...) statements and make_grid(...) values (torchvision.utils)."""
         finder = _Calls(self.ctx.analysis, {MAKE_GRID, SAVE_IMAGE})
-        statement.visit(finder)
+        walk(statement, finder, prune=LAYOUT_TYPES)
         if not finder.found:
             return names
         if names is None:
