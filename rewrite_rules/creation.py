@@ -69,6 +69,12 @@ def _full_dtype(call, ctx):
     call.set("dtype", code_of(ctx.ref(f"mindspore.{name}")))
 
 
+def _input_dtype(call, ctx):
+    """The result takes the input's dtype unless dtype= says otherwise."""
+    if not call.has("dtype"):
+        call.set("dtype", f"{arg_text(call, 'input')}.dtype")
+
+
 def _eye_dtype(call, ctx):
     """torch's default dtype is float32; MindSpore's eye needs one."""
     if not call.has("dtype"):
@@ -99,7 +105,10 @@ RULES = [
     fn("torch.rand_like", signature=_LIKE + ", generator=None", args={**_LIKE_ARGS, "generator": GENERATOR},
        params=[IN, DTYPE], inputs=X, compare="shape"),
     fn("torch.randn_like", signature=_LIKE + ", generator=None", args={**_LIKE_ARGS, "generator": GENERATOR},
-       params=[IN, DTYPE], inputs=X, compare="shape"),
+       params=[IN, DTYPE], inputs=X, compare="shape", hook=_input_dtype,
+       notes="dtype=input.dtype is written: MindSpore's randn_like gives float32 for float64 input.",
+       extra=(case("result = torch.randn_like(x)", {"x": "randn(3, 4, dtype='float64')"}, compare="shape"),
+              case("result = torch.randn_like(x)", {"x": "randn(3, 4, dtype='float16')"}, compare="shape"))),
     fn("torch.randint",
        signature="low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None, "
        "requires_grad=False", args=_RANDOM_ARGS, hook=_randint, positional=3,

@@ -3,8 +3,10 @@
 Torch spells the axis ``dim``/``keepdim``; MindSpore's methods mostly accept
 that too, but some only take ``axis``/``keepdims`` (amax, nanmean, diff ...).
 ``std``/``var`` differ in their default correction (MindSpore: biased).
-Index outputs of topk/sort/argsort/argmin/kthvalue/cummin/count_nonzero are
-int32 in MindSpore on CPU (torch: int64); they index and gather the same.
+Index outputs of topk/sort/argsort/argmin/kthvalue/cummin/count_nonzero/
+multinomial are int32 in MindSpore on CPU (bincount's float32): they are cast
+to torch's int64, written as the ``ops`` function so that converting the
+output again leaves it alone.
 """
 
 from __future__ import annotations
@@ -12,12 +14,13 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.cases import P, call_cases
-from rewrite_rules.spec import Example, Unconvertible
+from rewrite_rules.helpers import INDEX_NOTE, as_int64, indices_as_int64
+from rewrite_rules.helpers import GENERATOR
+from rewrite_rules.spec import Example, Unconvertible, Unsupported
+from transpiler.engine import render
 from rewrite_rules.tensor_binding import atom, code_of, expr, is_call_of, keyword, literal, method, same
 
 X = {"x": "randn(3, 4)"}
-INDEX32 = {"int64": "int32"}
-INDEX32_NOTE = "indices are int32 in MindSpore on CPU (torch int64); they index and gather the same"
 DIM_KEEP = [P("dim", "1"), P("keepdim", "True", True)]
 AXIS = {"dim": "axis", "keepdim": "keepdims"}
 
@@ -98,15 +101,35 @@ def _over_all(first: str):
 
 def _kthvalue(bound, call, ctx):
     """No CPU kernel: the k-th entry along dim of sort(), as (values, indices)."""
-    k, dim = bound.get("k"), bound.get("dim") or expr("-1")
-    keepdim = bound.get("keepdim")
+    bound.result = kthvalue(call.receiver, bound.get("k"), bound.get("dim"), bound.get("keepdim"), ctx)
+
+
+def kthvalue(x, k, dim, keepdim, ctx) -> cst.BaseExpression:
+    """(values, int64 indices) of the k-th smallest entries along dim, from ops.sort."""
+    dim = dim or expr("-1")
     narrow = f"_kth.narrow({code_of(dim)}, {atom(k)} - 1, 1)"
     select = f"_kth.select({code_of(dim)}, {atom(k)} - 1)"
     try:
         pick = narrow if literal(keepdim, False) else select
     except ValueError:
         pick = f"({narrow} if {atom(keepdim)} else {select})"
-    bound.result = expr(f"tuple({pick} for _kth in {atom(call.receiver)}.sort({code_of(dim)}))")
+    sort, int64 = code_of(ctx.ref("mindspore.ops.sort")), code_of(ctx.ref("mindspore.int64"))
+    return expr(f"tuple({pick}.astype({int64}) if i else {pick} for i, _kth in enumerate({sort}({code_of(x)}, {code_of(dim)})))")
+
+
+_STABLE = {"stable": Unsupported("MindSpore's sort has no stable= argument")}
+
+
+def _bincount_dtype(bound, call, ctx):
+    """Without weights torch counts in int64, MindSpore in float32."""
+    if not bound.has("weights"):
+        counts = render(bound, ctx.ref("mindspore.ops.bincount"))
+        bound.result = as_int64(counts.with_changes(args=[cst.Arg(call.receiver), *counts.args]), ctx)
+
+
+def _multinomial(bound, call, ctx):
+    if not bound.has("replacement"):
+        bound.set("replacement", "False")  # MindSpore's default is True
 
 
 def _aminmax(bound, call, ctx):
@@ -137,7 +160,8 @@ RULES = [
     method("amax", "dim=(), keepdim=False", args=AXIS, examples=_dim_cases("amax")),
     method("amin", "dim=(), keepdim=False", args=AXIS, examples=_dim_cases("amin")),
     same("argmax", examples=_dim_cases("argmax")),
-    same("argmin", notes=INDEX32_NOTE, examples=_dim_cases("argmin", dtype_map=INDEX32, notes=INDEX32_NOTE)),
+    method("argmin", "dim=None, keepdim=False", function="mindspore.ops.argmin", args=AXIS, wrap=as_int64,
+           notes=INDEX_NOTE, examples=_dim_cases("argmin")),
     *(
         method(
             name,
@@ -163,9 +187,9 @@ RULES = [
     same("cumprod", examples=call_cases("result = x.cumprod({args})", [P("dim", "1")], X)),
     method("cummax", "dim", args={"dim": "axis"},
            examples=call_cases("values, indices = x.cummax({args})", [P("dim", "1")], X, results=("values", "indices"))),
-    method("cummin", "dim", args={"dim": "axis"}, notes=INDEX32_NOTE,
-           examples=call_cases("values, indices = x.cummin({args})", [P("dim", "1")], X, results=("values", "indices"),
-                               dtype_map=INDEX32, notes=INDEX32_NOTE)),
+    method("cummin", "dim", function="mindspore.ops.cummin", args={"dim": "axis"}, wrap=indices_as_int64, notes=INDEX_NOTE,
+           examples=(*call_cases("values, indices = x.cummin({args})", [P("dim", "1")], X, results=("values", "indices")),
+                     *call_cases("result = x.cummin({args})", [P("dim", "0")], X, shapes=("positional",)))),
     method("logcumsumexp", "dim", args={"dim": "axis"}, examples=call_cases("result = x.logcumsumexp({args})", [P("dim", "1")], X)),
     same("all", examples=(
         *call_cases("result = (x > -1).all()", [], X),
@@ -181,23 +205,40 @@ RULES = [
            notes="nanmedian() over all elements returns one value in torch; MindSpore needs an axis",
            examples=(*call_cases("x[0, 1] = float('nan')\nresult = x.nanmedian()", [], X),
                      *call_cases("values, indices = x.nanmedian({args})", DIM_KEEP, X, results=("values", "indices")))),
-    method("count_nonzero", "dim=None", args={"dim": "axis"}, notes=INDEX32_NOTE,
-           examples=_dim_cases("count_nonzero", [P("dim", "1")], inputs={"x": "randint(0, 3, (3, 4))"}, dtype_map=INDEX32)),
-    same("topk", notes=INDEX32_NOTE, examples=call_cases(
-        "values, indices = x.topk({args})",
-        [P("k", "2"), P("dim", "0", True), P("largest", "False", True), P("sorted", "True", True)],
-        X, results=("values", "indices"), dtype_map=INDEX32, notes=INDEX32_NOTE)),
-    same("sort", notes=INDEX32_NOTE, examples=call_cases(
-        "values, indices = x.sort({args})", [P("dim", "0", True), P("descending", "True", True)],
-        X, results=("values", "indices"), dtype_map=INDEX32, notes=INDEX32_NOTE)),
-    same("argsort", notes=INDEX32_NOTE, examples=call_cases(
-        "result = x.argsort({args})", [P("dim", "0", True), P("descending", "True", True)],
-        X, dtype_map=INDEX32, notes=INDEX32_NOTE)),
+    method("count_nonzero", "dim=None", function="mindspore.ops.count_nonzero", args={"dim": "axis"}, wrap=as_int64,
+           notes=INDEX_NOTE, examples=_dim_cases("count_nonzero", [P("dim", "1")], inputs={"x": "randint(0, 3, (3, 4))"})),
+    method("topk", "k, dim=None, largest=True, sorted=True", function="mindspore.ops.topk", wrap=indices_as_int64,
+           notes=INDEX_NOTE, examples=(*call_cases(
+               "values, indices = x.topk({args})",
+               [P("k", "2"), P("dim", "0", True), P("largest", "False", True), P("sorted", "True", True)],
+               X, results=("values", "indices")),
+               *call_cases("result = x.topk({args})", [P("k", "3")], X, shapes=("positional",)))),
+    method("sort", "dim=-1, descending=False, *, stable=False", function="mindspore.ops.sort", args={"dim": "axis", **_STABLE},
+           wrap=indices_as_int64, notes=INDEX_NOTE + "; stable=True is marked", examples=(*call_cases(
+               "values, indices = x.sort({args})", [P("dim", "0", True), P("descending", "True", True)],
+               X, results=("values", "indices")),
+               *call_cases("result = x.sort({args})", [P("dim", "1")], X, shapes=("positional",)),
+               Example("x = x * 2\ny = x.sort(stable=True)", marked="stable"))),
+    method("argsort", "dim=-1, descending=False, *, stable=False", function="mindspore.ops.argsort",
+           args={"dim": "axis", **_STABLE}, wrap=as_int64, notes=INDEX_NOTE, examples=call_cases(
+               "result = x.argsort({args})", [P("dim", "0", True), P("descending", "True", True)], X)),
+    method("multinomial", "num_samples, replacement=False, *, generator=None", function="mindspore.ops.multinomial",
+           args={"generator": GENERATOR}, hook=_multinomial, wrap=as_int64,
+           notes="replacement is always written (MindSpore defaults to True); " + INDEX_NOTE,
+           examples=(*call_cases("result = x.multinomial({args})", [P("num_samples", "2"), P("replacement", "True", True)],
+                                 {"x": "uniform(0.1, 1.0, (3, 4))"}, compare="shape"),
+                     *call_cases("result = x.multinomial({args})", [P("num_samples", "1")],
+                                 {"x": "tensor([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])"}, shapes=("positional",)))),
+    method("bincount", "weights=None, minlength=0", function="mindspore.ops.bincount", hook=_bincount_dtype,
+           notes="cast to int64 without weights (MindSpore counts in float32)",
+           examples=(*call_cases("result = x.bincount({args})", [P("weights", "w", True), P("minlength", "8", True)],
+                                 {"x": "tensor([0, 1, 1, 3, 2, 1])", "w": "rand(6)"}),)),
     same("msort", examples=call_cases("result = x.msort()", [], X)),
     method("kthvalue", "k, dim=-1, keepdim=False", hook=_kthvalue,
-           notes="no CPU kernel: the k-th entry of sort() along dim. " + INDEX32_NOTE,
-           examples=call_cases("values, indices = x.kthvalue({args})", [P("k", "2"), P("dim", "0", True), P("keepdim", "True", True)],
-                               X, results=("values", "indices"), dtype_map=INDEX32, notes=INDEX32_NOTE)),
+           notes="no CPU kernel: the k-th entry of sort() along dim; " + INDEX_NOTE,
+           examples=(*call_cases("values, indices = x.kthvalue({args})",
+                                 [P("k", "2"), P("dim", "0", True), P("keepdim", "True", True)], X, results=("values", "indices")),
+                     *call_cases("result = x.kthvalue({args})", [P("k", "3")], X, shapes=("positional",)))),
     method("aminmax", "*, dim=None, keepdim=False", hook=_aminmax, notes="composed from amin and amax",
            examples=(*call_cases("low, high = x.aminmax()", [], X, results=("low", "high")),
                      *call_cases("low, high = x.aminmax({args})", [P("dim", "1", kind="keyword"), P("keepdim", "True", True, "keyword")],

@@ -175,3 +175,18 @@ def render_default(call, ctx) -> str:
 
     func = call.func if call.func is not None else ctx.ref(call.target)
     return code_of(render(call, func))
+
+
+def wrapped(wrap, hook=None):
+    """A hook that converts the call as usual (after ``hook``, if any) and
+    passes the result through ``wrap(expr, ctx)``, e.g. a cast to torch's dtype."""
+    from transpiler.engine import render
+
+    def run(call, ctx):
+        if hook is not None:
+            hook(call, ctx)
+        if call.result is None:
+            call.result = render(call, call.func if call.func is not None else ctx.ref(call.target))
+        call.result = wrap(call.result, ctx)
+
+    return run
