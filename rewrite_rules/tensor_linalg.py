@@ -5,7 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.cases import P, call_cases
-from rewrite_rules.tensor_binding import atom, code_of, expr, method, same
+from rewrite_rules.spec import Example, Unconvertible
+from rewrite_rules.tensor_binding import atom, code_of, expr, literal, method, same
 
 M = {"x": "randn(3, 4)", "q": "randn(4, 4)", "v": "randn(4)"}
 SPD = "s = q @ q.T + 4 * (v * 0 + 1).diag_embed()\n"
@@ -27,6 +28,31 @@ def _diag(bound, call, ctx):
     embed = code_of(ctx.ref("mindspore.ops.diag_embed"))
     bound.result = expr(f"{x}.diagonal({offset}) if {x}.ndim == 2 else {embed}({x}, {offset})")
 
+
+def svd_of(x, some, compute_uv, ctx) -> cst.BaseExpression:
+    """torch.svd returns (U, S, V); MindSpore's ops.svd (S, U, V): reordered.
+    Each singular vector pair is unique up to its sign only; both are valid."""
+    try:
+        if not literal(compute_uv, True):
+            raise Unconvertible("compute_uv=False: torch returns zero-filled U and V, MindSpore only S")
+    except ValueError:
+        raise Unconvertible("compute_uv through a variable") from None
+    svd = code_of(ctx.ref("mindspore.ops.svd"))
+    try:
+        full = "False" if literal(some, True) else "True"
+    except ValueError:
+        full = f"not {atom(some)}"
+    return expr(f"(lambda s, u, v: (u, s, v))(*{svd}({code_of(x)}, full_matrices={full}))")
+
+
+def _svd(bound, call, ctx):
+    bound.result = svd_of(call.receiver, bound.get("some"), bound.get("compute_uv"), ctx)
+
+
+# SVD factors agree up to the sign of each singular vector pair: compare the
+# singular values, |U|, |V| and the reconstruction U diag(S) V^T.
+SVD_CHECK = "\nresult = (s, u.abs(), v.abs(), (u * s) @ v.T)"
+SVD_INPUTS = {"x": "tensor([[1.3, 0.2, -1.5, 0.7], [0.1, 2.0, 0.4, -0.3], [0.9, -0.8, 1.1, 0.6]])"}
 
 RULES = [
     same("matmul", examples=call_cases("result = x.matmul({args})", [P("other", "q")], M)),
@@ -64,6 +90,13 @@ RULES = [
            notes="2-D input: diagonal(); 1-D input: ops.diag_embed (MindSpore's diag makes a 4-D tensor from a matrix)",
            examples=(*call_cases("result = q.diag({args})", [P("diagonal", "1", True)], M),
                      *call_cases("result = v.diag({args})", [P("diagonal", "-1", True)], M))),
+    method("svd", "some=True, compute_uv=True", hook=_svd,
+           notes="(U, S, V) reordered from MindSpore's (S, U, V); singular vectors may differ in sign (both are valid SVDs)",
+           examples=(*call_cases("u, s, v = x.svd({args})" + SVD_CHECK, [P("some", "True", True)], SVD_INPUTS,
+                                 rtol=1e-4, atol=1e-5),
+                     *call_cases("u, s, v = x.T.svd({args})\nresult = (s, u.abs(), v.abs())", [P("some", "False")],
+                                 SVD_INPUTS, rtol=1e-4, atol=1e-5, shapes=("positional", "keywords")),
+                     Example("x = x * 2\ny = x.svd(compute_uv=False)", marked="compute_uv"))),
     method("diag_embed", "offset=0, dim1=-2, dim2=-1", function="mindspore.ops.diag_embed",
            notes="Tensor.diag_embed does not exist in MindSpore: ops.diag_embed",
            examples=call_cases("result = x.diag_embed({args})", [P("offset", "1", True), P("dim1", "0", True), P("dim2", "2", True)], M)),

@@ -25,7 +25,7 @@ def _unary(name: str, inputs=X, prefix: str = "", receiver: str = "x", **kw):
 _PLAIN = [
     "abs", "absolute", "atan", "arctan", "asinh", "arcsinh", "exp", "expm1", "sin", "cos", "tan", "tanh",
     "sigmoid", "sinh", "cosh", "neg", "negative", "sign", "sgn", "floor", "ceil", "trunc", "frac", "square",
-    "erf", "erfc", "deg2rad", "rad2deg", "sinc", "i0", "positive", "isnan", "isinf", "isfinite", "signbit",
+    "erf", "erfc", "deg2rad", "rad2deg", "sinc", "i0", "positive", "isnan", "isinf", "isfinite",
     "nan_to_num", "logical_not", "isneginf", "isposinf", "isreal",
 ]
 _UNIT = ["acos", "arccos", "asin", "arcsin", "atanh", "arctanh", "erfinv", "logit"]
@@ -88,6 +88,31 @@ def _bitwise_not(bound, call, ctx):
     x = atom(call.receiver)
     bound.result = expr(f"{x}.logical_not() if {x}.dtype == mindspore.bool_ else -{x} - 1")
     ctx.imports_needed.add(("mindspore", "mindspore"))
+
+
+def signbit_of(x: cst.BaseExpression, ctx) -> cst.BaseExpression:
+    """MindSpore's signbit (and copysign) miss the sign of -0.0 and -NaN:
+    read the sign bit through an integer view of the same width."""
+    ms, x = code_of(ctx.ref("mindspore")), atom(x)
+    view = f"{x}.view({ms}.int64 if {x}.itemsize == 8 else {ms}.int32 if {x}.itemsize == 4 else {ms}.int16)"
+    return expr(f"({view} < 0) if {x}.is_floating_point() else {x} < 0")
+
+
+def _signbit(bound, call, ctx):
+    bound.result = signbit_of(call.receiver, ctx)
+
+
+def equal_of(x: cst.BaseExpression, y: cst.BaseExpression, ctx) -> cst.BaseExpression:
+    """torch.equal: one bool (same shape and all elements equal)."""
+    x, y = atom(x), atom(y)
+    return expr(f"({x}.shape == {y}.shape and bool({code_of(ctx.ref('mindspore.ops.equal'))}({x}, {y}).all()))")
+
+
+def _equal(bound, call, ctx):
+    bound.result = equal_of(call.receiver, bound.get("other"), ctx)
+
+
+SIGNED = {"x": "tensor([1.0, -2.0, 0.0, -0.0, nan, -nan, inf, -inf])"}
 
 
 def _clamp_side(side: str):
@@ -162,6 +187,13 @@ RULES = [
            examples=call_cases("result = x.round({args})", [P("decimals", "2", True, "keyword")], X)),
     *(same(n, examples=call_cases(f"result = (x > 0).int().{n}({{args}})", [P("other", "(y > 0).int() * 3")], XY))
       for n in ("bitwise_and", "bitwise_or", "bitwise_xor")),
+    method("signbit", "", hook=_signbit, notes="the sign bit read through an integer view: MindSpore's signbit misses -0.0",
+           examples=(*call_cases("result = x.signbit()", [], X), Example("result = x.signbit()", inputs=SIGNED),
+                     Example("result = x.double().signbit()", inputs=SIGNED), Example("result = x.half().signbit()", inputs=SIGNED),
+                     Example("result = x.signbit()", inputs={"x": "tensor([3, -1, 0])"}))),
+    method("equal", "other", hook=_equal, notes="one bool, as torch.equal (MindSpore's Tensor.equal is element-wise)",
+           examples=(*call_cases("result = x.equal({args})", [P("other", "y")], XY),
+                     Example("result = x.equal(x.clone())", inputs=X), Example("result = x.equal(x[:2])", inputs=X))),
     method("bitwise_not", "", hook=_bitwise_not,
            notes="BitwiseNot has no CPU kernel: logical_not for bool, -x - 1 for integers",
            examples=(*call_cases("i = (x * 4).int()\nresult = i.bitwise_not({args})", [], X),

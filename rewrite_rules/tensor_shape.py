@@ -113,6 +113,22 @@ def _rot90_dims(bound, call, ctx):
 
 SLICE_INDEX = "randint(0, 4, (3, 4))"
 
+def take_along(x, indices, dim, ctx) -> cst.BaseExpression:
+    """torch.take_along_dim as mindspore.numpy.take_along_axis, which also
+    broadcasts; with dim None torch flattens the indices too."""
+    take = code_of(ctx.ref("mindspore.numpy.take_along_axis"))
+    x, indices = code_of(x), atom(indices)
+    if dim is None or (isinstance(dim, cst.Name) and dim.value == "None"):
+        return expr(f"{take}({x}, {indices}.reshape(-1), None)")
+    if not isinstance(dim, (cst.Integer, cst.UnaryOperation)):
+        return expr(f"{take}({x}, {indices} if {atom(dim)} is not None else {indices}.reshape(-1), {code_of(dim)})")
+    return expr(f"{take}({x}, {indices}, {code_of(dim)})")
+
+
+def _take_along_dim(bound, call, ctx):
+    bound.result = take_along(call.receiver, bound.get("indices"), bound.get("dim"), ctx)
+
+
 RULES = [
     same("view_as", examples=call_cases("result = x.view_as({args})", [P("other", "y.reshape(4, 3)")], XY)),
     same("reshape_as", examples=call_cases("result = x.reshape_as({args})", [P("other", "y.reshape(4, 3)")], XY)),
@@ -153,6 +169,12 @@ RULES = [
                      *call_cases("result = x.flip({args})", [P("a", "0", kind="positional"), P("b", "1", kind="positional")], X3))),
     same("fliplr", examples=call_cases("result = x.fliplr()", [], X)),
     same("flipud", examples=call_cases("result = x.flipud()", [], X)),
+    method("take_along_dim", "indices, dim=None", hook=_take_along_dim,
+           notes="Tensor.take_along_dim does not exist in MindSpore: mindspore.numpy.take_along_axis broadcasts like torch",
+           examples=(*call_cases("result = x.take_along_dim({args})", [P("indices", "i"), P("dim", "1", True)],
+                                 {"x": "randn(3, 4)", "i": "randint(0, 4, (3, 2))"}),
+                     *call_cases("result = x.take_along_dim({args})", [P("indices", "i"), P("dim", "0")],
+                                 {"x": "randn(2, 3)", "i": "tensor([[1], [0]])"}, shapes=("positional",)))),
     method("roll", "shifts, dims=None", function="mindspore.numpy.roll", args={"shifts": "shift", "dims": "axis"},
            notes="the Roll kernel is missing on CPU; mindspore.numpy.roll composes it",
            examples=(*call_cases("result = x.roll({args})", [P("shifts", "1"), P("dims", "1", True)], X),

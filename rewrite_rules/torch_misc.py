@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rewrite_rules.cases import P
 from rewrite_rules.spec import Arg, Unconvertible, Unsupported
+from rewrite_rules.tensor_math import equal_of
 from rewrite_rules.torch_builders import IN, OTHER, X, XY, case, compose, fn, literal, ms
 
 NEAR = {"x": "randn(3, 4)", "y": "tensor([[0.0, 1.0, 2.0, 3.0], [1.0, 1.0, 1.0, 1.0], [0.5, 0.5, 0.5, 0.5]])"}
@@ -25,6 +26,10 @@ def _unique(call, ctx):
     if not known:
         raise Unconvertible("sorted through a variable")
     compose("{ops}.sort({ops}.unique({input})[0])[0]" if sort else "{ops}.unique({input})[0]")(call, ctx)
+
+
+def _equal(call, ctx):
+    call.result = equal_of(call.get("input"), call.get("other"), ctx)
 
 
 def _softmax_dim(call, ctx):
@@ -58,7 +63,7 @@ RULES = [
        notes="as bool(isclose(...).all()): MindSpore has no allclose function.",
        extra=(case("result = torch.allclose(x, x + 1e-9)", X), case("result = torch.allclose(x, y)", XY))),
     fn("torch.equal", ms("equal"), "input, other", params=[IN, OTHER], inputs=XY,
-       hook=compose("({input}.shape == {other}.shape and bool({ops}.equal({input}, {other}).all()))"),
+       hook=_equal,
        notes="torch.equal is one bool; MindSpore's equal is element-wise.",
        extra=(case("result = torch.equal(x, x)", X), case("result = torch.equal(x, x[:2])", X))),
     fn("torch.round", signature="input, *, decimals=0, out=None", params=[IN, P("decimals", "2", default=True, kind="keyword")],

@@ -12,6 +12,7 @@ import libcst as cst
 from rewrite_rules.cases import P
 from rewrite_rules.spec import Unconvertible, Unsupported
 from rewrite_rules.helpers import INDEX_NOTE, as_int64, indices_as_int64
+from rewrite_rules.tensor_reductions import kthvalue
 from rewrite_rules.torch_builders import IN, X, arg_text, atom, case, compose, fn, literal, ms, wrapped
 from transpiler.engine import code_of
 
@@ -137,8 +138,6 @@ def _norm(call, ctx):
 
 
 def _kthvalue(call, ctx):
-    from rewrite_rules.tensor_reductions import kthvalue
-
     call.result = kthvalue(call.get("input"), call.get("k"), call.get("dim"), call.get("keepdim"), ctx)
 
 

@@ -8,6 +8,7 @@ import libcst as cst
 
 from rewrite_rules.cases import P
 from rewrite_rules.spec import Arg, Drop, Unconvertible, Unsupported
+from rewrite_rules.tensor_shape import take_along
 from rewrite_rules.torch_builders import IN, X, arg_text, case, compose, fn, literal, ms
 from transpiler.engine import code_of
 
@@ -70,9 +71,12 @@ def _atleast(name):
     )
 
 
-def _need(call, name, why):
-    if not call.has(name):
-        raise Unconvertible(why)
+# indices broadcast against the input on every axis but dim
+TAKE_BROADCAST = {"x": "randn(2, 3)", "i": "tensor([[1], [0]])"}
+
+
+def _take_along_dim(call, ctx):
+    call.result = take_along(call.get("input"), call.get("indices"), call.get("dim"), ctx)
 
 
 def _ops(ctx) -> str:
@@ -207,11 +211,13 @@ RULES = [
        hook=compose("{ops}.gather({ops}.reshape({input}, (-1,)), {index}, 0)"),
        notes="composed from gather: MindSpore's Take kernel is missing on CPU.",
        inputs={"x": "randn(3, 4)", "i": "tensor([[0, 5], [11, 2]])"}),
-    fn("torch.take_along_dim", ms("gather_elements"), "input, indices, dim=None, *, out=None",
-       params=[IN, P("indices", "i"), P("dim", "1")], inputs={"x": "randn(3, 4)", "i": "randint(0, 4, (3, 2))"},
-       hook=lambda call, ctx: _need(call, "dim", "dim=None (flattened) is not supported; pass dim")
-       or compose("{ops}.gather_elements({input}, {dim}, {indices})")(call, ctx),
-       notes="only with dim given, and index with the input's number of dimensions."),
+    fn("torch.take_along_dim", "mindspore.numpy.take_along_axis", "input, indices, dim=None, *, out=None",
+       params=[IN, P("indices", "i"), P("dim", "1", default=True)], inputs={"x": "randn(3, 4)", "i": "randint(0, 4, (3, 2))"},
+       hook=_take_along_dim,
+       notes="mindspore.numpy.take_along_axis: broadcasts like torch, and flattens when dim is None.",
+       extra=(case("result = torch.take_along_dim(x, i, dim=0)", TAKE_BROADCAST),
+              case("result = torch.take_along_dim(x, i, 1)", TAKE_BROADCAST),
+              case("result = torch.take_along_dim(x, x.argmax())", TAKE_BROADCAST))),
     fn("torch.diag", signature="input, diagonal=0, *, out=None", params=[IN, P("diagonal", "1", default=True)],
        hook=compose("({ops}.diagflat({input}, {diagonal}) if {input}.ndim == 1 else {ops}.diagonal({input}, {diagonal}))"),
        notes="diagflat for vectors, diagonal for matrices: MindSpore's diag does not extract diagonals.",
