@@ -18,6 +18,7 @@ from rewrite_rules.cases import P, call_cases
 from rewrite_rules.helpers import GENERATOR
 from rewrite_rules.spec import Drop, Example, InPlace, MethodRule, Unconvertible
 from rewrite_rules.tensor_binding import atom, code_of, expr, in_place, method
+from rewrite_rules.tensor_math import TANH_RANGE
 
 X = {"x": "randn(3, 4)"}
 XY = {"x": "randn(3, 4)", "y": "randn(3, 4)"}
@@ -173,7 +174,10 @@ RULES = [
                examples=_cases(_statement_of(t), params, inputs) + (_RECEIVERS if name == "mul_" else ()))
       for name, (t, params, inputs) in _SAME_ARGS.items()),
     *(in_place(name, cast=True, examples=_cases(t, params, inputs)) for name, (t, params, inputs) in _TO_BOOL.items()),
-    *(in_place(name, rebinds=name in _RESHAPING, examples=_cases(f"x.{name}()", [], X)) for name in _UNARY),
+    *(in_place(name, rebinds=name in _RESHAPING, examples=_cases(f"x.{name}()", [], X)) for name in _UNARY if name != "tanh_"),
+    in_place("tanh_", examples=(*_cases("x.tanh_()", [], X), *_cases("x.tanh_()", [], TANH_RANGE, shapes=("positional",)),
+                                Example("result = x.tanh_()", inputs=TANH_RANGE, results=("result", "x")),
+                                Example("result = torch.tensor([0.5, -4.0, 6.0]).tanh_()", inputs={}))),
     *(in_place(name, examples=_cases(f"x = x.abs() + 0.5\nx.{name}()", [], X)) for name in _POSITIVE),
     method("zero_", "", hook=_value(_zero), notes="InplaceZero has no CPU kernel: x = ops.zeros_like(x)",
            examples=_cases("x.zero_()", [], X)),

@@ -21,6 +21,7 @@ from transpiler.engine import render
 from rewrite_rules.tensor_binding import atom, code_of, expr, is_call_of, keyword, literal, method, same
 
 X = {"x": "randn(3, 4)"}
+X3 = {"x": "randn(2, 3, 4)"}
 DIM_KEEP = [P("dim", "1"), P("keepdim", "True", True)]
 AXIS = {"dim": "axis", "keepdim": "keepdims"}
 
@@ -67,22 +68,34 @@ def _is_bool_literal(node) -> bool:
     return isinstance(node, cst.Name) and node.value in ("True", "False")
 
 
+def norm_of(x, p, dim, keepdim, dtype, ctx) -> cst.BaseExpression:
+    """torch.norm / Tensor.norm: a vector norm over ``dim`` (all elements when
+    None) for numeric p and 'fro' (the 2-norm), the nuclear matrix norm for
+    'nuc'. MindSpore's Tensor.norm takes 'fro' only for matrices."""
+    try:
+        order = literal(p, "fro")
+        known = True
+    except ValueError:
+        order, known = None, False
+    args = [cst.Arg(x)]
+    options = [("axis", dim), ("keepdims", keepdim), ("dtype", dtype)]
+    if known and order == "nuc":
+        axis = dim or expr("(-2, -1)")
+        args.append(cst.Arg(cst.SimpleString("'nuc'")))
+        options[0] = ("axis", axis)
+        function = "matrix_norm"
+    else:
+        function = "vector_norm"
+        if known and order not in ("fro", None):
+            args.append(cst.Arg(p))
+        elif not known:
+            args.append(cst.Arg(expr(f"2 if {atom(p)} == 'fro' else {atom(p)}")))
+    args += [keyword(name, value) for name, value in options if value is not None]
+    return cst.Call(ctx.ref(f"mindspore.ops.{function}"), args)
+
+
 def _norm(bound, call, ctx):
-    """torch flattens when dim is None and p is given (a vector norm);
-    MindSpore computes a matrix norm of a 2-D input."""
-    p = bound.get("p")
-    if bound.get("dim") is None and p is not None:
-        try:
-            fro = literal(p) in ("fro", None)
-        except ValueError:
-            fro = False
-        if not fro:
-            if bound.has("keepdim"):
-                raise Unconvertible("norm(p, keepdim=...) over all elements")
-            flat = call.receiver
-            if not (is_call_of(flat, "flatten") and not flat.args):  # already flat: converted before
-                flat = cst.Call(cst.Attribute(flat, cst.Name("flatten")), [])
-            bound.result = cst.Call(cst.Attribute(flat, cst.Name("norm")), [cst.Arg(p)])
+    bound.result = norm_of(call.receiver, bound.get("p"), bound.get("dim"), bound.get("keepdim"), bound.get("dtype"), ctx)
 
 
 def _over_all(first: str):
@@ -178,11 +191,18 @@ RULES = [
         )
         for name in ("std", "var")
     ),
-    method("norm", "p='fro', dim=None, keepdim=False, dtype=None", args={"p": "ord"}, hook=_norm,
-           notes="p is ord in MindSpore; a norm over all elements with a p is taken on the flattened tensor as in torch",
+    method("norm", "p='fro', dim=None, keepdim=False, dtype=None", hook=_norm,
+           notes="ops.vector_norm over dim (all elements when None; 'fro' is the 2-norm), ops.matrix_norm for 'nuc'",
            examples=(*call_cases("result = x.norm({args})", [P("p", "1"), P("dim", "1"), P("keepdim", "True", True)], X),
                      *call_cases("result = x.norm({args})", [P("p", "float('inf')")], X),
-                     *call_cases("result = x.norm()", [], X))),
+                     *call_cases("result = x.norm()", [], X),
+                     *call_cases("result = x.norm({args})", [P("p", "'fro'"), P("dim", "1", True)], X3,
+                                 rtol=1e-4, atol=1e-5, shapes=("keywords", "defaults")),
+                     *call_cases("result = x.norm({args})", [P("p", "'nuc'")], X, rtol=1e-4, atol=1e-5,
+                                 shapes=("positional", "keywords")),
+                     *call_cases("result = x.norm({args})", [P("dim", "(1, 2)", kind="keyword"),
+                                                             P("dtype", "torch.float64", True, "keyword")], X3,
+                                 rtol=1e-4, atol=1e-5, shapes=("keywords", "defaults", "variables")))),
     same("cumsum", examples=call_cases("result = x.cumsum({args})", [P("dim", "1")], X)),
     same("cumprod", examples=call_cases("result = x.cumprod({args})", [P("dim", "1")], X)),
     method("cummax", "dim", args={"dim": "axis"},

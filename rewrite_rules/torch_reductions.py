@@ -12,7 +12,7 @@ import libcst as cst
 from rewrite_rules.cases import P
 from rewrite_rules.spec import Unconvertible, Unsupported
 from rewrite_rules.helpers import INDEX_NOTE, as_int64, indices_as_int64
-from rewrite_rules.tensor_reductions import kthvalue
+from rewrite_rules.tensor_reductions import kthvalue, norm_of
 from rewrite_rules.torch_builders import IN, X, arg_text, atom, case, compose, fn, literal, ms, wrapped
 from transpiler.engine import code_of
 
@@ -125,16 +125,7 @@ def _median(call, ctx):
 
 
 def _norm(call, ctx):
-    """torch.norm is a vector norm over ``dim`` (all elements when None) for
-    every p except 'nuc'."""
-    known, p = literal(call, "p")
-    if known and p == "nuc":
-        raise Unconvertible("p='nuc' (nuclear norm): use torch.linalg.matrix_norm")
-    if known and p in ("fro", None):
-        call.remove("p")
-        call.add_keyword("ord", "2", before="p")
-    elif not known and call.has("p"):
-        ctx.warn(call.source, "torch.norm", "p given through a variable: 'fro' must be written as 2 for MindSpore")
+    call.result = norm_of(call.get("input"), call.get("p"), call.get("dim"), call.get("keepdim"), call.get("dtype"), ctx)
 
 
 def _kthvalue(call, ctx):
@@ -181,8 +172,13 @@ RULES = [
        args={"input": "x", "p": "ord", "dim": "axis", "keepdim": "keepdims"},
        params=[IN, P("p", "1", default=True), P("dim", "1", default=True), KEEPDIM], positional=1, hook=_norm,
        inputs=X3, rtol=1e-4, atol=1e-5,
+       notes="ops.vector_norm over dim (all elements when None; 'fro' is the 2-norm), ops.matrix_norm for 'nuc'",
        extra=(case("result = torch.norm(x, p=2, dim=(1, 2))", X3, rtol=1e-4), case("result = torch.norm(x, 3)", X3, rtol=1e-4),
-              case('result = torch.norm(x, "fro", dim=1)', X3, rtol=1e-4))),
+              case('result = torch.norm(x, "fro", dim=1)', X3, rtol=1e-4), case('result = torch.norm(x, "fro")', X3, rtol=1e-4),
+              case("result = torch.norm(x, p='nuc')", {"x": "randn(3, 4)"}, rtol=1e-4, atol=1e-5),
+              case("result = torch.norm(x, p='nuc', dim=(0, 2), keepdim=True)", X3, rtol=1e-4, atol=1e-5),
+              case("result = torch.norm(x, dtype=torch.float64)", X3, rtol=1e-4),
+              case("p = 'fro'\nresult = torch.norm(x, p)", X3, rtol=1e-4))),
     fn("torch.linalg.vector_norm", ms("vector_norm"), "x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None",
        args={"dim": "axis", "keepdim": "keepdims"},
        params=[P("x", "x"), P("ord", "1", default=True), P("dim", "1", default=True), KEEPDIM], positional=2,
