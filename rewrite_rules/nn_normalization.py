@@ -167,8 +167,8 @@ def _local_response_norm(call, ctx):
 RULES = [
     _batch_norm(1),
     _batch_norm(2, (
-        Example("bn = nn.BatchNorm2d(16)", "bn = nn.BatchNorm2d(16, momentum=0.9)"),
-        Example("bn = nn.BatchNorm2d(16, momentum=0.01)", "bn = nn.BatchNorm2d(16, momentum=0.99)"),
+        Example("bn = nn.BatchNorm2d(16)", "bn = nn.BatchNorm2d(16, momentum=0.9).set_train()"),
+        Example("bn = nn.BatchNorm2d(16, momentum=0.01)", "bn = nn.BatchNorm2d(16, momentum=0.99).set_train()"),
     )),
     _batch_norm(3),
     ApiRule(
