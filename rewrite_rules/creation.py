@@ -7,8 +7,8 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.cases import P
-from rewrite_rules.helpers import FACTORY_ARGS, GENERATOR
-from rewrite_rules.spec import ApiRule, Arg, Example, Unsupported
+from rewrite_rules.helpers import DEVICE, FACTORY_ARGS, GENERATOR
+from rewrite_rules.spec import ApiRule, Arg, Example, Unconvertible, Unsupported
 from rewrite_rules.torch_builders import IN, X, arg_text, case, compose, fn, ms
 from transpiler.engine import code_of
 
@@ -73,6 +73,36 @@ def _input_dtype(call, ctx):
     """The result takes the input's dtype unless dtype= says otherwise."""
     if not call.has("dtype"):
         call.set("dtype", f"{arg_text(call, 'input')}.dtype")
+
+
+# torch's legacy constructors: torch.Tensor(2, 3) is an uninitialised 2x3
+# tensor, torch.Tensor([1, 2]) data cast to the class's dtype (float32 for
+# torch.Tensor, where mindspore.Tensor([1, 2]) would be int64).
+_LEGACY = {"Tensor": "float32", "FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16",
+           "BFloat16Tensor": "bfloat16", "LongTensor": "int64", "IntTensor": "int32", "ShortTensor": "int16",
+           "CharTensor": "int8", "ByteTensor": "uint8", "BoolTensor": "bool_"}
+
+
+def _legacy(dtype: str):
+    def hook(call, ctx):
+        values = [a.value for a in call.varargs]
+        if any(a.star for a in call.varargs):
+            raise Unconvertible("sizes or data unpacked with *: cannot tell which")
+        ms_dtype = code_of(ctx.ref(f"mindspore.{dtype}"))
+        zeros, tensor = code_of(ctx.ref("mindspore.ops.zeros")), code_of(ctx.ref("mindspore.Tensor"))
+        if not values:
+            call.result = cst.parse_expression(f"{zeros}(0, dtype={ms_dtype})")
+        elif len(values) > 1 or isinstance(values[0], cst.Integer):
+            sizes = ", ".join(code_of(v) for v in values)
+            call.result = cst.parse_expression(f"{zeros}(({sizes},), dtype={ms_dtype})")
+        elif isinstance(values[0], (cst.List, cst.Tuple, cst.ListComp)):
+            call.result = cst.parse_expression(f"{tensor}({code_of(values[0])}, dtype={ms_dtype})")
+        else:  # one value: a size or data, known when it runs
+            v = code_of(values[0])
+            call.result = cst.parse_expression(
+                f"({zeros}({v}, dtype={ms_dtype}) if isinstance({v}, int) else {tensor}({v}, dtype={ms_dtype}))")
+
+    return hook
 
 
 def _eye_dtype(call, ctx):
@@ -150,4 +180,12 @@ RULES = [
        positional=1,
        params=[P("data", "[[1.0, 2.0], [3.0, 4.0]]"), DTYPE], inputs={}),
     fn("torch.from_numpy", "mindspore.Tensor", "ndarray", params=[P("ndarray", "x.numpy()", kind="positional")], inputs=X),
+    *(ApiRule(f"torch.{name}", "mindspore.Tensor", signature="*args, device=None", args={"device": DEVICE},
+              hook=_legacy(dtype), notes=f"sizes -> ops.zeros, data -> mindspore.Tensor, both as {dtype}",
+              examples=(case(f"result = torch.{name}([[1, 2], [3, 4]])"), case(f"result = torch.{name}(2, 3).shape"),
+                        case(f"result = torch.{name}((1, 0, 1))"), case(f"result = torch.{name}().shape"),
+                        case(f"n = 3\nresult = torch.{name}(n).shape"), case(f"v = [1, 0]\nresult = torch.{name}(v)"),
+                        case(f"result = torch.{name}(x.tolist())", {"x": "randint(0, 2, (2, 3))"}),
+                        case(f"result = torch.{name}([3, 1], device='cpu')")))
+      for name, dtype in _LEGACY.items()),
 ]

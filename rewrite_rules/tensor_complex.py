@@ -40,7 +40,7 @@ def angle_of(x: cst.BaseExpression, ctx) -> cst.BaseExpression:
     x = atom(x)
     dtype = f"{x}.dtype if {x}.is_floating_point() else {ms}.float32"
     real = f"{ops}.where({ops}.isnan({x}), {x}, {ops}.full_like({x}, {PI}, dtype={dtype}) * ({x} < 0))"
-    return expr(f"{ops}.angle({x}) if {x}.is_complex() else {real}")
+    return expr(f"({ops}.angle({x}) if {x}.is_complex() else {real})")
 
 
 def _angle(bound, call, ctx):
@@ -99,7 +99,8 @@ RULES = [
     method("angle", "", hook=_angle, notes="ops.angle for complex input; 0 or pi for real input (no CPU kernel)",
            examples=(*call_cases("result = x.angle()", [], C), Example("result = x.angle()", inputs=REAL),
                      Example("result = x.angle()", inputs={"x": "tensor([1, -2, 0])"}),
-                     Example("result = x.angle()", inputs={"x": "randn(3, 4)"}))),
+                     Example("result = x.angle()", inputs={"x": "randn(3, 4)"}),
+                     Example("result = x.angle().sum()", inputs=REAL))),
     method("resolve_conj", "", hook=_identity, notes="MindSpore conjugates eagerly: nothing to resolve",
            examples=(Example("result = x.conj().resolve_conj()", inputs=C),)),
     method("resolve_neg", "", hook=_identity, notes="MindSpore negates eagerly: nothing to resolve",

@@ -95,7 +95,7 @@ def signbit_of(x: cst.BaseExpression, ctx) -> cst.BaseExpression:
     read the sign bit through an integer view of the same width."""
     ms, x = code_of(ctx.ref("mindspore")), atom(x)
     view = f"{x}.view({ms}.int64 if {x}.itemsize == 8 else {ms}.int32 if {x}.itemsize == 4 else {ms}.int16)"
-    return expr(f"({view} < 0) if {x}.is_floating_point() else {x} < 0")
+    return expr(f"(({view} < 0) if {x}.is_floating_point() else {x} < 0)")
 
 
 def _signbit(bound, call, ctx):
@@ -222,7 +222,8 @@ RULES = [
     method("signbit", "", hook=_signbit, notes="the sign bit read through an integer view: MindSpore's signbit misses -0.0",
            examples=(*call_cases("result = x.signbit()", [], X), Example("result = x.signbit()", inputs=SIGNED),
                      Example("result = x.double().signbit()", inputs=SIGNED), Example("result = x.half().signbit()", inputs=SIGNED),
-                     Example("result = x.signbit()", inputs={"x": "tensor([3, -1, 0])"}))),
+                     Example("result = x.signbit()", inputs={"x": "tensor([3, -1, 0])"}),
+                     Example("result = x.signbit().sum()", inputs=SIGNED))),
     method("equal", "other", hook=_equal, notes="one bool, as torch.equal (MindSpore's Tensor.equal is element-wise)",
            examples=(*call_cases("result = x.equal({args})", [P("other", "y")], XY),
                      Example("result = x.equal(x.clone())", inputs=X), Example("result = x.equal(x[:2])", inputs=X))),
