@@ -50,6 +50,8 @@ class PropertyReads:
         except Unconvertible as exc:
             rewriter.mark(original, rule.torch, exc.reason)
             return updated
+        if result is None:
+            return updated
         rewriter.changed()
         rewriter.ctx.converted(original, rule.torch, f".{rule.name} -> MindSpore form")
         return result

@@ -36,6 +36,8 @@ def _kind_of(value: cst.BaseExpression, ctx) -> str | None:
             return "optimizer"
         if qualified.startswith("torch.optim.lr_scheduler."):
             return "scheduler"
+        if qualified.startswith("torch.nn.ReflectionPad"):
+            return "reflection pad"
     if is_device_string(value):
         return "device"
     return None
