@@ -8,7 +8,7 @@ This module declares no rules itself.
 
 from __future__ import annotations
 
-from rewrite_rules.cases import P, call_cases
+from rewrite_rules.cases import P, call_cases, marking
 from rewrite_rules.helpers import OUT
 from rewrite_rules.spec import ApiRule, Example
 
@@ -72,9 +72,7 @@ def fn(
         dtype_map=dtype_map,
         compare=compare,
     )
-    examples = tuple(
-        Example(e.torch, marked=marked[e.notes], notes=e.notes) if marked and e.notes in marked else e for e in examples
-    )
+    examples = marking(examples, marked or {})
     mapping = dict(args or {})
     if "out" in [p.strip().split("=")[0] for p in signature.split(",")]:
         mapping.setdefault("out", OUT)
