@@ -90,16 +90,20 @@ def _scatter_add(bound, call, ctx):
 _REDUCTIONS = {"sum": "add"}
 
 
-def _scatter_reduce(bound, call, ctx):
+def scatter_reduce_of(x, dim, index, src, reduce, include_self, ctx) -> cst.BaseExpression:
     try:
-        reduce, include_self = literal(bound.get("reduce")), literal(bound.get("include_self"), True)
+        reduce, include_self = literal(reduce), literal(include_self, True)
     except ValueError:
         raise Unconvertible("reduce and include_self must be literals") from None
     if reduce not in _REDUCTIONS or include_self is not True:
         raise Unconvertible(f"scatter_reduce(reduce={reduce!r}, include_self={include_self}): MindSpore's "
                             "tensor_scatter_elements only adds into the input")
-    bound.result = scatter_elements(call.receiver, bound.get("dim"), bound.get("index"), bound.get("src"),
-                                    _REDUCTIONS[reduce], ctx)
+    return scatter_elements(x, dim, index, src, _REDUCTIONS[reduce], ctx)
+
+
+def _scatter_reduce(bound, call, ctx):
+    bound.result = scatter_reduce_of(call.receiver, bound.get("dim"), bound.get("index"), bound.get("src"),
+                                     bound.get("reduce"), bound.get("include_self"), ctx)
 
 
 def index_copy_of(x, dim, index, source, ctx) -> cst.BaseExpression:
