@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from rewrite_rules.cases import P, call_cases
+from rewrite_rules.cases import P, call_cases, marking
 from rewrite_rules.helpers import GENERATOR
 from rewrite_rules.spec import Drop, Example, InPlace, MethodRule, Unconvertible
 from rewrite_rules.tensor_binding import atom, code_of, expr, in_place, method
@@ -26,9 +26,10 @@ BIG = {"x": "zeros(400, 500)"}
 IDX = {"x": "randn(3, 4)", "y": "randn(3, 4)", "i": "randint(0, 3, (2,))"}
 
 
-def _cases(statement: str, params, inputs=XY, **kw):
-    """The in-place statement, then the receiver is the result."""
-    return call_cases(statement + "\nresult = x", params, inputs, **kw)
+def in_place_cases(statement: str, params, inputs=XY, marked: dict | None = None, **kw):
+    """The in-place statement, then the receiver is the result. ``marked``:
+    call shapes that must carry a marker (see cases.marking)."""
+    return marking(call_cases(statement + "\nresult = x", params, inputs, **kw), marked or {})
 
 
 def _value(make):
@@ -88,6 +89,48 @@ def _exponential(bound, call, ctx):
     lambd = bound.get("lambd")
     value = f"-(1 - {rand}({x})).log()"
     return expr(value if lambd is None else f"{value} / {atom(lambd)}")
+
+
+def _cauchy(bound, call, ctx):
+    """Inverse-CDF sampling: median + sigma * tan(pi * (u - 1/2))."""
+    x = atom(call.receiver)
+    rand, tan = code_of(ctx.ref("mindspore.ops.rand_like")), code_of(ctx.ref("mindspore.ops.tan"))
+    median, sigma = bound.get("median") or expr("0.0"), bound.get("sigma") or expr("1.0")
+    return expr(f"{atom(median)} + {atom(sigma)} * {tan}(3.141592653589793 * ({rand}({x}) - 0.5))")
+
+
+def _geometric(bound, call, ctx):
+    """Inverse-CDF sampling on 1, 2, ...: ceil(log(1 - u) / log(1 - p))."""
+    x = atom(call.receiver)
+    rand, ops = code_of(ctx.ref("mindspore.ops.rand_like")), code_of(ctx.ref("mindspore.ops"))
+    p = atom(bound.get("p"))
+    return expr(f"{ops}.ceil({ops}.log1p(-{rand}({x})) / {ops}.log1p({ops}.full_like({x}, -{p}))).clamp(min=1)")
+
+
+def _log_normal(bound, call, ctx):
+    x = atom(call.receiver)
+    randn, ops = code_of(ctx.ref("mindspore.ops.randn_like")), code_of(ctx.ref("mindspore.ops"))
+    mean, std = bound.get("mean") or expr("1.0"), bound.get("std") or expr("2.0")
+    return expr(f"{ops}.exp({randn}({x}) * {atom(std)} + {atom(mean)})")
+
+
+def _random(bound, call, ctx):
+    """Integers in [from, to) (random_(to): [0, to)); the InplaceRandom kernel is missing on CPU."""
+    low, high = bound.get("from_"), bound.get("to")
+    if low is None:
+        raise Unconvertible("random_() without bounds draws over the dtype's whole range; pass from and to")
+    if high is None:
+        low, high = expr("0"), low
+    x = atom(call.receiver)
+    randint = code_of(ctx.ref("mindspore.ops.randint"))
+    return expr(f"{randint}({code_of(low)}, {code_of(high)}, {x}.shape).astype({x}.dtype)")
+
+
+def _bernoulli_of(bound, call, ctx):
+    """x.bernoulli(): each element is 1 with probability x (or p)."""
+    x = atom(call.receiver)
+    rand = code_of(ctx.ref("mindspore.ops.rand_like"))
+    bound.result = expr(f"({rand}({x}) < {atom(bound.get('p') or call.receiver)}).astype({x}.dtype)")
 
 
 def _requires_grad(call, ctx):
@@ -171,23 +214,23 @@ _RESHAPING = {"transpose_", "unsqueeze_", "squeeze_", "t_"}
 
 RULES = [
     *(in_place(name, rebinds=name in _RESHAPING,
-               examples=_cases(_statement_of(t), params, inputs) + (_RECEIVERS if name == "mul_" else ()))
+               examples=in_place_cases(_statement_of(t), params, inputs) + (_RECEIVERS if name == "mul_" else ()))
       for name, (t, params, inputs) in _SAME_ARGS.items()),
-    *(in_place(name, cast=True, examples=_cases(t, params, inputs)) for name, (t, params, inputs) in _TO_BOOL.items()),
-    *(in_place(name, rebinds=name in _RESHAPING, examples=_cases(f"x.{name}()", [], X)) for name in _UNARY if name != "tanh_"),
-    in_place("tanh_", examples=(*_cases("x.tanh_()", [], X), *_cases("x.tanh_()", [], TANH_RANGE, shapes=("positional",)),
+    *(in_place(name, cast=True, examples=in_place_cases(t, params, inputs)) for name, (t, params, inputs) in _TO_BOOL.items()),
+    *(in_place(name, rebinds=name in _RESHAPING, examples=in_place_cases(f"x.{name}()", [], X)) for name in _UNARY if name != "tanh_"),
+    in_place("tanh_", examples=(*in_place_cases("x.tanh_()", [], X), *in_place_cases("x.tanh_()", [], TANH_RANGE, shapes=("positional",)),
                                 Example("result = x.tanh_()", inputs=TANH_RANGE, results=("result", "x")),
                                 Example("result = torch.tensor([0.5, -4.0, 6.0]).tanh_()", inputs={}))),
-    *(in_place(name, examples=_cases(f"x = x.abs() + 0.5\nx.{name}()", [], X)) for name in _POSITIVE),
+    *(in_place(name, examples=in_place_cases(f"x = x.abs() + 0.5\nx.{name}()", [], X)) for name in _POSITIVE),
     method("zero_", "", hook=_value(_zero), notes="InplaceZero has no CPU kernel: x = ops.zeros_like(x)",
-           examples=_cases("x.zero_()", [], X)),
+           examples=in_place_cases("x.zero_()", [], X)),
     method("fill_", "value", hook=_value(_fill), notes="InplaceFillScalar has no CPU kernel: x = ops.full_like(x, value)",
-           examples=(*_cases("x.fill_({args})", [P("value", "2.5")], X),
-                     *_cases("x.fill_({args})", [P("value", "y.sum()")], XY, shapes=("positional",)))),
+           examples=(*in_place_cases("x.fill_({args})", [P("value", "2.5")], X),
+                     *in_place_cases("x.fill_({args})", [P("value", "y.sum()")], XY, shapes=("positional",)))),
     method("copy_", "other, non_blocking=False", hook=_value(_copy), args={"non_blocking": Drop("no asynchronous copies")},
            notes="broadcast to the receiver's shape and cast to its dtype, as torch copies",
-           examples=(*_cases("x.copy_({args})", [P("other", "y")], XY),
-                     *_cases("x.copy_({args})", [P("other", "y[0].long()")], XY, shapes=("positional",)))),
+           examples=(*in_place_cases("x.copy_({args})", [P("other", "y")], XY),
+                     *in_place_cases("x.copy_({args})", [P("other", "y[0].long()")], XY, shapes=("positional",)))),
     method("uniform_", "from_=0.0, to=1.0, *, generator=None", hook=_value(_uniform),
            args={"generator": GENERATOR},
            notes="x = ops.rand_like(x) * (to - from) + from (the in-place kernels are missing on CPU); torch's first "
@@ -205,6 +248,33 @@ RULES = [
            notes="inverse-CDF sampling from rand_like: -log(1 - u) / lambd",
            examples=call_cases("x.exponential_({args})\nresult = (x.mean().item(), x.std().item(), x.min().item() >= 0)",
                                [P("lambd", "2.0", True)], BIG, rtol=0.0, atol=0.02, notes="statistics")),
+    method("cauchy_", "median=0.0, sigma=1.0, *, generator=None", hook=_value(_cauchy), args={"generator": GENERATOR},
+           notes="inverse-CDF sampling from rand_like: median + sigma * tan(pi * (u - 1/2))",
+           examples=call_cases("x.cauchy_({args})\nresult = ((x < -1.5).float().mean().item(), (x < 0.5).float().mean().item(), "
+                               "(x < 2.5).float().mean().item())", [P("median", "0.5", True), P("sigma", "2.0", True)], BIG,
+                               rtol=0.0, atol=0.01, notes="quartiles")),
+    method("geometric_", "p, *, generator=None", hook=_value(_geometric), args={"generator": GENERATOR},
+           notes="inverse-CDF sampling from rand_like: ceil(log(1 - u) / log(1 - p))",
+           examples=call_cases("x.geometric_({args})\nresult = (x.mean().item(), x.std().item(), x.min().item())",
+                               [P("p", "0.3")], BIG, rtol=0.02, atol=0.02, notes="statistics")),
+    method("log_normal_", "mean=1.0, std=2.0, *, generator=None", hook=_value(_log_normal), args={"generator": GENERATOR},
+           notes="exp(randn_like(x) * std + mean)",
+           examples=call_cases("x.log_normal_({args})\nresult = (x.log().mean().item(), x.log().std().item())",
+                               [P("mean", "0.5", True), P("std", "0.8", True)], BIG, rtol=0.0, atol=0.01, notes="statistics")),
+    method("random_", "from_=None, to=None, *, generator=None", hook=_value(_random), args={"generator": GENERATOR},
+           notes="ops.randint(from, to, x.shape) cast to x's dtype (InplaceRandom has no CPU kernel); torch's first "
+                 "parameter is named `from`, a Python keyword, so it is only ever passed by position",
+           examples=(*call_cases("x.random_({args})\nresult = (x.min().item(), x.max().item(), round(x.mean().item(), 1))",
+                                 [P("from_", "3"), P("to", "8")], BIG, shapes=("positional", "variables"), notes="bounds"),
+                     *call_cases("x.random_({args})\nresult = (x.min().item(), x.max().item(), x.dtype)",
+                                 [P("to", "4")], {"x": "zeros(100, 100, dtype='int32')"}, shapes=("positional",), notes="bounds"),
+                     Example("x = x * 2\nx.random_()", marked="whole range"))),
+    method("bernoulli", "p=None, *, generator=None", hook=_bernoulli_of, args={"generator": GENERATOR},
+           notes="BernoulliExt has no CPU kernel: (rand_like(x) < p), p the input itself unless given",
+           examples=(*call_cases("result = x.bernoulli({args})", [P("p", "0.3", True)], BIG, compare="shape"),
+                     Example("result = x.bernoulli()", inputs={"x": "tensor([[0.0, 1.0], [1.0, 0.0]])"}),
+                     Example("y = x.bernoulli()\nresult = y.mean().item()", inputs={"x": "full((400, 500), 0.3)"},
+                             rtol=0.0, atol=0.01))),
     MethodRule("requires_grad_", hook=_requires_grad, arity=(0, 1),
                examples=(Example("x = x * 2\nx.requires_grad_()", marked="requires_grad"),)),
 ]

@@ -133,6 +133,24 @@ TANH_NOTE = "MindSpore's float32 tanh kernel is off by up to 1e-4 for 3 < |x| < 
 TANH_RANGE = {"x": "uniform(-9.0, 9.0, (6, 50))"}
 
 
+def _polygamma(bound, call, ctx):
+    """ops.polygamma takes n as a tensor, first."""
+    n = cst.Call(ctx.ref("mindspore.Tensor"), [cst.Arg(bound.get("n"))])
+    bound.result = cst.Call(ctx.ref("mindspore.ops.polygamma"), [cst.Arg(n), cst.Arg(call.receiver)])
+
+
+def _frexp(bound, call, ctx):
+    """(mantissa, exponent) with x = mantissa * 2**exponent, 0.5 <= |mantissa| < 1
+    (0 for 0): composed from log2 and floor."""
+    ops, ms, x = code_of(ctx.ref("mindspore.ops")), code_of(ctx.ref("mindspore")), atom(call.receiver)
+    exponent = f"{ops}.where({x} == 0, 0, {ops}.floor({ops}.log2({x}.abs())) + 1).astype({ms}.int32)"
+    bound.result = expr(f"(lambda e: ({x} / {ops}.pow(2.0, e).astype({x}.dtype), e))({exponent})")
+
+
+INTS = {"x": "randint(-8, 9, (3, 4))", "y": "randint(1, 9, (3, 4))"}
+SHIFTS = {"x": "randint(-64, 64, (3, 4))", "y": "randint(0, 4, (3, 4))"}
+
+
 def _clamp_side(side: str):
     def hook(bound, call, ctx):
         clamp = cst.Attribute(call.receiver, cst.Name("clamp"))
@@ -219,6 +237,26 @@ RULES = [
            examples=(*call_cases("result = x.tanh()", [], X), Example("result = x.tanh()", inputs=TANH_RANGE),
                      Example("result = x.double().tanh()", inputs=TANH_RANGE),
                      Example("result = x.half().tanh()", inputs=TANH_RANGE, rtol=1e-3, atol=1e-3))),
+    *(_binary(n, inputs=INTS) for n in ("gcd", "lcm")),
+    *(_binary(n, inputs=SHIFTS) for n in ("bitwise_left_shift", "bitwise_right_shift")),
+    _binary("copysign"),
+    _binary("nextafter"),
+    _binary("ldexp", value="y", inputs={"x": "randn(3, 4)", "y": "randint(-3, 4, (3, 4))"}),
+    *(same(n, examples=call_cases(f"result = (x.abs() + 0.5).{n}({{args}})", [P("other", "y.abs() + 1")], XY))
+      for n in ("igamma", "igammac")),
+    same("mvlgamma", examples=call_cases(f"{POSITIVE}result = (p + 2).mvlgamma({{args}})", [P("p", "2")], XY)),
+    same("hardshrink", examples=call_cases("result = x.hardshrink({args})", [P("lambd", "0.3", True)], X)),
+    method("renorm", "p, dim, maxnorm", args={"dim": "axis"},
+           examples=call_cases("result = x.renorm({args})", [P("p", "2"), P("dim", "0"), P("maxnorm", "1.0")], X)),
+    method("exp2", "", function="mindspore.ops.exp2", notes="Tensor.exp2 does not exist in MindSpore: ops.exp2",
+           examples=call_cases("result = x.exp2()", [], X)),
+    method("fix", "", target="trunc", notes="fix is trunc", examples=call_cases("result = (x * 3).fix()", [], X)),
+    method("polygamma", "n", hook=_polygamma, notes="ops.polygamma(mindspore.Tensor(n), x)",
+           examples=(*call_cases(f"{POSITIVE}result = p.polygamma({{args}})", [P("n", "1")], X),
+                     *call_cases(f"{POSITIVE}result = p.polygamma({{args}})", [P("n", "3")], X, shapes=("positional",)))),
+    method("frexp", "", hook=_frexp, notes="composed from log2 and floor (MindSpore has no frexp)",
+           examples=(*call_cases("result = x.frexp()", [], {"x": "tensor([[1.0, -2.5, 0.0], [3.75, 1e-3, -1024.0]])"}),
+                     Example("result = x.frexp()", inputs={"x": "randn(3, 4)"}))),
     method("signbit", "", hook=_signbit, notes="the sign bit read through an integer view: MindSpore's signbit misses -0.0",
            examples=(*call_cases("result = x.signbit()", [], X), Example("result = x.signbit()", inputs=SIGNED),
                      Example("result = x.double().signbit()", inputs=SIGNED), Example("result = x.half().signbit()", inputs=SIGNED),
