@@ -4,7 +4,8 @@
 MindSpore spells some of them as methods (``x.real()``) and lacks others, so
 passing them through unchanged gives a bound method or an AttributeError.
 Writes (``p.requires_grad = False``) are left alone: they work on
-``mindspore.Parameter``, the usual receiver.
+``mindspore.Parameter``, the usual receiver. The variables of loops over a
+module's parameters are recorded as kind "parameter" for the rules.
 """
 
 from __future__ import annotations
@@ -14,10 +15,40 @@ import libcst as cst
 from rewrite_rules.spec import Unconvertible
 
 
+_PARAMETER_LISTS = frozenset({"parameters", "named_parameters", "trainable_params", "get_parameters",
+                              "parameters_and_names", "untrainable_params"})
+
+
+def parameter_loop_variables(module: cst.Module) -> set[str]:
+    """Names bound by ``for p in model.parameters()`` (the last element of the
+    target for named_parameters), in loops and comprehensions anywhere."""
+    names: set[str] = set()
+
+    class Loops(cst.CSTVisitor):
+        def _note(self, target, iterable):
+            if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)
+                    and iterable.func.attr.value in _PARAMETER_LISTS):
+                return
+            if isinstance(target, cst.Tuple) and target.elements:
+                target = target.elements[-1].value
+            if isinstance(target, cst.Name):
+                names.add(target.value)
+
+        def visit_For(self, node):
+            self._note(node.target, node.iter)
+
+        def visit_CompFor(self, node):
+            self._note(node.target, node.iter)
+
+    module.visit(Loops())
+    return names
+
+
 class PropertyReads:
     def __init__(self, rewriter):
         self.rewriter = rewriter
         self.stores: set[int] = set()  # attributes assigned to, not read
+        self._kinds_recorded = False
 
     def note_targets(self, targets) -> None:
         for target in targets:
@@ -40,6 +71,10 @@ class PropertyReads:
         receiver = original.value
         if (isinstance(receiver, cst.Name) and receiver.value == "self") or rewriter._is_module_function(receiver):
             return updated
+        if not self._kinds_recorded:
+            self._kinds_recorded = True
+            for name in parameter_loop_variables(rewriter.module):
+                rewriter.ctx.known_kinds.setdefault(name, "parameter")
         if rule.rename == rule.name and rule.hook is None:
             rewriter.ctx.converted(original, rule.torch, f".{rule.name} is the same in MindSpore")
             return updated
