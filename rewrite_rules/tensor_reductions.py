@@ -16,7 +16,7 @@ import libcst as cst
 from rewrite_rules.cases import P, call_cases
 from rewrite_rules.helpers import INDEX_NOTE, as_int64, indices_as_int64
 from rewrite_rules.helpers import GENERATOR
-from rewrite_rules.spec import Example, Unconvertible, Unsupported
+from rewrite_rules.spec import Example, MethodRule, Unconvertible, Unsupported
 from transpiler.engine import render
 from rewrite_rules.tensor_binding import atom, code_of, expr, is_call_of, keyword, literal, method, same
 
@@ -138,6 +138,24 @@ def _bincount_dtype(bound, call, ctx):
     if not bound.has("weights"):
         counts = render(bound, ctx.ref("mindspore.ops.bincount"))
         bound.result = as_int64(counts.with_changes(args=[cst.Arg(call.receiver), *counts.args]), ctx)
+
+
+def _histogram(bound, call, ctx):
+    """(hist, bin_edges) from ops.histc over the data's range (or range=)."""
+    if bound.has("weight") or bound.has("density"):
+        raise Unconvertible("histogram with weight= or density= has no MindSpore equivalent")
+    bins = bound.get("bins")
+    if not isinstance(bins, cst.Integer):
+        raise Unconvertible("histogram with bin edges (or bins through a variable) has no MindSpore equivalent")
+    x, ops = atom(call.receiver), code_of(ctx.ref("mindspore.ops"))
+    low_high = bound.get("range")
+    bounds = code_of(low_high) if low_high is not None else f"({x}.min().item(), {x}.max().item())"
+    bound.result = expr(f"(lambda low, high: ({ops}.histc({x}, {bins.value}, low, high), "
+                        f"{ops}.linspace(low, high, {int(bins.value) + 1})))(*{bounds})")
+
+
+def _marked(name: str, reason: str, example: str) -> MethodRule:
+    return MethodRule(name, notes=reason, examples=(Example(f"x = x * 2\n{example}", marked=reason[:30]),))
 
 
 def _multinomial(bound, call, ctx):
@@ -266,4 +284,14 @@ RULES = [
     method("diff", "n=1, dim=-1, prepend=None, append=None", args={"dim": "axis"},
            examples=call_cases("result = x.diff({args})", [P("n", "1", True), P("dim", "0", True)], X)),
     same("trace", examples=call_cases("result = x.trace()", [], X)),
+    same("histc", examples=call_cases("result = x.histc({args})", [P("bins", "4", True), P("min", "-1.0", True),
+                                                                    P("max", "1.0", True)], {"x": "randn(40)"})),
+    method("histogram", "bins, *, range=None, weight=None, density=False", hook=_histogram,
+           notes="ops.histc and linspace edges; weight=, density= and edge tensors are marked",
+           examples=(*call_cases("hist, edges = x.histogram({args})", [P("bins", "5"), P("range", "(-2.0, 2.0)", True, "keyword")],
+                                 {"x": "randn(40)"}, results=("hist", "edges"), rtol=1e-5, atol=1e-5,
+                                 shapes=("positional", "keywords", "defaults")),
+                     Example("x = x * 2\nh = x.histogram(4, density=True)", marked="density"))),
+    *(_marked(name, "Quantile has no MindSpore CPU kernel (measured)", f"y = x.{name}(0.3)") for name in ("quantile", "nanquantile")),
+    _marked("mode", "MindSpore has no mode (most frequent value and its index)", "values, indices = x.mode(1)"),
 ]
