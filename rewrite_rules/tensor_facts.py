@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from rewrite_rules.cases import call_cases
+from rewrite_rules.cases import P, call_cases
 from rewrite_rules.spec import Example, MethodRule, PropertyRule, Unconvertible
-from rewrite_rules.tensor_binding import code_of, expr, method, same
+from rewrite_rules.tensor_binding import atom, code_of, expr, method, same
 
 X = {"x": "randn(3, 4)"}
 NO_AUTOGRAD = ("MindSpore records no autograd graph on tensors; gradients are returned by mindspore.grad or "
@@ -51,6 +51,18 @@ def _receiver(bound, call, ctx):
     bound.result = call.receiver
 
 
+def _is_nonzero(bound, call, ctx):
+    bound.result = cst.Call(cst.Name("bool"), [cst.Arg(call.receiver)])
+
+
+def _is_same_size(bound, call, ctx):
+    bound.result = expr(f"({atom(call.receiver)}.shape == {atom(bound.get('other'))}.shape)")
+
+
+def _false(bound, call, ctx):
+    bound.result = cst.Name("False")
+
+
 def _stride(bound, call, ctx):
     """MindSpore returns the strides as a list."""
     if not bound.has("dim"):
@@ -79,6 +91,15 @@ RULES = [
                  examples=(Example("result = x.is_cuda", inputs=X),)),
     PropertyRule("is_cpu", hook=_device_is("CPU"), notes="the global device target (MindSpore places no single tensor)",
                  examples=(Example("result = x.is_cpu", inputs=X),)),
+    *(PropertyRule(name, rename=name, examples=(Example(f"result = x.{name}", inputs=X),
+                                                Example(f"result = x.double().{name}", inputs=X))) for name in ("itemsize", "nbytes")),
+    method("is_nonzero", "", hook=_is_nonzero, notes="bool(x) of a one-element tensor",
+           examples=(Example("result = x.is_nonzero()", inputs={"x": "tensor([0.5])"}),
+                     Example("result = x.is_nonzero()", inputs={"x": "tensor([[0]])"}))),
+    method("is_same_size", "other", hook=_is_same_size, notes="the shapes compared",
+           examples=call_cases("result = x.is_same_size({args})", [P("other", "x.T")], X)),
+    method("is_inference", "", hook=_false, notes="MindSpore has no inference tensors",
+           examples=call_cases("result = x.is_inference()", [], X)),
     same("data_ptr", examples=call_cases("result = x.data_ptr() != 0", [], X)),
     same("storage_offset", examples=(*call_cases("result = x.storage_offset()", [], X),
                                      Example("result = x[1:].storage_offset()", inputs=X))),

@@ -30,7 +30,7 @@ _UNARY = {
     "rad2deg_": X, "erfc_": X, "i0_": X, "negative_": X, "sgn_": X, "sinc_": X, "fix_": X, "exp2_": X,
     "acos_": UNIT, "arccos_": UNIT, "asin_": UNIT, "arcsin_": UNIT, "atanh_": UNIT, "arctanh_": UNIT, "erfinv_": UNIT,
     "logit_": UNIT, "digamma_": POSITIVE, "lgamma_": POSITIVE, "log10_": POSITIVE, "acosh_": ABOVE_ONE,
-    "arccosh_": ABOVE_ONE, "nan_to_num_": SPECIAL, "conj_physical_": COMPLEX,
+    "arccosh_": ABOVE_ONE, "nan_to_num_": SPECIAL, "conj_physical_": COMPLEX, "bitwise_not_": INTS,
 }
 
 _WITH_ARGS = {
@@ -68,6 +68,8 @@ _WITH_ARGS = {
     "baddbmm_": ([P("batch1", "p"), P("batch2", "q"), *_SCALES], {**MATS, "x": "randn(2, 3, 4)"}),
     "masked_scatter_": ([P("mask", "y > 0"), P("source", "y * 10")], XY),
     "index_copy_": ([P("dim", "0"), P("index", "torch.tensor([2, 0])"), P("source", "y[:2]")], XY),
+    "put_": ([P("index", "torch.tensor([1, -2, 5])"), P("source", "torch.tensor([9.0, 8.0, 7.0])"),
+              P("accumulate", "True", True)], X),
     "scatter_reduce_": ([P("dim", "1"), P("index", "i"), P("src", "y"), P("reduce", "'sum'")],
                         {**XY, "i": "randint(0, 4, (3, 2))"}),
 }

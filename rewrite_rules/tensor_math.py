@@ -257,6 +257,8 @@ RULES = [
     method("frexp", "", hook=_frexp, notes="composed from log2 and floor (MindSpore has no frexp)",
            examples=(*call_cases("result = x.frexp()", [], {"x": "tensor([[1.0, -2.5, 0.0], [3.75, 1e-3, -1024.0]])"}),
                      Example("result = x.frexp()", inputs={"x": "randn(3, 4)"}))),
+    method("prelu", "weight", function="mindspore.ops.prelu", notes="Tensor.prelu does not exist in MindSpore: ops.prelu",
+           examples=call_cases("result = x.prelu({args})", [P("weight", "torch.tensor([0.25])")], X)),
     method("signbit", "", hook=_signbit, notes="the sign bit read through an integer view: MindSpore's signbit misses -0.0",
            examples=(*call_cases("result = x.signbit()", [], X), Example("result = x.signbit()", inputs=SIGNED),
                      Example("result = x.double().signbit()", inputs=SIGNED), Example("result = x.half().signbit()", inputs=SIGNED),
