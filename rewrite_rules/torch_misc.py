@@ -44,6 +44,10 @@ def _unique(call, ctx):
     call.result = unique_of(call.get("input"), call, ctx)
 
 
+def _size(call, ctx):
+    call.result = cst.Call(cst.Name("tuple"), [cst.Arg(call.get("sizes"))] if call.has("sizes") else [])
+
+
 def _equal(call, ctx):
     call.result = equal_of(call.get("input"), call.get("other"), ctx)
 
@@ -126,4 +130,7 @@ RULES = [
     fn("torch.is_complex", signature="input", inputs=X),
     fn("torch.is_nonzero", signature="input", inputs={"x": "tensor([1.5])"},
        extra=(case("result = torch.is_nonzero(x)", {"x": "tensor([0.0])"}),)),
+    fn("torch.Size", None, "sizes=()", params=[P("sizes", "[2, 3]", kind="positional")], inputs={}, hook=_size,
+       notes="a tuple: MindSpore shapes are tuples",
+       extra=(case("result = torch.Size()"), case("result = torch.Size(x.shape)", X))),
 ]
