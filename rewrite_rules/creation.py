@@ -105,6 +105,12 @@ def _legacy(dtype: str):
     return hook
 
 
+def _bernoulli(call, ctx):
+    x = arg_text(call, "input")
+    p = arg_text(call, "p") if call.has("p") else x
+    call.result = cst.parse_expression(f"({code_of(ctx.ref('mindspore.ops.rand_like'))}({x}) < {p}).astype({x}.dtype)")
+
+
 def _eye_dtype(call, ctx):
     """torch's default dtype is float32; MindSpore's eye needs one."""
     if not call.has("dtype"):
@@ -188,4 +194,9 @@ RULES = [
                         case(f"result = torch.{name}(x.tolist())", {"x": "randint(0, 2, (2, 3))"}),
                         case(f"result = torch.{name}([3, 1], device='cpu')")))
       for name, dtype in _LEGACY.items()),
+    fn("torch.bernoulli", "mindspore.ops.rand_like", "input, p=None, *, generator=None, out=None",
+       args={"generator": GENERATOR}, hook=_bernoulli, params=[IN], inputs={"x": "tensor([[0.0, 1.0], [1.0, 0.0]])"},
+       notes="BernoulliExt has no CPU kernel: (rand_like(input) < p), p the input itself unless given",
+       extra=(case("y = torch.bernoulli(x)\nresult = y.mean().item()", {"x": "full((400, 500), 0.3)"}, rtol=0.0, atol=0.01),
+              case("result = torch.bernoulli(x, 0.0)", {"x": "rand(3, 4)"}))),
 ]
