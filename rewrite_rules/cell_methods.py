@@ -163,6 +163,12 @@ RULES = [
                                     f"        return self.fc(x)\n\n\nm = M()\nresult = m(x).shape",
                                     inputs={"x": "randn(4, 2)"})))
       for name in ("add_module", "register_module")),
+    _bound_cell("to_empty", "*, device, recurse=True", args={"device": Drop("device placement is global in MindSpore")},
+                notes="the device is dropped (placement is global); returns the Cell, as torch returns the Module",
+                examples=(Example("layer = nn.Linear(3, 4).to_empty(device='cpu')\nresult = (layer.weight.shape, layer.bias.dtype)",
+                                  inputs={}),
+                          Example("m = nn.Linear(3, 4)\nm2 = m.to_empty(device='cpu', recurse=True)\nresult = m2(x).shape",
+                                  inputs={"x": "randn(2, 3)"}))),
     _bound_cell("register_parameter", "name, param", hook=_register_parameter, notes="insert_param_to_cell",
                 examples=(*call_cases("m = nn.Linear(2, 2)\nm.register_parameter({args})\nresult = m.scale * 2",
                                       [P("name", "'scale'"), P("param", "nn.Parameter(torch.ones(3))")], {}),

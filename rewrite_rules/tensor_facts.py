@@ -25,8 +25,9 @@ _PARAMETER_ATTRIBUTES = frozenset({"weight", "bias"})
 
 
 def _is_parameter(receiver: cst.BaseExpression, ctx) -> bool:
-    if isinstance(receiver, cst.Attribute):
-        return receiver.attr.value in _PARAMETER_ATTRIBUTES
+    """layer.weight, a name bound to nn.Parameter(...) or looping over parameters()."""
+    if isinstance(receiver, cst.Attribute) and receiver.attr.value in _PARAMETER_ATTRIBUTES:
+        return True
     return ctx.known_kinds.get(code_of(receiver)) == "parameter"
 
 
@@ -76,7 +77,7 @@ _ELEMENTWISE = "MindSpore has no element-wise Python callables on tensors; write
 
 RULES = [
     PropertyRule("requires_grad", hook=_requires_grad,
-                 notes="marked except on evident Parameters (layer.weight, loops over parameters())",
+                 notes="marked except on evident Parameters (layer.weight, nn.Parameter(...) variables, loops over parameters())",
                  examples=(Example("x = x * 2\nflag = x.requires_grad", marked="only mindspore.Parameter"),
                            Example("n = sum(p.numel() for p in model.parameters() if p.requires_grad)",
                                    "n = sum(p.numel() for p in model.trainable_params() if p.requires_grad)"),

@@ -38,6 +38,8 @@ def _kind_of(value: cst.BaseExpression, ctx) -> str | None:
             return "scheduler"
         if qualified.startswith("torch.nn.ReflectionPad"):
             return "reflection pad"
+        if qualified in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+            return "parameter"
     if is_device_string(value):
         return "device"
     return None
