@@ -118,6 +118,20 @@ def _bernoulli(call, ctx):
     call.result = cst.parse_expression(f"({code_of(ctx.ref('mindspore.ops.rand_like'))}({x}) < {p}).astype({x}.dtype)")
 
 
+_RANDPERM_NOTE = ("the order of n uniform draws: MindSpore's ops.randperm(n) has a fixed seed=0 and returns the same "
+                  "permutation on every call (measured)")
+
+
+def randperm_of(n: str, ctx, dtype: str | None = None) -> cst.BaseExpression:
+    """A random permutation of range(n), new on every call."""
+    ops = code_of(ctx.ref("mindspore.ops"))
+    return cst.parse_expression(f"{ops}.argsort({ops}.rand({n})).astype({dtype or code_of(ctx.ref('mindspore.int64'))})")
+
+
+def _randperm(call, ctx):
+    call.result = randperm_of(arg_text(call, "n"), ctx, arg_text(call, "dtype") if call.has("dtype") else None)
+
+
 def _eye_dtype(call, ctx):
     """torch's default dtype is float32; MindSpore's eye needs one."""
     if not call.has("dtype"):
@@ -158,9 +172,12 @@ RULES = [
        params=[P("low", "2"), P("high", "9"), P("size", "(3, 4)"), INT_DTYPE], inputs={},
        notes="torch.randint(high, size) gets its implicit low=0 written.",
        extra=(case("result = torch.randint(5, (3,))"), case("result = torch.randint(-3, 1000, (200,))"))),
-    fn("torch.randperm", signature="n, *, generator=None, out=None, dtype=None, layout=None, device=None, "
-       "requires_grad=False, pin_memory=False", args=_RANDOM_ARGS, params=[P("n", "6"), INT_DTYPE], inputs={},
-       extra=(case("result = torch.randperm(50)"),)),
+    fn("torch.randperm", "mindspore.ops.argsort", signature="n, *, generator=None, out=None, dtype=None, layout=None, "
+       "device=None, requires_grad=False, pin_memory=False", args=_RANDOM_ARGS, params=[P("n", "6"), INT_DTYPE], inputs={},
+       hook=_randperm, notes=_RANDPERM_NOTE,
+       extra=(case("result = torch.randperm(50)"),
+              # a fresh permutation on every call (MindSpore's ops.randperm repeats one)
+              case("result = torch.randperm(8) - torch.randperm(8)"))),
     fn("torch.multinomial", signature="input, num_samples, replacement=False, *, generator=None, out=None",
        args={"replacement": Arg(explicit=True), "generator": GENERATOR},
        params=[IN, P("num_samples", "2"), P("replacement", "True", default=True)],

