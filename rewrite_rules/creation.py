@@ -9,6 +9,7 @@ import libcst as cst
 from rewrite_rules.cases import P
 from rewrite_rules.helpers import DEVICE, FACTORY_ARGS, GENERATOR
 from rewrite_rules.spec import ApiRule, Arg, Example, Unconvertible, Unsupported
+from rewrite_rules.tensor_inplace import bernoulli_of
 from rewrite_rules.torch_builders import IN, X, arg_text, case, compose, fn, ms
 from transpiler.engine import code_of
 
@@ -113,9 +114,7 @@ def _legacy(dtype: str):
 
 
 def _bernoulli(call, ctx):
-    x = arg_text(call, "input")
-    p = arg_text(call, "p") if call.has("p") else x
-    call.result = cst.parse_expression(f"({code_of(ctx.ref('mindspore.ops.rand_like'))}({x}) < {p}).astype({x}.dtype)")
+    call.result = bernoulli_of(call.get("input"), call.get("p") or call.get("input"), ctx)
 
 
 _RANDPERM_NOTE = ("the order of n uniform draws: MindSpore's ops.randperm(n) has a fixed seed=0 and returns the same "

@@ -77,12 +77,15 @@ def _normal(bound, call, ctx):
     return expr(value)
 
 
-def _bernoulli(bound, call, ctx):
-    """BernoulliExt has no CPU kernel: rand < p."""
-    x = atom(call.receiver)
+def bernoulli_of(x: cst.BaseExpression, p: cst.BaseExpression, ctx) -> cst.BaseExpression:
+    """BernoulliExt has no CPU kernel: 1 where rand_like(x) < p, in x's dtype."""
+    x = atom(x)
     rand = code_of(ctx.ref("mindspore.ops.rand_like"))
-    p = bound.get("p") or expr("0.5")
     return expr(f"({rand}({x}) < {atom(p)}).astype({x}.dtype)")
+
+
+def _bernoulli(bound, call, ctx):
+    return bernoulli_of(call.receiver, bound.get("p") or expr("0.5"), ctx)
 
 
 def _exponential(bound, call, ctx):
@@ -113,9 +116,7 @@ def _random(bound, call, ctx):
 
 def _bernoulli_of(bound, call, ctx):
     """x.bernoulli(): each element is 1 with probability x (or p)."""
-    x = atom(call.receiver)
-    rand = code_of(ctx.ref("mindspore.ops.rand_like"))
-    bound.result = expr(f"({rand}({x}) < {atom(bound.get('p') or call.receiver)}).astype({x}.dtype)")
+    bound.result = bernoulli_of(call.receiver, bound.get("p") or call.receiver, ctx)
 
 
 def _requires_grad(call, ctx):
