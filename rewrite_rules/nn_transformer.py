@@ -35,9 +35,11 @@ def _zero_out_proj_bias(expr: cst.BaseExpression, ctx) -> cst.BaseExpression:
 
 _ZERO_BIAS = wrapped(_zero_out_proj_bias)
 _ZERO_BIAS_NOTE = "out_proj.bias starts at zero as in torch (MindSpore draws it at random)"
-# the biases torch zeroes, read from a layer never bound to a name (the harness
-# copies torch's weights into layers bound to names)
-_FRESH = "result = [p for n, p in nn.{}.named_parameters() if n.endswith('out_proj.bias')]"
+# the biases torch zeroes, read in the statement that makes the layer (the
+# harness copies torch's weights into a new layer after its statement; the
+# walrus binds it, so that its initial draws are not replayed either)
+_FRESH = ("result = list(map(lambda item: item[1] * 1, filter(lambda item: item[0].endswith('out_proj.bias'), "
+          "(fresh := nn.{}).named_parameters())))")
 
 _NO_BIAS = Unsupported("bias=False is not supported by MindSpore's Transformer layers")
 _RTOL = {"rtol": 1e-4, "atol": 1e-5}

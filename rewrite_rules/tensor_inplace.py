@@ -238,7 +238,7 @@ RULES = [
     method("exponential_", "lambd=1.0, *, generator=None", hook=_value(_exponential), args={"generator": GENERATOR},
            notes="inverse-CDF sampling from rand_like: -log(1 - u) / lambd",
            examples=_random_values("x.exponential_({args})", [P("lambd", "2.0", True)], rtol=1e-3, atol=1e-6)),
-    *(MethodRule(name, notes=_UNREPLAYED, examples=(Example(f"x = x * 2\nx.{name}()", marked="no MindSpore"),))
+    *(MethodRule(name, notes=_UNREPLAYED, examples=(Example(f"x = x * 2\nx.{name}()", marked="has no cauchy_"),))
       for name in ("cauchy_", "geometric_", "log_normal_")),
     method("random_", "from_=None, to=None, *, generator=None", hook=_value(_random), args={"generator": GENERATOR},
            notes="ops.randint(from, to, x.shape) cast to x's dtype (InplaceRandom has no CPU kernel); torch's first "

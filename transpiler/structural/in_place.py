@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from rewrite_rules.spec import Unconvertible
+
 
 def assign_in_place(
     ctx, receiver: cst.BaseExpression, value: cst.BaseExpression, rebinds: bool = False
@@ -45,8 +47,6 @@ def in_place_value(ctx, source_receiver: cst.BaseExpression, receiver: cst.BaseE
     made receiver is seen by nobody else, so its new value is the result; a
     named tensor is updated with ``ops.assign``, which returns the new value.
     Items and reshaping methods can only be statements of their own."""
-    from rewrite_rules.spec import Unconvertible
-
     if _is_fresh(source_receiver, ctx.analysis):
         return in_place.value
     if in_place.rebinds or not isinstance(receiver, (cst.Name, cst.Attribute)):
