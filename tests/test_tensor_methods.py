@@ -74,3 +74,10 @@ def test_builtin_method_names_are_not_torch_only():
     """list.index, str.split ... on other objects are never marked."""
     assert not TORCH_ONLY_TENSOR_METHODS & builtin_method_names()
     assert MARKER_PREFIX not in convert_snippet("x = torch.zeros(2)\nn = [1, 2].index(2)\nparts = 'a b'.split()\n")
+
+
+def test_a_builtin_method_as_a_statement_is_left_alone():
+    """names.sort() sorts a list; a tensor's sort as a statement would discard its result."""
+    code = "x = torch.zeros(2)\nnames.sort()\nnames.sort(key=len, reverse=True)\nseen.add(3)\nvalues, order = x.sort()\n"
+    out = convert_snippet(code)
+    assert "names.sort()\nnames.sort(key=len, reverse=True)\nseen.add(3)\n" in out and "ops.sort(x)" in out

@@ -15,7 +15,7 @@ import libcst as cst
 
 from rewrite_rules.registry import RuleSet
 from rewrite_rules.spec import InPlace, Unconvertible
-from rewrite_rules.tensor_methods_data import TORCH_ONLY_TENSOR_METHODS
+from rewrite_rules.tensor_methods_data import BUILTIN_NAMED_TENSOR_METHODS, TORCH_ONLY_TENSOR_METHODS
 from transpiler import structural
 from transpiler.context import FileContext
 from transpiler.diagnostics import Outcome, Severity
@@ -227,6 +227,8 @@ class Rewriter(cst.CSTTransformer):
             return updated.with_changes(func=updated.func.with_changes(attr=cst.Name("construct")))
         if self._is_module_function(original.func.value):
             return updated  # np.sum(...), ops.softmax(...): a module's function, not a method
+        if name in BUILTIN_NAMED_TENSOR_METHODS and id(original) in self.statement_calls:
+            return updated  # items.sort(), seen.add(x): a builtin type's method, whose result a tensor's would not discard
         positional = sum(1 for a in original.args if a.keyword is None and not a.star)
         on_self = isinstance(original.func.value, cst.Name) and original.func.value.value == "self"
         # self.norm(x) calls the object's own method or submodule, never a tensor method
