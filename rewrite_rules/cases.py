@@ -60,6 +60,12 @@ def _render(params: list[P], shape: str) -> tuple[str, str]:
     return setup, ", ".join(parts)
 
 
+def marking(examples: tuple[Example, ...], marked: dict[str, str]) -> tuple[Example, ...]:
+    """The examples of the call shapes in ``marked`` (e.g. "variables", for a
+    rule that needs literal arguments) must carry a marker with that text."""
+    return tuple(Example(e.torch, marked=marked[e.notes], notes=e.notes) if e.notes in marked else e for e in examples)
+
+
 def call_cases(
     template: str,
     params: list[P],

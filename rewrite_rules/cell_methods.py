@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from rewrite_rules.spec import Example, MethodRule, Unconvertible
+from dataclasses import replace
+
+from rewrite_rules.cases import P, call_cases
+from rewrite_rules.spec import Drop, Example, MethodRule, Unconvertible, Unsupported
+from rewrite_rules.tensor_binding import atom, expr, literal, method
 from transpiler.engine import code_of, keyword_arg
 from transpiler.structural.provenance import OPTIMIZER, SCHEDULER, origin_of
 
@@ -73,14 +77,114 @@ def _cell(name: str, **kw) -> MethodRule:
     return MethodRule(name, receiver="cell", **kw)
 
 
+def _bound_cell(name: str, signature: str, **kw) -> MethodRule:
+    """A Module method bound to its torch signature (see tensor_binding.method)."""
+    return replace(method(name, signature, **kw), receiver="cell")
+
+
+def _add_module(bound, call, ctx):
+    """A SequentialCell runs the cells of its list: a child added by name
+    would be skipped, so it is appended (named by its index)."""
+    cell, name, module = atom(call.receiver), code_of(bound.get("name")), code_of(bound.get("module"))
+    sequential = code_of(ctx.ref("mindspore.nn.SequentialCell"))
+    bound.result = expr(f"({cell}.append({module}) if isinstance({cell}, {sequential}) "
+                        f"else {cell}.insert_child_to_cell({name}, {module}))")
+
+
+def _register_parameter(bound, call, ctx):
+    param = bound.get("param")
+    if isinstance(param, cst.Name) and param.value == "None":
+        raise Unconvertible("registering None as a parameter has no MindSpore equivalent")
+    bound.result = cst.Call(cst.Attribute(call.receiver, cst.Name("insert_param_to_cell")),
+                            [cst.Arg(bound.get("name")), cst.Arg(param)])
+
+
+def _lookup(names: str):
+    """get_submodule/get_parameter/get_buffer: the entry of that dotted name."""
+
+    def hook(bound, call, ctx):
+        bound.result = expr(f"dict({atom(call.receiver)}.{names}())[{code_of(bound.get('target'))}]")
+
+    return hook
+
+
+def _buffers(bound, call, ctx):
+    """Buffers are non-trainable Parameters in MindSpore (register_buffer is
+    converted to one; BatchNorm keeps its moving statistics so)."""
+    args = [cst.Arg(bound.get("recurse"))] if bound.has("recurse") else []
+    bound.result = cst.Call(cst.Attribute(call.receiver, cst.Name("untrainable_params")), args)
+
+
+def _named_buffers(bound, call, ctx):
+    options = [keyword_arg(ms, bound.get(torch)) for torch, ms in (("prefix", "name_prefix"), ("recurse", "expand"))
+               if bound.has(torch)]
+    named = code_of(cst.Call(cst.Attribute(call.receiver, cst.Name("parameters_and_names")), options))
+    bound.result = expr(f"((name, b) for name, b in {named} if not b.requires_grad)")
+
+
+_DEDUPLICATE = Unsupported("remove_duplicate=False has no MindSpore equivalent")
+NET = "net = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Sequential(nn.Linear(3, 2)))\n"
+BUFFERED = ("class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.register_buffer('scale', torch.ones(2) * 3)\n        self.fc = nn.Linear(2, 2)\n\n"
+            "    def forward(self, x):\n        return self.fc(x) * self.scale\n\n\nm = M()\n")
+
+
 RULES = [
     _cell("parameters", rename="trainable_params", arity=(0, 1),
           examples=(Example("ps = model.parameters()", "ps = model.trainable_params()"),)),
-    _cell("named_parameters", rename="parameters_and_names", arity=(0, 2)),
+    _bound_cell("named_parameters", "prefix='', recurse=True, remove_duplicate=True", target="parameters_and_names",
+                args={"prefix": "name_prefix", "recurse": "expand", "remove_duplicate": _DEDUPLICATE},
+                notes="prefix -> name_prefix, recurse -> expand",
+                examples=(*call_cases(NET + "result = [n for n, _ in net.named_parameters({args})]",
+                                      [P("prefix", "'model'", True), P("recurse", "False", True)], {}),
+                          Example("names = [n for n, _ in net.named_parameters(remove_duplicate=False)]",
+                                  marked="remove_duplicate"))),
     _cell("children", rename="cells", arity=(0, 0)),
     _cell("named_children", hook=_named_children, arity=(0, 0)),
     _cell("modules", hook=_modules, arity=(0, 0)),
-    _cell("named_modules", rename="cells_and_names", arity=(0, 0)),
+    _bound_cell("named_modules", "memo=None, prefix='', remove_duplicate=True", target="cells_and_names",
+                args={"memo": Unsupported("memo sets have no MindSpore equivalent"), "prefix": "name_prefix",
+                      "remove_duplicate": _DEDUPLICATE},
+                notes="prefix -> name_prefix",
+                examples=(*call_cases(NET + "result = [n for n, _ in net.named_modules({args})]",
+                                      [P("prefix", "'model'", True, "keyword")], {}),)),
+    _bound_cell("buffers", "recurse=True", hook=_buffers,
+                notes="untrainable_params(): buffers are non-trainable Parameters in MindSpore (BatchNorm's "
+                      "num_batches_tracked has no counterpart)",
+                examples=(*call_cases(BUFFERED + "result = list(m.buffers({args}))", [P("recurse", "True", True)], {}),
+                          Example(BUFFERED + "result = len(list(m.buffers()))", inputs={}))),
+    _bound_cell("named_buffers", "prefix='', recurse=True, remove_duplicate=True", hook=_named_buffers,
+                args={"remove_duplicate": _DEDUPLICATE},
+                notes="the non-trainable Parameters of parameters_and_names()",
+                examples=(*call_cases(BUFFERED + "result = [n for n, _ in m.named_buffers({args})]",
+                                      [P("prefix", "'model'", True), P("recurse", "False", True)], {}),
+                          Example(BUFFERED + "result = [b for _, b in m.named_buffers()]", inputs={}))),
+    *(_bound_cell(name, "name, module", hook=_add_module,
+                  notes="insert_child_to_cell; a SequentialCell appends the child (its list is what runs)",
+                  examples=(*call_cases(f"net = nn.Sequential(nn.Linear(2, 3))\nnet.{name}({{args}})\nresult = net(x)",
+                                        [P("name", "'act'"), P("module", "nn.Tanh()")], {"x": "randn(4, 2)"}),
+                            Example(f"class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                                    f"        self.{name}('fc', nn.Linear(2, 3))\n\n    def forward(self, x):\n"
+                                    f"        return self.fc(x)\n\n\nm = M()\nresult = m(x).shape",
+                                    inputs={"x": "randn(4, 2)"})))
+      for name in ("add_module", "register_module")),
+    _bound_cell("to_empty", "*, device, recurse=True", args={"device": Drop("device placement is global in MindSpore")},
+                notes="the device is dropped (placement is global); returns the Cell, as torch returns the Module",
+                examples=(Example("layer = nn.Linear(3, 4).to_empty(device='cpu')\nresult = (layer.weight.shape, layer.bias.dtype)",
+                                  inputs={}),
+                          Example("m = nn.Linear(3, 4)\nm2 = m.to_empty(device='cpu', recurse=True)\nresult = m2(x).shape",
+                                  inputs={"x": "randn(2, 3)"}))),
+    _bound_cell("register_parameter", "name, param", hook=_register_parameter, notes="insert_param_to_cell",
+                examples=(*call_cases("m = nn.Linear(2, 2)\nm.register_parameter({args})\nresult = m.scale * 2",
+                                      [P("name", "'scale'"), P("param", "nn.Parameter(torch.ones(3))")], {}),
+                          Example("m = nn.Linear(2, 2)\nm.register_parameter('scale', None)", marked="None"))),
+    _bound_cell("get_submodule", "target", hook=_lookup("cells_and_names"), notes="looked up in cells_and_names()",
+                examples=call_cases(NET + "result = net.get_submodule({args})(x)", [P("target", "'2.0'")], {"x": "randn(4, 3)"})),
+    _bound_cell("get_parameter", "target", hook=_lookup("parameters_and_names"), notes="looked up in parameters_and_names()",
+                examples=call_cases(NET + "result = net.get_parameter({args})", [P("target", "'2.0.bias'")], {})),
+    _bound_cell("get_buffer", "target", hook=_lookup("parameters_and_names"),
+                notes="looked up in parameters_and_names(): buffers are non-trainable Parameters in MindSpore",
+                examples=call_cases(BUFFERED + "result = m.get_buffer({args})", [P("target", "'scale'")], {})),
     _cell("train", hook=_train, arity=(0, 1),
           examples=(Example("model.train()", "model.set_train(True)"),)),
     _cell("eval", hook=_eval, arity=(0, 0), examples=(Example("model.eval()", "model.set_train(False)"),)),

@@ -77,6 +77,11 @@ RULES = [
             *call_cases("w = nn.Parameter({args})\nresult = (w * 2, w.requires_grad)",
                         [P("data", "x"), P("requires_grad", "False", default=True)], _X),
             Example("w = nn.Parameter()", marked="without data"),
+            # the shapes a peer's suite uses: 0-d data, data made in the call, read back whole
+            Example("p = nn.Parameter(torch.tensor(2.0))\nresult = (p, p * 3, p.shape)", inputs={}),
+            Example("result = torch.nn.Parameter(torch.tensor([1.0, 2.0]), requires_grad=False)", inputs={}),
+            Example("result = nn.Parameter(torch.ones(2, 3)).sum()", inputs={}),
+            Example("p = nn.Parameter(torch.Tensor(2, 3))\nresult = p.shape", inputs={}),
         ),
     ),
 ]

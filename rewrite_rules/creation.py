@@ -7,8 +7,9 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.cases import P
-from rewrite_rules.helpers import FACTORY_ARGS, GENERATOR
-from rewrite_rules.spec import ApiRule, Arg, Example, Unsupported
+from rewrite_rules.helpers import DEVICE, FACTORY_ARGS, GENERATOR
+from rewrite_rules.spec import ApiRule, Arg, Example, Unconvertible, Unsupported
+from rewrite_rules.tensor_inplace import bernoulli_of
 from rewrite_rules.torch_builders import IN, X, arg_text, case, compose, fn, ms
 from transpiler.engine import code_of
 
@@ -76,6 +77,60 @@ def _full_dtype(call, ctx):
     call.set("dtype", code_of(ctx.ref(f"mindspore.{name}")))
 
 
+def _input_dtype(call, ctx):
+    """The result takes the input's dtype unless dtype= says otherwise."""
+    if not call.has("dtype"):
+        call.set("dtype", f"{arg_text(call, 'input')}.dtype")
+
+
+# torch's legacy constructors: torch.Tensor(2, 3) is an uninitialised 2x3
+# tensor, torch.Tensor([1, 2]) data cast to the class's dtype (float32 for
+# torch.Tensor, where mindspore.Tensor([1, 2]) would be int64).
+_LEGACY = {"Tensor": "float32", "FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16",
+           "BFloat16Tensor": "bfloat16", "LongTensor": "int64", "IntTensor": "int32", "ShortTensor": "int16",
+           "CharTensor": "int8", "ByteTensor": "uint8", "BoolTensor": "bool_"}
+
+
+def _legacy(dtype: str):
+    def hook(call, ctx):
+        values = [a.value for a in call.varargs]
+        if any(a.star for a in call.varargs):
+            raise Unconvertible("sizes or data unpacked with *: cannot tell which")
+        ms_dtype = code_of(ctx.ref(f"mindspore.{dtype}"))
+        zeros, tensor = code_of(ctx.ref("mindspore.ops.zeros")), code_of(ctx.ref("mindspore.Tensor"))
+        if not values:
+            call.result = cst.parse_expression(f"{zeros}(0, dtype={ms_dtype})")
+        elif len(values) > 1 or isinstance(values[0], cst.Integer):
+            sizes = ", ".join(code_of(v) for v in values)
+            call.result = cst.parse_expression(f"{zeros}(({sizes},), dtype={ms_dtype})")
+        elif isinstance(values[0], (cst.List, cst.Tuple, cst.ListComp)):
+            call.result = cst.parse_expression(f"{tensor}({code_of(values[0])}, dtype={ms_dtype})")
+        else:  # one value: a size or data, known when it runs
+            v = code_of(values[0])
+            call.result = cst.parse_expression(
+                f"({zeros}({v}, dtype={ms_dtype}) if isinstance({v}, int) else {tensor}({v}, dtype={ms_dtype}))")
+
+    return hook
+
+
+def _bernoulli(call, ctx):
+    call.result = bernoulli_of(call.get("input"), call.get("p") or call.get("input"), ctx)
+
+
+_RANDPERM_NOTE = ("the order of n uniform draws: MindSpore's ops.randperm(n) has a fixed seed=0 and returns the same "
+                  "permutation on every call (measured)")
+
+
+def randperm_of(n: str, ctx, dtype: str | None = None) -> cst.BaseExpression:
+    """A random permutation of range(n), new on every call."""
+    ops = code_of(ctx.ref("mindspore.ops"))
+    return cst.parse_expression(f"{ops}.argsort({ops}.rand({n})).astype({dtype or code_of(ctx.ref('mindspore.int64'))})")
+
+
+def _randperm(call, ctx):
+    call.result = randperm_of(arg_text(call, "n"), ctx, arg_text(call, "dtype") if call.has("dtype") else None)
+
+
 def _eye_dtype(call, ctx):
     """torch's default dtype is float32; MindSpore's eye needs one."""
     if not call.has("dtype"):
@@ -106,16 +161,22 @@ RULES = [
     fn("torch.rand_like", signature=_LIKE + ", generator=None", args={**_LIKE_ARGS, "generator": GENERATOR},
        params=[IN, DTYPE], inputs=X, rtol=_F32_DRAWS, atol=0.0),
     fn("torch.randn_like", signature=_LIKE + ", generator=None", args={**_LIKE_ARGS, "generator": GENERATOR},
-       params=[IN, DTYPE], inputs=X, rtol=_F32_DRAWS, atol=0.0),
+       params=[IN, DTYPE], inputs=X, rtol=_F32_DRAWS, atol=0.0, hook=_input_dtype,
+       notes="dtype=input.dtype is written: MindSpore's randn_like gives float32 for float64 input.",
+       extra=(case("result = torch.randn_like(x)", {"x": "randn(3, 4, dtype='float64')"}, rtol=_F32_DRAWS, atol=0.0),
+              case("result = torch.randn_like(x)", {"x": "randn(3, 4, dtype='float16')"}, rtol=1e-3, atol=1e-3))),
     fn("torch.randint",
        signature="low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None, "
        "requires_grad=False", args=_RANDOM_ARGS, hook=_randint, positional=3,
        params=[P("low", "2"), P("high", "9"), P("size", "(3, 4)"), INT_DTYPE], inputs={},
        notes="torch.randint(high, size) gets its implicit low=0 written.",
        extra=(case("result = torch.randint(5, (3,))"), case("result = torch.randint(-3, 1000, (200,))"))),
-    fn("torch.randperm", signature="n, *, generator=None, out=None, dtype=None, layout=None, device=None, "
-       "requires_grad=False, pin_memory=False", args=_RANDOM_ARGS, params=[P("n", "6"), INT_DTYPE], inputs={},
-       extra=(case("result = torch.randperm(50)"),)),
+    fn("torch.randperm", "mindspore.ops.argsort", signature="n, *, generator=None, out=None, dtype=None, layout=None, "
+       "device=None, requires_grad=False, pin_memory=False", args=_RANDOM_ARGS, params=[P("n", "6"), INT_DTYPE], inputs={},
+       hook=_randperm, notes=_RANDPERM_NOTE,
+       extra=(case("result = torch.randperm(50)"),
+              # a fresh permutation on every call (MindSpore's ops.randperm repeats one)
+              case("result = torch.randperm(8) - torch.randperm(8)"))),
     fn("torch.multinomial", signature="input, num_samples, replacement=False, *, generator=None, out=None",
        args={"replacement": Arg(explicit=True), "generator": GENERATOR},
        params=[IN, P("num_samples", "2"), P("replacement", "True", default=True)],
@@ -149,4 +210,17 @@ RULES = [
        positional=1,
        params=[P("data", "[[1.0, 2.0], [3.0, 4.0]]"), DTYPE], inputs={}),
     fn("torch.from_numpy", "mindspore.Tensor", "ndarray", params=[P("ndarray", "x.numpy()", kind="positional")], inputs=X),
+    *(ApiRule(f"torch.{name}", "mindspore.Tensor", signature="*args, device=None", args={"device": DEVICE},
+              hook=_legacy(dtype), notes=f"sizes -> ops.zeros, data -> mindspore.Tensor, both as {dtype}",
+              examples=(case(f"result = torch.{name}([[1, 2], [3, 4]])"), case(f"result = torch.{name}(2, 3).shape"),
+                        case(f"result = torch.{name}((1, 0, 1))"), case(f"result = torch.{name}().shape"),
+                        case(f"n = 3\nresult = torch.{name}(n).shape"), case(f"v = [1, 0]\nresult = torch.{name}(v)"),
+                        case(f"result = torch.{name}(x.tolist())", {"x": "randint(0, 2, (2, 3))"}),
+                        case(f"result = torch.{name}([3, 1], device='cpu')")))
+      for name, dtype in _LEGACY.items()),
+    fn("torch.bernoulli", "mindspore.ops.rand_like", "input, p=None, *, generator=None, out=None",
+       args={"generator": GENERATOR}, hook=_bernoulli, params=[IN], inputs={"x": "tensor([[0.0, 1.0], [1.0, 0.0]])"},
+       notes="BernoulliExt has no CPU kernel: (rand_like(input) < p), p the input itself unless given",
+       extra=(case("y = torch.bernoulli(x)\nresult = y.mean().item()", {"x": "full((400, 500), 0.3)"}, rtol=0.0, atol=0.01),
+              case("result = torch.bernoulli(x, 0.0)", {"x": "rand(3, 4)"}))),
 ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from rewrite_rules.creation import randperm_of
 from rewrite_rules.spec import ApiRule, Drop, Example, Unconvertible, Unsupported
 from transpiler.engine import code_of, keyword_arg
 from transpiler.structural.datasets import columns_of, default_columns, is_mindspore_dataset
@@ -99,6 +100,76 @@ def _random_split(call, ctx):
 
 _GENERATOR = Unsupported("torch.Generator objects have no MindSpore equivalent; seed with mindspore.dataset.config.set_seed")
 
+
+# -- samplers ------------------------------------------------------------------
+# A torch sampler is an iterable of indices, drawn afresh on every iteration.
+# MindSpore's sampler objects cannot be iterated; GeneratorDataset takes any
+# iterable with __iter__ and __len__ as sampler= (and iterates it once per
+# epoch). So a sampler becomes such an iterable: range() when the order is
+# fixed, else a small object whose __iter__ draws with MindSpore's random ops
+# each time, making the same draws as torch's sampler (so a replay of torch's
+# draws gives the same indices).
+
+def _drawing(name: str, draw: str, length: str) -> cst.BaseExpression:
+    """An object whose iteration yields the list ``draw`` (evaluated anew each time)."""
+    return cst.parse_expression(
+        f'type("{name}", (), {{"__iter__": lambda self: iter({draw}), "__len__": lambda self: {length}}})()'
+    )
+
+
+def _literal_flag(call, name: str, default: bool) -> bool:
+    value = call.get(name)
+    if value is None:
+        return default
+    if isinstance(value, cst.Name) and value.value in ("True", "False"):
+        return value.value == "True"
+    raise Unconvertible(f"{name} through a variable")
+
+
+def _sequential_sampler(call, ctx):
+    call.result = cst.parse_expression(f"range(len({code_of(call.get('data_source'))}))")
+
+
+def _random_sampler(call, ctx):
+    """torch draws whole permutations, then one more for the remainder (or,
+    with replacement, integers 32 at a time, then the remainder)."""
+    ops, n = code_of(ctx.ref("mindspore.ops")), f"len({code_of(call.get('data_source'))})"
+    count = code_of(call.get("num_samples")) if call.has("num_samples") else None
+    k = count or n
+    if _literal_flag(call, "replacement", False):
+        draw = (f"{ops}.cat([{ops}.randint(0, {n}, (32,)) for _ in range({k} // 32)] "
+                f"+ [{ops}.randint(0, {n}, ({k} % 32,))]).tolist()")
+    else:
+        draw = f"{ops}.cat([{code_of(randperm_of(n, ctx))} for _ in range({k} // {n} + 1)])[:{k}].tolist()"
+    call.result = _drawing("RandomSampler", draw, k)
+
+
+def _subset_random_sampler(call, ctx):
+    indices = code_of(call.get("indices"))
+    permutation = code_of(randperm_of(f"len({indices})", ctx))
+    call.result = _drawing("SubsetRandomSampler", f"[{indices}[i] for i in {permutation}.tolist()]", f"len({indices})")
+
+
+def _weighted_random_sampler(call, ctx):
+    ops, ms = code_of(ctx.ref("mindspore.ops")), code_of(ctx.ref("mindspore"))
+    weights, count = code_of(call.get("weights")), code_of(call.get("num_samples"))
+    replace = "True" if _literal_flag(call, "replacement", True) else "False"
+    probs = f"{ms}.Tensor({weights}, dtype={ms}.float64)"
+    call.result = _drawing("WeightedRandomSampler", f"{ops}.multinomial({probs}, {count}, {replace}).tolist()", count)
+
+
+_SAMPLED = "data = torch.arange(10).tolist()\n"
+
+
+def loaded(sampler: str) -> str:
+    """A DataLoader drawing with the sampler ``s``; ``seen`` are the indices it read.
+    (MindSpore's pipeline draws at other moments than torch's loader, so only a
+    sampler without draws runs as a case; tests/test_samplers.py runs the others.)"""
+    return ("class Indexed(torch.utils.data.Dataset):\n    def __len__(self):\n        return 8\n\n"
+            "    def __getitem__(self, i):\n        return torch.zeros(1), i\n\n\n"
+            f"data = Indexed()\ns = {sampler}\nloader = torch.utils.data.DataLoader(data, batch_size=1, sampler=s)\n"
+            "seen = [int(y) for _, y in loader]\n")
+
 _DATASET_SOURCE = (
     "class Digits(torch.utils.data.Dataset):\n"
     "    def __len__(self):\n        return 8\n\n"
@@ -177,20 +248,37 @@ RULES = [
             ),
         ),
     ),
-    ApiRule("torch.utils.data.RandomSampler", "mindspore.dataset.RandomSampler",
+    ApiRule("torch.utils.data.RandomSampler", None,
             signature="data_source, replacement=False, num_samples=None, generator=None",
-            args={"data_source": Drop("the sampler is given to the dataset"), "generator": _GENERATOR},
-            examples=(Example("s = torch.utils.data.RandomSampler(ds, replacement=True)",
-                              "s = mindspore.dataset.RandomSampler(replacement=True)"),)),
-    ApiRule("torch.utils.data.SequentialSampler", "mindspore.dataset.SequentialSampler",
-            signature="data_source", args={"data_source": Drop("the sampler is given to the dataset")},
-            examples=(Example("s = torch.utils.data.SequentialSampler(ds)", "s = mindspore.dataset.SequentialSampler()"),)),
-    ApiRule("torch.utils.data.SubsetRandomSampler", "mindspore.dataset.SubsetRandomSampler",
-            signature="indices, generator=None", args={"generator": _GENERATOR},
-            examples=(Example("s = torch.utils.data.SubsetRandomSampler([0, 2, 4])",
-                              "s = mindspore.dataset.SubsetRandomSampler([0, 2, 4])"),)),
-    ApiRule("torch.utils.data.WeightedRandomSampler", "mindspore.dataset.WeightedRandomSampler",
-            signature="weights, num_samples, replacement=True, generator=None", args={"generator": _GENERATOR}),
+            args={"generator": _GENERATOR}, hook=_random_sampler, aliases=("torch.utils.data.sampler.RandomSampler",),
+            notes="an iterable drawing as torch does (permutations, or ops.randint with replacement) on each iteration",
+            examples=(Example(_SAMPLED + "s = torch.utils.data.RandomSampler(data)\nresult = (list(s), len(s), list(s))",
+                              inputs={}),
+                      Example(_SAMPLED + "s = torch.utils.data.RandomSampler(data, num_samples=25)\nresult = (list(s), len(s))",
+                              inputs={}),
+                      Example(_SAMPLED + "s = torch.utils.data.RandomSampler(data, True, 40)\nresult = (list(s), len(s))",
+                              inputs={}),
+                      Example("s = torch.utils.data.RandomSampler(ds, replacement=flag)", marked="replacement"))),
+    ApiRule("torch.utils.data.SequentialSampler", None, signature="data_source", hook=_sequential_sampler,
+            aliases=("torch.utils.data.sampler.SequentialSampler",), notes="range(len(data_source))",
+            examples=(Example("s = torch.utils.data.SequentialSampler(ds)", "s = range(len(ds))"),
+                      Example(_SAMPLED + "s = torch.utils.data.SequentialSampler(data)\nresult = (list(s), len(s))", inputs={}),
+                      Example(loaded("torch.utils.data.SequentialSampler(data)") + "result = seen", inputs={}))),
+    ApiRule("torch.utils.data.SubsetRandomSampler", None, signature="indices, generator=None",
+            args={"generator": _GENERATOR}, hook=_subset_random_sampler,
+            aliases=("torch.utils.data.sampler.SubsetRandomSampler",),
+            notes="an iterable drawing a permutation of the indices on each iteration, as torch does",
+            examples=(Example("s = torch.utils.data.SubsetRandomSampler([0, 2, 4, 7])\nresult = (list(s), len(s), list(s))",
+                              inputs={}),)),
+    ApiRule("torch.utils.data.WeightedRandomSampler", None,
+            signature="weights, num_samples, replacement=True, generator=None", args={"generator": _GENERATOR},
+            hook=_weighted_random_sampler, aliases=("torch.utils.data.sampler.WeightedRandomSampler",),
+            notes="an iterable drawing with ops.multinomial on each iteration, as torch does",
+            examples=(Example("s = torch.utils.data.WeightedRandomSampler([0.0, 1.0, 0.5, 3.0], 6)\nresult = (list(s), len(s))",
+                              inputs={}),
+                      # without replacement: the harness's multinomial replay is off there (reported): the set only
+                      Example("s = torch.utils.data.WeightedRandomSampler([0.1, 0.2, 0.3, 0.4], 4, replacement=False)\n"
+                              "result = (sorted(s), len(s))", inputs={}))),
     ApiRule("torch.utils.data.distributed.DistributedSampler", "mindspore.dataset.DistributedSampler",
             signature="dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False",
             args={"dataset": Drop("the sampler is given to the dataset"), "num_replicas": "num_shards",

@@ -126,10 +126,16 @@ RULES = [
             Example("y = x.to(torch.float16)", "y = x.to(mindspore.float16)"),
             Example("y = x.to(device=device, dtype=torch.float32, memory_format=torch.channels_last)",
                     "y = x.to(dtype=mindspore.float32)"),
+            # a Module's to() returns the Module: chains keep working
+            Example("layer = nn.Linear(3, 4).to('cpu')\nresult = layer(x)", inputs={"x": "randn(2, 3)"}),
+            Example("layer = nn.Linear(3, 4).to(torch.float64)\nresult = layer(x.double())", inputs={"x": "randn(2, 3)"}),
+            Example("device = torch.device('cpu')\nlayer = nn.Linear(3, 4).to(device)\nresult = layer(x.to(device))",
+                    inputs={"x": "randn(2, 3)"}),
         ),
     ),
     MethodRule("cuda", hook=_receiver, arity=(0, 1), receiver="any",
                examples=(Example("y = x.cuda()", "y = x"),)),
     MethodRule("cpu", hook=_receiver, arity=(0, 0), receiver="any",
-               examples=(Example("y = x.cpu().numpy()", "y = x.numpy()"),)),
+               examples=(Example("y = x.cpu().numpy()", "y = x.numpy()"),
+                         Example("layer = nn.Linear(3, 4).cpu()\nresult = layer(x.cpu())", inputs={"x": "randn(2, 3)"}))),
 ]

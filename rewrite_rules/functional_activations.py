@@ -12,6 +12,7 @@ import libcst as cst
 from rewrite_rules.nn_activations import elu_alpha_one
 from rewrite_rules.nn_shared import INPLACE, P, bool_literal, fn_cases, need_dim
 from rewrite_rules.spec import ApiRule, Arg, Drop, Example, Unconvertible, Unsupported
+from rewrite_rules.tensor_math import TANH_NOTE, TANH_RANGE, tanh_of
 from transpiler.engine import code_of
 
 X = {"x": "randn(2, 3, 4)"}
@@ -33,6 +34,10 @@ def _unary(name: str, ms_name: str | None = None, first: str = "input", inplace:
         positional=1,
         examples=(*extra, *fn_cases(name, params, X)),
     )
+
+
+def _tanh(call, ctx):
+    call.result = tanh_of(call.get("input"), ctx)
 
 
 def _rrelu(call, ctx):
@@ -93,7 +98,9 @@ RULES = [
     _unary("hardswish", inplace=True),
     _unary("hardsigmoid", inplace=True),
     _unary("sigmoid"),
-    _unary("tanh"),
+    ApiRule("torch.nn.functional.tanh", "mindspore.ops.tanh", signature="input", hook=_tanh,
+            notes=TANH_NOTE,
+            examples=(*fn_cases("tanh", [P("input", "x")], X), *fn_cases("tanh", [P("input", "x")], TANH_RANGE))),
     _unary("softsign", first="x"),
     _unary("tanhshrink"),
     _unary("logsigmoid", first="x"),

@@ -23,6 +23,8 @@ import libcst as cst
 from rewrite_rules.cases import SHAPES
 from rewrite_rules.nn_shared import LOSS_LEGACY, P, fn_cases
 from rewrite_rules.spec import ApiRule, Arg, Example, Unconvertible, Unsupported
+from rewrite_rules.tensor_binding import atom, literal
+from rewrite_rules.torch_builders import case
 from transpiler.engine import code_of, keyword_arg, literal_value
 
 _RED = "'sum'"
@@ -59,6 +61,30 @@ def _loss(fn: str, signature: str, params, inputs, target: str | None = None, ar
         notes=notes,
         examples=(*extra, *_cases(fn, params, inputs, **kw)),
     )
+
+
+def _float_target(call, ctx):
+    """MindSpore's hinge_embedding_loss wants float targets (torch takes +-1 integers too)."""
+    call.set("target", f"{atom(call.get('target'))}.astype({atom(call.get('input'))}.dtype)")
+
+
+def _cosine_embedding(call, ctx):
+    """MindSpore's cosine_embedding_loss wants a batch: one unbatched pair (1-D
+    inputs, a 0-d target) is read as a batch of one, and 'none' keeps the
+    target's shape."""
+    ops = code_of(ctx.ref("mindspore.ops"))
+    a, b, t = (atom(call.get(n)) for n in ("input1", "input2", "target"))
+    options = "".join(f", {n}={code_of(call.get(n))}" for n in ("margin", "reduction") if call.has(n))
+    loss = f"{ops}.cosine_embedding_loss({a}.reshape(-1, {a}.shape[-1]), {b}.reshape(-1, {b}.shape[-1]), {t}.reshape(-1){options})"
+    try:
+        keeps_shape = literal(call.get("reduction"), "mean") == "none"
+    except ValueError:
+        keeps_shape = None
+    if keeps_shape is None:
+        loss = f"({loss}.reshape({t}.shape) if {atom(call.get('reduction'))} == 'none' else {loss})"
+    elif keeps_shape:
+        loss = f"{loss}.reshape({t}.shape)"
+    call.result = cst.parse_expression(loss)
 
 
 def _legacy(*names):
@@ -189,11 +215,21 @@ RULES = [
           {"a": "randn(6)", "b": "randn(6)", "t": "tensor([1., -1., 1., 1., -1., -1.])"}, positional=4),
     _loss("hinge_embedding_loss", "input, target, margin=1.0, size_average=None, reduce=None, reduction='mean'",
           [P("input", "x"), P("target", "t"), P("margin", "0.5", default=True), *_legacy("size_average", "reduce"),
-           P("reduction", _RED, default=True)], _SIGNS, args={"input": "inputs", "target": "targets"}, positional=3),
+           P("reduction", _RED, default=True)], _SIGNS, args={"input": "inputs", "target": "targets"}, positional=3,
+          hook=_float_target, notes="targets cast to the input's dtype: MindSpore wants float targets",
+          extra=(case("result = F.hinge_embedding_loss(x, t * 2 - 1)", {"x": "randn(4, 5)", "t": "randint(0, 2, (4, 5))"}),)),
     _loss("cosine_embedding_loss", "input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction='mean'",
           [P("input1", "a"), P("input2", "b"), P("target", "t"), P("margin", "0.2", default=True),
            *_legacy("size_average", "reduce"), P("reduction", _RED, default=True)],
-          {"a": "randn(4, 5)", "b": "randn(4, 5)", "t": "tensor([1., -1., 1., -1.])"}, positional=4, atol=1e-5),
+          {"a": "randn(4, 5)", "b": "randn(4, 5)", "t": "tensor([1., -1., 1., -1.])"}, positional=4, atol=1e-5,
+          hook=_cosine_embedding, notes="an unbatched pair is read as a batch of one (MindSpore needs a batch)",
+          extra=(case("result = F.cosine_embedding_loss(a, b, t)", {"a": "randn(5)", "b": "randn(5)", "t": "tensor(-1)"}),
+                 case("result = F.cosine_embedding_loss(a, b, t, reduction='none')",
+                      {"a": "randn(5)", "b": "randn(5)", "t": "tensor(1)"}),
+                 case("result = F.cosine_embedding_loss(a, b, t, 0.1, reduction='none')",
+                      {"a": "randn(4, 5)", "b": "randn(4, 5)", "t": "tensor([1, -1, 1, -1])"}, atol=1e-5),
+                 case("r = 'sum'\nresult = F.cosine_embedding_loss(a, b, t, reduction=r)",
+                      {"a": "randn(4, 5)", "b": "randn(4, 5)", "t": "tensor([1, -1, 1, -1])"}, atol=1e-5))),
     _loss("multilabel_soft_margin_loss", "input, target, weight=None, size_average=None, reduce=None, reduction='mean'",
           [P("input", "x"), P("target", "y.float()"), P("weight", "w", default=True), *_legacy("size_average", "reduce"),
            P("reduction", _RED, default=True)], {"x": "randn(4, 5)", "y": "randint(0, 2, (4, 5))", "w": "rand(5)"},

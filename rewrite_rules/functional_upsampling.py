@@ -36,6 +36,14 @@ def _grid_mode(call, ctx):
         raise Unconvertible("mode='bicubic' is not implemented by MindSpore's grid_sample")
 
 
+def _size_tuple(expr, ctx):
+    if isinstance(expr, cst.Tuple):
+        return expr
+    if isinstance(expr, cst.List):
+        return cst.Tuple(list(expr.elements))
+    return cst.Call(cst.Name("tuple"), [cst.Arg(expr)])
+
+
 def _align_false(expr, ctx):
     if isinstance(expr, cst.Name) and expr.value == "None":
         return cst.Name("False")
@@ -134,10 +142,17 @@ RULES = [
         "torch.nn.functional.affine_grid",
         "mindspore.ops.affine_grid",
         signature="theta, size, align_corners=None",
-        args={"align_corners": Arg(explicit=True, value=_align_false)},
-        notes="torch's align_corners=None means False (MindSpore's default is False too; written out).",
-        examples=fn_cases("affine_grid", [P("theta", "t"), P("size", "(2, 3, 4, 5)"), P("align_corners", "True", default=True)],
-                          {"t": "randn(2, 2, 3)"}),
+        args={"align_corners": Arg(explicit=True, value=_align_false), "size": Arg(value=_size_tuple)},
+        notes="torch's align_corners=None means False (MindSpore's default is False too; written out); "
+              "the size as a tuple (MindSpore refuses a list).",
+        examples=(*fn_cases("affine_grid", [P("theta", "t"), P("size", "(2, 3, 4, 5)"), P("align_corners", "True", default=True)],
+                            {"t": "randn(2, 2, 3)"}),
+                  *fn_cases("affine_grid", [P("theta", "t"), P("size", "[2, 3, 4, 5]")], {"t": "randn(2, 2, 3)"},
+                            shapes=("positional", "variables")),
+                  *fn_cases("affine_grid", [P("theta", "t"), P("size", "x.size()")], {"t": "randn(2, 2, 3)", "x": "randn(2, 3, 4, 5)"},
+                            shapes=("positional",)),
+                  *fn_cases("affine_grid", [P("theta", "t"), P("size", "torch.Size([2, 3, 4, 5])")], {"t": "randn(2, 2, 3)"},
+                            shapes=("positional",))),
     ),
     ApiRule(
         "torch.nn.functional.unfold",

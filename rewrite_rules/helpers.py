@@ -68,3 +68,30 @@ def literal_or_none(call, name):
         return True, call.literal(name)
     except (ValueError, SyntaxError):
         return False, None
+
+
+# -- index dtypes -------------------------------------------------------------
+# MindSpore's CPU kernels give int32 indices (argmin, sort, topk, cummin,
+# multinomial ...) where torch gives int64. Users compare dtypes and mix
+# indices with int64 tensors, so the result is cast to torch's dtype. Rules
+# that cast write the MindSpore function form (``ops.sort(x)``), so that
+# converting the output again finds no tensor method to wrap a second time.
+
+INDEX_NOTE = "indices cast to int64 (MindSpore's CPU kernel gives int32, torch int64)"
+
+
+def as_int64(expr: cst.BaseExpression, ctx) -> cst.BaseExpression:
+    """``expr.astype(mindspore.int64)``."""
+    return cst.Call(cst.Attribute(_atom(expr), cst.Name("astype")), [cst.Arg(ctx.ref("mindspore.int64"))])
+
+
+def indices_as_int64(expr: cst.BaseExpression, ctx) -> cst.BaseExpression:
+    """A ``(values, indices)`` pair with the indices cast to int64."""
+    int64 = code_of(ctx.ref("mindspore.int64"))
+    return cst.parse_expression(f"tuple(t.astype({int64}) if i else t for i, t in enumerate({code_of(expr)}))")
+
+
+def _atom(expr: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(expr, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or expr.lpar:
+        return expr
+    return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])

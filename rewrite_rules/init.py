@@ -34,9 +34,31 @@ _HE_NONLINEARITIES = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d"
                       "conv_transpose3d", "sigmoid", "tanh", "relu", "leaky_relu")
 
 
+_FRESH = ("mindspore.ops.zeros", "mindspore.ops.ones", "mindspore.ops.randn", "mindspore.ops.rand")
+
+
+def _fresh(target: cst.BaseExpression, ctx):
+    """(shape, dtype) of a tensor made in the call itself (``torch.empty(3, 5)``,
+    converted to ``ops.zeros((3, 5))``), or None."""
+    if not isinstance(target, cst.Call) or not target.args or target.args[0].keyword is not None:
+        return None
+    if code_of(target.func) not in {code_of(ctx.ref(name)) for name in _FRESH}:
+        return None
+    dtype = next((a.value for a in target.args if a.keyword is not None and a.keyword.value == "dtype"), None)
+    return target.args[0].value, dtype or ctx.ref("mindspore.float32")
+
+
 def _apply(call, ctx, initializer: cst.BaseExpression, shift: cst.BaseExpression | None = None) -> None:
-    """Set ``call.result`` to the statement that fills the tensor argument."""
+    """Set ``call.result`` to the statement that fills the tensor argument
+    (and returns it, as torch's initialisers do)."""
     target = call.get("tensor")
+    fresh = _fresh(target, ctx)
+    if fresh is not None:  # nobody else holds the tensor: the result is the initialised value
+        value = cst.Call(cst.Attribute(cst.Call(ctx.ref(f"{_INIT}.initializer"), [cst.Arg(initializer), cst.Arg(fresh[0]),
+                                                                                    cst.Arg(fresh[1])]),
+                                       cst.Name("init_data")), [])
+        call.result = value if shift is None else expr(f"{code_of(value)} + {atom(shift)}")
+        return
     if not isinstance(target, (cst.Name, cst.Attribute)):
         raise Unconvertible("apply the initializer to a named tensor or parameter (its shape and dtype are needed)")
     value: cst.BaseExpression = cst.Call(
@@ -153,7 +175,31 @@ MATRIX_W = {"w": "zeros(40, 50)"}
 LAYER = {"x": "randn(2, 30)"}
 
 
+# How each initialiser's result is checked when the caller uses the returned
+# tensor: (shape, extra arguments, check of ``w`` in torch terms).
+_RETURNED = {
+    "xavier_uniform_": ("40, 50", "", "w"), "xavier_normal_": ("40, 50", "", "w"), "kaiming_uniform_": ("40, 50", "", "w"),
+    "kaiming_normal_": ("40, 50", "", "w"), "normal_": ("40, 50", "", "w"), "trunc_normal_": ("40, 50", "", "w"),
+    "uniform_": ("40, 50", "", "w"),
+    "constant_": ("3, 4", ", 0.25", "w"), "zeros_": ("3, 4", "", "w"), "ones_": ("3, 4", "", "w"),
+    "eye_": ("3, 5", "", "w"), "dirac_": ("4, 2, 3, 3", "", "w"), "orthogonal_": ("4, 6", "", "w @ w.T"),
+    "sparse_": ("40, 50", ", 0.3", "(w == 0).sum(0)"),
+}
+def _returned(name: str) -> tuple[Example, ...]:
+    """torch's initialisers return the tensor they fill: ``w = nn.init.normal_(torch.empty(3, 5))``
+    is common. The returned tensor is compared by value (random draws replayed), and checked to be
+    the tensor filled."""
+    shape, extra, check = _RETURNED[name]
+    tolerance = {"atol": 1e-6} if name == "orthogonal_" else {"rtol": 0.0, "atol": 0.0}
+    made = Example(f"w = nn.init.{name}(torch.empty({shape}){extra})\nresult = {check}", inputs={}, notes="returned", **tolerance)
+    filled = Example(f"r = nn.init.{name}(w{extra})\nresult = (r - w).abs().max().item()", inputs={"w": f"zeros({shape})"},
+                     notes="returns_its_tensor")
+    return made, filled
+
+
 def _rule(name: str, signature: str, hook, examples, notes: str = "") -> ApiRule:
+    if name in _RETURNED:
+        examples = (*examples, *_returned(name))
     return ApiRule(f"torch.nn.init.{name}", None, signature=signature, args={"generator": GENERATOR}
                    if "generator" in signature else {}, hook=hook, notes=notes, examples=tuple(examples))
 
@@ -164,6 +210,11 @@ RULES = [
            *_values("layer = nn.Linear(30, 20)\nnn.init.xavier_uniform_({args})", [P("tensor", "layer.weight")], LAYER,
                     target="layer(x)", rtol=1e-6, atol=1e-6, shapes=("positional", "keywords"),
                     notes="through_a_layer"),
+           Example("layer = nn.Linear(4, 2)\nr = nn.init.xavier_uniform_(layer.weight)\nresult = (r - layer.weight).abs().max().item()",
+                   inputs={}, notes="returns_its_parameter"),
+           Example("w = nn.init.xavier_uniform_(torch.empty(3, 5))",
+                   "w = mindspore.common.initializer.initializer(\n"
+                   "    mindspore.common.initializer.XavierUniform(), (3, 5), mindspore.float32\n).init_data()"),
            Example("nn.init.xavier_uniform_(self.fc.weight, gain=2.0)",
                    "self.fc.weight.set_data(\n    mindspore.common.initializer.initializer(\n"
                    "        mindspore.common.initializer.XavierUniform(gain=2.0),\n"

@@ -5,6 +5,9 @@ Differences carried (measured against torch with copied weights):
   statistic); torch ``momentum=None`` (cumulative average) has no equivalent;
   ``track_running_stats=False`` is ``use_batch_statistics=True``;
 - BatchNorm3d keeps its parameters in an inner ``bn2d`` Cell;
+- a torch Module starts in training mode, a MindSpore Cell in eval mode: a
+  new BatchNorm gets ``.set_train()`` (which returns it), so one used right
+  after construction normalises with batch statistics, as in torch;
 - LayerNorm's epsilon default differs (1e-7): always written; the normalised
   axes are ``-len(normalized_shape)``;
 - MindSpore's InstanceNorm has no CPU kernel ("Unsupported op [InstanceNorm]
@@ -23,6 +26,7 @@ from rewrite_rules.helpers import DEVICE, as_tuple, literal_or_none, one_minus
 from rewrite_rules.cases import SHAPES
 from rewrite_rules.nn_shared import DTYPE, P, layer_cases
 from rewrite_rules.spec import ApiRule, Arg, Example, Unconvertible, Unsupported, WeightMove
+from rewrite_rules.torch_builders import wrapped
 from transpiler.engine import code_of
 
 _NO_BIAS = Unsupported("bias=False (affine weight without bias) has no MindSpore equivalent")
@@ -35,6 +39,10 @@ def _track_running_stats(expr, ctx):
         return cst.Name("True")  # always batch statistics
     # through a variable: decided at run time
     return cst.parse_expression(f"None if {code_of(expr)} else True")
+
+
+def _in_training_mode(expr: cst.BaseExpression, ctx) -> cst.BaseExpression:
+    return cst.Call(cst.Attribute(expr, cst.Name("set_train")), [])
 
 
 def _bn_weights(prefix: str = "") -> dict:
@@ -71,8 +79,10 @@ def _batch_norm(ndim: int, examples=()) -> ApiRule:
             "bias": _NO_BIAS,
         },
         positional=2,
+        hook=wrapped(_in_training_mode),
         weights=_bn_weights("bn2d." if ndim == 3 else ""),
-        notes="momentum becomes 1 - momentum (MindSpore weights the running statistic)."
+        notes="momentum becomes 1 - momentum (MindSpore weights the running statistic); created in training mode "
+        "(.set_train()) like a torch Module."
         + (" The parameters live in the inner bn2d Cell." if ndim == 3 else ""),
         examples=(
             *examples,
@@ -80,6 +90,8 @@ def _batch_norm(ndim: int, examples=()) -> ApiRule:
             *layer_cases(name, [P("num_features", "4"), P("affine", "False"), P("track_running_stats", "False")], x,
                          setup="layer.eval()\n", shapes=("keywords",), atol=1e-5),
             Example(f"layer = nn.{name}(4, momentum=None)", marked="cumulative moving average"),
+            *layer_cases(name, [P("num_features", "4")], x, atol=1e-5, shapes=("positional", "keywords"),
+                         notes="used right after construction: training mode"),
         ),
     )
 
@@ -156,8 +168,8 @@ def _local_response_norm(call, ctx):
 RULES = [
     _batch_norm(1),
     _batch_norm(2, (
-        Example("bn = nn.BatchNorm2d(16)", "bn = nn.BatchNorm2d(16, momentum=0.9)"),
-        Example("bn = nn.BatchNorm2d(16, momentum=0.01)", "bn = nn.BatchNorm2d(16, momentum=0.99)"),
+        Example("bn = nn.BatchNorm2d(16)", "bn = nn.BatchNorm2d(16, momentum=0.9).set_train()"),
+        Example("bn = nn.BatchNorm2d(16, momentum=0.01)", "bn = nn.BatchNorm2d(16, momentum=0.99).set_train()"),
     )),
     _batch_norm(3),
     ApiRule(

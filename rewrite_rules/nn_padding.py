@@ -7,8 +7,11 @@ ZeroPad1d/ZeroPad3d have no MindSpore class: they are ConstantPad with value 0
 
 from __future__ import annotations
 
+import libcst as cst
+
 from rewrite_rules.nn_shared import P, layer_cases
-from rewrite_rules.spec import ApiRule, Example
+from rewrite_rules.spec import ApiRule, Example, PropertyRule
+from transpiler.engine import code_of
 
 _X = {1: "randn(2, 3, 6)", 2: "randn(2, 3, 4, 5)", 3: "randn(2, 3, 3, 4, 5)"}
 _PAD = {1: "(1, 2)", 2: "(1, 2, 0, 1)", 3: "(1, 0, 2, 1, 0, 1)"}
@@ -65,7 +68,24 @@ def _circular(ndim: int) -> ApiRule:
     )
 
 
+def _reflection_padding(receiver: cst.BaseExpression, ctx):
+    """MindSpore's ReflectionPad keeps its padding as pairs, first dimension
+    first ([[top, bottom], [left, right]]); torch flat, last dimension first."""
+    classes = {code_of(ctx.ref(f"mindspore.nn.ReflectionPad{n}d")) for n in (1, 2, 3)}
+    made_here = isinstance(receiver, cst.Call) and code_of(receiver.func) in classes
+    if not made_here and ctx.known_kinds.get(code_of(receiver)) != "reflection pad":
+        return None  # some other object's padding
+    return cst.parse_expression(f"tuple(p for pair in reversed({code_of(receiver)}.padding) for p in pair)")
+
+
 RULES = [
+    PropertyRule("padding", hook=_reflection_padding, api="torch.nn.modules.padding._ReflectionPadNd.padding",
+                 notes="read back flat, last dimension first, as torch keeps it (MindSpore keeps pairs)",
+                 examples=tuple(Example(f"layer = nn.ReflectionPad{n}d({pad})\nresult = layer.padding", inputs={})
+                                for n, pad in ((1, "2"), (2, "(1, 2, 0, 1)"), (2, "3"), (3, "(1, 0, 2, 1, 0, 1)")))
+                 + (Example("result = nn.ReflectionPad2d((1, 2, 0, 1)).padding", inputs={}),
+                    Example("layer = nn.ReplicationPad2d((1, 2, 0, 1))\nresult = layer.padding", inputs={}),
+                    Example("y = conv.padding", "y = conv.padding"))),
     *(_pad(kind, n) for kind in ("Reflection", "Replication") for n in (1, 2, 3)),
     *(_constant(n) for n in (1, 2, 3)),
     *(_zero(n) for n in (1, 2, 3)),

@@ -5,8 +5,9 @@ Differences carried (measured with torch on the same inputs):
 - MindSpore max pooling accepts padding, dilation, ceil_mode and
   return_indices only with ``pad_mode='pad'`` (its default 'valid' rejects
   them), so 'pad' is written whenever one of them is used;
-- AdaptiveAvgPool1d / AdaptiveMaxPool1d need the input length divisible by
-  output_size in MindSpore (a loud error otherwise; warned);
+- MindSpore's AdaptiveAvgPool1d / AdaptiveMaxPool1d need the input length
+  divisible by output_size: the 2-d Cells with output size (None, n) pool
+  the last axis of an (N, C, L) input for any length, as torch does;
 - fractional max pooling samples differently: marked.
 """
 
@@ -99,6 +100,11 @@ def _avg_pool(ndim: int, examples=()) -> ApiRule:
     )
 
 
+def _last_axis(call, ctx):
+    """(None, n): keep the channel axis (read as height), pool the length."""
+    call.set("output_size", cst.Tuple([cst.Element(cst.Name("None")), cst.Element(call.get("output_size"))]))
+
+
 def _adaptive(kind: str, ndim: int, indices: bool) -> ApiRule:
     name = f"Adaptive{kind}Pool{ndim}d"
     size = {1: "3", 2: "(3, 4)", 3: "(2, 3, 4)"}[ndim]
@@ -111,16 +117,20 @@ def _adaptive(kind: str, ndim: int, indices: bool) -> ApiRule:
         if ndim == 1:
             args["return_indices"] = Unsupported("MindSpore's AdaptiveMaxPool1d does not return indices")
             params.pop()
+    one_d = ndim == 1
     return ApiRule(
         f"torch.nn.{name}",
-        f"mindspore.nn.{name}",
+        f"mindspore.nn.Adaptive{kind}Pool2d" if one_d else f"mindspore.nn.{name}",
         signature=signature,
         args=args,
-        notes="MindSpore needs the input length divisible by output_size." if ndim == 1 else
-        "MindSpore returns int32 indices (torch int64)." if indices and ndim == 3 else "",
-        examples=layer_cases(name, params, {"x": _X[ndim]},
-                             dtype_map={"int64": "int32"} if indices and ndim == 3 else None,
-                             notes="indices are int32 in MindSpore's AdaptiveMaxPool3d" if indices and ndim == 3 else ""),
+        hook=_last_axis if one_d else None,
+        notes=f"Adaptive{kind}Pool2d((None, n)): MindSpore's 1-d Cell needs the length divisible by output_size" if one_d
+        else "MindSpore returns int32 indices (torch int64)." if indices and ndim == 3 else "",
+        examples=(*layer_cases(name, params, {"x": _X[ndim]},
+                               dtype_map={"int64": "int32"} if indices and ndim == 3 else None,
+                               notes="indices are int32 in MindSpore's AdaptiveMaxPool3d" if indices and ndim == 3 else ""),
+                  *(layer_cases(name, [P("output_size", "3")], {"x": "randn(2, 3, 7)"}, shapes=("positional",),
+                                notes="length not a multiple of the output size") if one_d else ())),
     )
 
 

@@ -8,13 +8,38 @@ MindSpore dense1/dense2) and LayerNorm weight/bias (gamma/beta). Dropout is
 random in training mode: the cases use dropout=0 or eval mode. Forward-call
 keywords that MindSpore lacks (``is_causal``; TransformerEncoder ``mask=`` is
 ``src_mask=``) sit on instance calls the converter cannot see.
+
+torch starts every attention's output projection bias at zero; MindSpore
+draws it at random (measured). The converted constructor zeroes every
+``out_proj.bias`` of the new Cell, so a fresh layer starts like torch's.
 """
 
 from __future__ import annotations
 
+import libcst as cst
+
 from rewrite_rules.helpers import DEVICE
 from rewrite_rules.nn_shared import DTYPE, P, layer_cases
 from rewrite_rules.spec import ApiRule, Drop, Example, Unsupported
+from rewrite_rules.torch_builders import wrapped
+from transpiler.engine import code_of
+
+
+def _zero_out_proj_bias(expr: cst.BaseExpression, ctx) -> cst.BaseExpression:
+    zeros = code_of(ctx.ref("mindspore.ops.zeros_like"))
+    return cst.parse_expression(
+        f"(lambda layer: ([p.set_data({zeros}(p)) for name, p in layer.parameters_and_names() "
+        f"if name.endswith('out_proj.bias')], layer)[1])({code_of(expr)})"
+    )
+
+
+_ZERO_BIAS = wrapped(_zero_out_proj_bias)
+_ZERO_BIAS_NOTE = "out_proj.bias starts at zero as in torch (MindSpore draws it at random)"
+# the biases torch zeroes, read in the statement that makes the layer (the
+# harness copies torch's weights into a new layer after its statement; the
+# walrus binds it, so that its initial draws are not replayed either)
+_FRESH = ("result = list(map(lambda item: item[1] * 1, filter(lambda item: item[0].endswith('out_proj.bias'), "
+          "(fresh := nn.{}).named_parameters())))")
 
 _NO_BIAS = Unsupported("bias=False is not supported by MindSpore's Transformer layers")
 _RTOL = {"rtol": 1e-4, "atol": 1e-5}
@@ -41,9 +66,11 @@ def _layer(kind: str, call: str, inputs) -> ApiRule:
         f"mindspore.nn.{name}",
         signature=_LAYER_SIG,
         args={"bias": _NO_BIAS, "device": DEVICE, "dtype": DTYPE},
+        hook=_ZERO_BIAS,
         weights=_ffn_weights(),
-        notes="Feed-forward layers are dense1/dense2 in MindSpore (torch linear1/linear2).",
+        notes="Feed-forward layers are dense1/dense2 in MindSpore (torch linear1/linear2); " + _ZERO_BIAS_NOTE,
         examples=(
+            Example(_FRESH.format(f"{name}(8, 2, 16)"), inputs={}, notes="fresh"),
             *layer_cases(name, params, inputs, call=call, **_RTOL),
             *layer_cases(name, [P("d_model", "8"), P("nhead", "2"), P("dim_feedforward", "16")], inputs, call=call,
                          setup="layer.eval()\n", shapes=("keywords",), notes="default dropout, eval mode", **_RTOL),
@@ -76,8 +103,18 @@ RULES = [
         "vdim=None, batch_first=False, device=None, dtype=None",
         args={"bias": "has_bias", "device": DEVICE, "dtype": DTYPE},
         positional=3,
-        notes="bias -> has_bias; parameters keep torch's names (in_proj_weight, out_proj.weight, ...).",
+        hook=_ZERO_BIAS,
+        notes="bias -> has_bias; parameters keep torch's names (in_proj_weight, out_proj.weight, ...); " + _ZERO_BIAS_NOTE,
         examples=(
+            Example(_FRESH.format("MultiheadAttention(8, 2)"), inputs={}, notes="fresh"),
+            Example(_FRESH.format("MultiheadAttention(8, 2, bias=False)"), inputs={}, notes="fresh"),
+            *layer_cases("MultiheadAttention", [P("embed_dim", "8"), P("num_heads", "2")], {"x": "randn(5, 8)", "m": "randn(4, 8)"},
+                         call="layer(x, m, m, key_padding_mask=torch.tensor([False, True, False, False]))",
+                         shapes=("positional",), notes="unbatched with a key padding mask", **_RTOL),
+            *layer_cases("MultiheadAttention", [P("embed_dim", "8"), P("num_heads", "2"), P("add_bias_kv", "True"),
+                                                P("add_zero_attn", "True")], _SEQ,
+                         call="layer(x, m, m, attn_mask=torch.zeros(5, 4), average_attn_weights=False)",
+                         shapes=("keywords",), notes="bias_kv, zero_attn, attn_mask", **_RTOL),
             *layer_cases("MultiheadAttention", [P("embed_dim", "8"), P("num_heads", "2"), P("dropout", "0.0", default=True),
                                                 P("bias", "False", default=True)],
                          _SEQ, call="layer(x, m, m)", **_RTOL),
@@ -101,7 +138,9 @@ RULES = [
         "activation='relu', custom_encoder=None, custom_decoder=None, layer_norm_eps=1e-05, batch_first=False, "
         "norm_first=False, bias=True, device=None, dtype=None",
         args={"bias": _NO_BIAS, "device": DEVICE, "dtype": DTYPE},
-        examples=layer_cases("Transformer", [P("d_model", "8"), P("nhead", "2"), P("num_encoder_layers", "1"),
+        hook=_ZERO_BIAS,
+        notes=_ZERO_BIAS_NOTE,
+        examples=(Example(_FRESH.format("Transformer(8, 2, 1, 1, 16)"), inputs={}, notes="fresh"),) + layer_cases("Transformer", [P("d_model", "8"), P("nhead", "2"), P("num_encoder_layers", "1"),
                                              P("num_decoder_layers", "1"), P("dim_feedforward", "16"),
                                              P("dropout", "0.0")], _SEQ, call="layer(x, m)", **_RTOL),
     ),

@@ -9,7 +9,7 @@ import pkgutil
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from rewrite_rules.spec import ApiRule, AttributeRule, MethodRule
+from rewrite_rules.spec import ApiRule, AttributeRule, MethodRule, PropertyRule
 
 _NOT_RULE_MODULES = {"spec", "registry", "helpers", "cases", "tensor_methods_data"}
 
@@ -23,10 +23,19 @@ class RuleSet:
 
     def method_rule(self, name: str, n_positional: int, receiver_kinds=None) -> MethodRule | None:
         for rule in self.methods.get(name, ()):
+            if isinstance(rule, PropertyRule):
+                continue
             lo, hi = rule.arity
             if lo <= n_positional <= hi and (receiver_kinds is None or rule.receiver in receiver_kinds):
                 return rule
         return None
+
+    def property_rule(self, name: str) -> PropertyRule | None:
+        """The rule for reading tensor attribute ``name`` (``x.real``), if any."""
+        return next((r for r in self.methods.get(name, ()) if isinstance(r, PropertyRule)), None)
+
+    def property_names(self) -> frozenset[str]:
+        return frozenset(n for n, rs in self.methods.items() if any(isinstance(r, PropertyRule) for r in rs))
 
     @property
     def version(self) -> str:
@@ -54,6 +63,8 @@ class RuleSet:
 
 
 def method_api_name(rule: MethodRule) -> str:
+    if isinstance(rule, PropertyRule) and rule.api:
+        return rule.api
     prefix = {"tensor": "torch.Tensor", "cell": "torch.nn.Module", "optimizer": "torch.optim.Optimizer"}
     if rule.receiver in prefix:
         return f"{prefix[rule.receiver]}.{rule.name}"

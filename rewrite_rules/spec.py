@@ -302,3 +302,23 @@ class MethodRule:
     @property
     def torch(self) -> str:
         return f"torch.Tensor.{self.name}" if self.receiver == "tensor" else f"torch.nn.Module.{self.name}"
+
+
+@dataclass(frozen=True)
+class PropertyRule(MethodRule):
+    """A torch Tensor attribute read on an untyped receiver (``x.real``,
+    ``x.is_cuda``), matched by name like a method rule.
+
+    hook: ``(receiver, ctx) -> cst expression``; may raise Unconvertible.
+    rename: the MindSpore attribute (equal to ``name``: it passes unchanged).
+    Neither: every read is marked with ``notes`` as the reason. Writes
+    (``x.attr = ...``) are never rewritten. A hook that returns None leaves
+    the read alone (the receiver is not what the rule is about).
+    api: the torch API named in reports, when the owner is not a Tensor.
+    """
+
+    api: str = ""
+
+    @property
+    def torch(self) -> str:
+        return self.api or super().torch

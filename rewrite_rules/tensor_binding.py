@@ -42,6 +42,7 @@ def method(
     hook: Callable | None = None,
     arity: tuple[int, int] | None = None,
     as_positional: bool = False,
+    wrap: Callable | None = None,
     notes: str = "",
     examples=(),
 ) -> MethodRule:
@@ -55,6 +56,8 @@ def method(
     as_positional: write every positional torch parameter positionally (gaps
         filled with the torch default), for MindSpore methods whose keyword
         names are not torch's and not stable across overloads.
+    wrap: ``(expr, ctx) -> expr`` applied to the converted call (e.g. a cast
+        of the result to torch's dtype).
     """
     api = ApiRule(
         f"torch.Tensor.{name}",
@@ -71,6 +74,10 @@ def method(
     def method_hook(call: MethodCall, ctx):
         if any(a.keyword is not None and a.keyword.value in _NUMPY_KEYWORDS for a in call.call.args):
             return call.call  # numpy-style (or already MindSpore) spelling: not a torch call
+        result = converted(call, ctx)
+        return wrap(result, ctx) if wrap is not None else result
+
+    def converted(call: MethodCall, ctx):
         bound = bind(api, call.call, ctx, call.source)
         apply_mapping(bound)
         if hook is not None:

@@ -3,6 +3,8 @@ Tensor methods."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import libcst as cst
 
 from rewrite_rules.cases import P, call_cases
@@ -23,14 +25,14 @@ def _astype(dtype: str):
 
 
 def _type(bound, call, ctx):
-    """x.type(dtype) casts like MindSpore's; x.type() returns torch's type
+    """x.type(dtype) casts (``.to(dtype)``, which a Cell has too); x.type() returns torch's type
     string ('torch.FloatTensor'), and type names as strings are torch's."""
     dtype = bound.get("dtype")
     if dtype is None:
         raise Unconvertible("x.type() returns torch's tensor type name; use x.dtype")
     if isinstance(dtype, (cst.SimpleString, cst.ConcatenatedString)):
         raise Unconvertible("tensor type names as strings ('torch.FloatTensor') have no MindSpore meaning; cast with a dtype")
-    bound.result = cst.Call(cst.Attribute(call.receiver, cst.Name("astype")), [cst.Arg(dtype)])
+    bound.result = cst.Call(cst.Attribute(call.receiver, cst.Name("to")), [cst.Arg(dtype)])
 
 
 def _size_tuple(bound) -> cst.BaseExpression:
@@ -77,22 +79,53 @@ def _element_size(bound, call, ctx):
     bound.result = cst.Attribute(call.receiver, cst.Name("itemsize"))
 
 
-_CASTS = ["float", "double", "half", "long", "int", "short", "bool", "bfloat16"]
+_CASTS = ["long", "int", "short", "bool"]
+# Casts a Module has too (its parameters): .to(dtype) works on a MindSpore
+# Tensor and on a Cell; half()/float()/double() exist only on the Tensor.
+_FLOAT_CASTS = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16"}
+LINEAR = "layer = nn.Linear(3, 4)\n"
+
+
+def _to(dtype: str):
+    def hook(bound, call, ctx):
+        bound.result = cst.Call(cst.Attribute(call.receiver, cst.Name("to")), [cst.Arg(ctx.ref(f"mindspore.{dtype}"))])
+
+    return hook
+
+
+def _tensor_cases(name: str, dtype: str):
+    if dtype == "bfloat16":
+        # bfloat16 rounds to nearest, ties to even, in both: bitwise equal (measured, ties included)
+        return (*call_cases("result = x.bfloat16()", [], {"x": "randn(40, 50)"}, rtol=0.0, atol=0.0),
+                *call_cases("result = x.bfloat16().float()", [], {"x": "tensor([1.00390625, 1.01171875, -1.00390625, 3.0e38])"},
+                            rtol=0.0, atol=0.0, notes="ties"))
+    return call_cases(f"result = x.{name}()", [], X)
+
+
+def _float_cast(name: str, dtype: str):
+    tolerance = {"rtol": 1e-2, "atol": 1e-2} if dtype == "float16" else {}
+    rule = method(name, "memory_format=None" if name != "bfloat16" else "", hook=_to(dtype),
+                  args={"memory_format": Drop("layout")} if name != "bfloat16" else None,
+                  notes=f".to(mindspore.{dtype}): works on tensors and Cells (a Cell has no .{name}())",
+                  examples=(*_tensor_cases(name, dtype),
+                            Example(LINEAR + f"layer.{name}()\nresult = (layer.weight.dtype, layer.bias.dtype)", inputs={}),
+                            # no bfloat16 matmul kernel on CPU
+                            *(() if dtype == "bfloat16" else (Example(LINEAR + f"layer = layer.{name}()\nresult = layer(x.{name}())",
+                                                                      inputs={"x": "randn(2, 3)"}, **tolerance),))))
+    return replace(rule, receiver="any")
+
 
 RULES = [
-    *(same(name, arity=(0, 0), examples=call_cases(f"result = x.{name}()", [], X)) for name in _CASTS if name != "bfloat16"),
-    # bfloat16 rounds to nearest, ties to even, in both: bitwise equal (measured, ties included)
-    same("bfloat16", arity=(0, 0), examples=(
-        *call_cases("result = x.bfloat16()", [], {"x": "randn(40, 50)"}, rtol=0.0, atol=0.0),
-        *call_cases("result = x.bfloat16().float()", [], {"x": "tensor([1.00390625, 1.01171875, -1.00390625, 3.0e38])"},
-                    rtol=0.0, atol=0.0, notes="ties"))),
+    *(same(name, arity=(0, 0), examples=call_cases(f"result = x.{name}()", [], X)) for name in _CASTS),
+    *(_float_cast(name, dtype) for name, dtype in _FLOAT_CASTS.items()),
     same("byte", arity=(0, 0), examples=call_cases("result = (x.abs() * 10).byte()", [], X)),
     method("char", "memory_format=None", hook=_astype("int8"), args={"memory_format": Drop("layout")},
            notes="Tensor.char does not exist in MindSpore: astype(mindspore.int8)",
            examples=call_cases("result = (x * 10).char()", [], X)),
     method("type", "dtype=None, non_blocking=False", hook=_type, args={"non_blocking": Drop("no asynchronous copies")},
-           notes="x.type(dtype) -> x.astype(dtype); x.type() (the type name) is marked",
+           notes="x.type(dtype) -> x.to(dtype) (a Cell has it too); x.type() (the type name) is marked",
            examples=(*call_cases("result = x.type({args})", [P("dtype", "torch.float64")], X),
+                     Example(LINEAR + "layer.type(torch.float64)\nresult = layer(x.double())", inputs={"x": "randn(2, 3)"}),
                      *call_cases("result = x.type({args})", [P("dtype", "torch.int32")], X, shapes=("positional",)),
                      Example("x = x * 2\nname = x.type()", marked="type name"),
                      Example("x = x * 2\ny = x.type('torch.DoubleTensor')", marked="type names as strings"))),

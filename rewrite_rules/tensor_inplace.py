@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from rewrite_rules.cases import P, call_cases
+from rewrite_rules.cases import P, call_cases, marking
 from rewrite_rules.helpers import GENERATOR
 from rewrite_rules.spec import Drop, Example, InPlace, MethodRule, Unconvertible
 from rewrite_rules.tensor_binding import atom, code_of, expr, in_place, method
+from rewrite_rules.tensor_math import TANH_RANGE
 
 X = {"x": "randn(3, 4)"}
 XY = {"x": "randn(3, 4)", "y": "randn(3, 4)"}
@@ -27,9 +28,10 @@ RANDOM = {"x": "zeros(30, 40)"}  # filled at random: the values are the draws
 IDX = {"x": "randn(3, 4)", "y": "randn(3, 4)", "i": "randint(0, 3, (2,))"}
 
 
-def _cases(statement: str, params, inputs=XY, **kw):
-    """The in-place statement, then the receiver is the result."""
-    return call_cases(statement + "\nresult = x", params, inputs, **kw)
+def in_place_cases(statement: str, params, inputs=XY, marked: dict | None = None, **kw):
+    """The in-place statement, then the receiver is the result. ``marked``:
+    call shapes that must carry a marker (see cases.marking)."""
+    return marking(call_cases(statement + "\nresult = x", params, inputs, **kw), marked or {})
 
 
 def _value(make):
@@ -75,12 +77,15 @@ def _normal(bound, call, ctx):
     return expr(value)
 
 
-def _bernoulli(bound, call, ctx):
-    """BernoulliExt has no CPU kernel: rand < p."""
-    x = atom(call.receiver)
+def bernoulli_of(x: cst.BaseExpression, p: cst.BaseExpression, ctx) -> cst.BaseExpression:
+    """BernoulliExt has no CPU kernel: 1 where rand_like(x) < p, in x's dtype."""
+    x = atom(x)
     rand = code_of(ctx.ref("mindspore.ops.rand_like"))
-    p = bound.get("p") or expr("0.5")
     return expr(f"({rand}({x}) < {atom(p)}).astype({x}.dtype)")
+
+
+def _bernoulli(bound, call, ctx):
+    return bernoulli_of(call.receiver, bound.get("p") or expr("0.5"), ctx)
 
 
 def _exponential(bound, call, ctx):
@@ -89,6 +94,29 @@ def _exponential(bound, call, ctx):
     lambd = bound.get("lambd")
     value = f"-(1 - {rand}({x})).log()"
     return expr(value if lambd is None else f"{value} / {atom(lambd)}")
+
+
+# Inverse-CDF sampling from rand_like/randn_like would be equal in distribution,
+# but these fills cannot be replayed draw for draw, so no case could prove it.
+_UNREPLAYED = ("MindSpore has no cauchy_/geometric_/log_normal_; a composition from rand_like would be equal in "
+               "distribution only, and torch's draws of this fill cannot be replayed to check it")
+
+
+def _random(bound, call, ctx):
+    """Integers in [from, to) (random_(to): [0, to)); the InplaceRandom kernel is missing on CPU."""
+    low, high = bound.get("from_"), bound.get("to")
+    if low is None:
+        raise Unconvertible("random_() without bounds draws over the dtype's whole range; pass from and to")
+    if high is None:
+        low, high = expr("0"), low
+    x = atom(call.receiver)
+    randint = code_of(ctx.ref("mindspore.ops.randint"))
+    return expr(f"{randint}({code_of(low)}, {code_of(high)}, {x}.shape).astype({x}.dtype)")
+
+
+def _bernoulli_of(bound, call, ctx):
+    """x.bernoulli(): each element is 1 with probability x (or p)."""
+    bound.result = bernoulli_of(call.receiver, bound.get("p") or call.receiver, ctx)
 
 
 def _requires_grad(call, ctx):
@@ -176,20 +204,23 @@ _RESHAPING = {"transpose_", "unsqueeze_", "squeeze_", "t_"}
 
 RULES = [
     *(in_place(name, rebinds=name in _RESHAPING,
-               examples=_cases(_statement_of(t), params, inputs) + (_RECEIVERS if name == "mul_" else ()))
+               examples=in_place_cases(_statement_of(t), params, inputs) + (_RECEIVERS if name == "mul_" else ()))
       for name, (t, params, inputs) in _SAME_ARGS.items()),
-    *(in_place(name, cast=True, examples=_cases(t, params, inputs)) for name, (t, params, inputs) in _TO_BOOL.items()),
-    *(in_place(name, rebinds=name in _RESHAPING, examples=_cases(f"x.{name}()", [], X)) for name in _UNARY),
-    *(in_place(name, examples=_cases(f"x = x.abs() + 0.5\nx.{name}()", [], X)) for name in _POSITIVE),
+    *(in_place(name, cast=True, examples=in_place_cases(t, params, inputs)) for name, (t, params, inputs) in _TO_BOOL.items()),
+    *(in_place(name, rebinds=name in _RESHAPING, examples=in_place_cases(f"x.{name}()", [], X)) for name in _UNARY if name != "tanh_"),
+    in_place("tanh_", examples=(*in_place_cases("x.tanh_()", [], X), *in_place_cases("x.tanh_()", [], TANH_RANGE, shapes=("positional",)),
+                                Example("result = x.tanh_()", inputs=TANH_RANGE, results=("result", "x")),
+                                Example("result = torch.tensor([0.5, -4.0, 6.0]).tanh_()", inputs={}))),
+    *(in_place(name, examples=in_place_cases(f"x = x.abs() + 0.5\nx.{name}()", [], X)) for name in _POSITIVE),
     method("zero_", "", hook=_value(_zero), notes="InplaceZero has no CPU kernel: x = ops.zeros_like(x)",
-           examples=_cases("x.zero_()", [], X)),
+           examples=in_place_cases("x.zero_()", [], X)),
     method("fill_", "value", hook=_value(_fill), notes="InplaceFillScalar has no CPU kernel: x = ops.full_like(x, value)",
-           examples=(*_cases("x.fill_({args})", [P("value", "2.5")], X),
-                     *_cases("x.fill_({args})", [P("value", "y.sum()")], XY, shapes=("positional",)))),
+           examples=(*in_place_cases("x.fill_({args})", [P("value", "2.5")], X),
+                     *in_place_cases("x.fill_({args})", [P("value", "y.sum()")], XY, shapes=("positional",)))),
     method("copy_", "other, non_blocking=False", hook=_value(_copy), args={"non_blocking": Drop("no asynchronous copies")},
            notes="broadcast to the receiver's shape and cast to its dtype, as torch copies",
-           examples=(*_cases("x.copy_({args})", [P("other", "y")], XY),
-                     *_cases("x.copy_({args})", [P("other", "y[0].long()")], XY, shapes=("positional",)))),
+           examples=(*in_place_cases("x.copy_({args})", [P("other", "y")], XY),
+                     *in_place_cases("x.copy_({args})", [P("other", "y[0].long()")], XY, shapes=("positional",)))),
     method("uniform_", "from_=0.0, to=1.0, *, generator=None", hook=_value(_uniform),
            args={"generator": GENERATOR},
            notes="x = ops.rand_like(x) * (to - from) + from (the in-place kernels are missing on CPU); torch's first "
@@ -207,6 +238,19 @@ RULES = [
     method("exponential_", "lambd=1.0, *, generator=None", hook=_value(_exponential), args={"generator": GENERATOR},
            notes="inverse-CDF sampling from rand_like: -log(1 - u) / lambd",
            examples=_random_values("x.exponential_({args})", [P("lambd", "2.0", True)], rtol=1e-3, atol=1e-6)),
+    *(MethodRule(name, notes=_UNREPLAYED, examples=(Example(f"x = x * 2\nx.{name}()", marked="has no cauchy_"),))
+      for name in ("cauchy_", "geometric_", "log_normal_")),
+    method("random_", "from_=None, to=None, *, generator=None", hook=_value(_random), args={"generator": GENERATOR},
+           notes="ops.randint(from, to, x.shape) cast to x's dtype (InplaceRandom has no CPU kernel); torch's first "
+                 "parameter is named `from`, a Python keyword, so it is only ever passed by position",
+           examples=(*_random_values("x.random_({args})", [P("from_", "3"), P("to", "8")], shapes=("positional", "variables")),
+                     *_random_values("x.random_({args})", [P("to", "4")], {"x": "zeros(30, 40, dtype='int32')"},
+                                     shapes=("positional",), notes="int32"),
+                     Example("x = x * 2\nx.random_()", marked="whole range"))),
+    method("bernoulli", "p=None, *, generator=None", hook=_bernoulli_of, args={"generator": GENERATOR},
+           notes="BernoulliExt has no CPU kernel: (rand_like(x) < p), p the input itself unless given",
+           examples=(*call_cases("result = x.bernoulli({args})", [P("p", "0.3", True)], {"x": "rand(30, 40)"}, rtol=0.0, atol=0.0),
+                     Example("result = x.bernoulli()", inputs={"x": "tensor([[0.0, 1.0], [1.0, 0.0]])"}))),
     MethodRule("requires_grad_", hook=_requires_grad, arity=(0, 1),
                examples=(Example("x = x * 2\nx.requires_grad_()", marked="requires_grad"),)),
 ]

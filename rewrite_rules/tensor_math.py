@@ -23,9 +23,9 @@ def _unary(name: str, inputs=X, prefix: str = "", receiver: str = "x", **kw):
 
 
 _PLAIN = [
-    "abs", "absolute", "atan", "arctan", "asinh", "arcsinh", "exp", "expm1", "sin", "cos", "tan", "tanh",
+    "abs", "absolute", "atan", "arctan", "asinh", "arcsinh", "exp", "expm1", "sin", "cos", "tan",
     "sigmoid", "sinh", "cosh", "neg", "negative", "sign", "sgn", "floor", "ceil", "trunc", "frac", "square",
-    "erf", "erfc", "deg2rad", "rad2deg", "sinc", "i0", "positive", "isnan", "isinf", "isfinite", "signbit",
+    "erf", "erfc", "deg2rad", "rad2deg", "sinc", "i0", "positive", "isnan", "isinf", "isfinite",
     "nan_to_num", "logical_not", "isneginf", "isposinf", "isreal",
 ]
 _UNIT = ["acos", "arccos", "asin", "arcsin", "atanh", "arctanh", "erfinv", "logit"]
@@ -90,6 +90,67 @@ def _bitwise_not(bound, call, ctx):
     ctx.imports_needed.add(("mindspore", "mindspore"))
 
 
+def signbit_of(x: cst.BaseExpression, ctx) -> cst.BaseExpression:
+    """MindSpore's signbit (and copysign) miss the sign of -0.0 and -NaN:
+    read the sign bit through an integer view of the same width."""
+    ms, x = code_of(ctx.ref("mindspore")), atom(x)
+    view = f"{x}.view({ms}.int64 if {x}.itemsize == 8 else {ms}.int32 if {x}.itemsize == 4 else {ms}.int16)"
+    return expr(f"(({view} < 0) if {x}.is_floating_point() else {x} < 0)")
+
+
+def _signbit(bound, call, ctx):
+    bound.result = signbit_of(call.receiver, ctx)
+
+
+def equal_of(x: cst.BaseExpression, y: cst.BaseExpression, ctx) -> cst.BaseExpression:
+    """torch.equal: one bool (same shape and all elements equal)."""
+    x, y = atom(x), atom(y)
+    return expr(f"({x}.shape == {y}.shape and bool({code_of(ctx.ref('mindspore.ops.equal'))}({x}, {y}).all()))")
+
+
+def _equal(bound, call, ctx):
+    bound.result = equal_of(call.receiver, bound.get("other"), ctx)
+
+
+SIGNED = {"x": "tensor([1.0, -2.0, 0.0, -0.0, nan, -nan, inf, -inf])"}
+
+
+def tanh_of(x: cst.BaseExpression, ctx) -> cst.BaseExpression:
+    """MindSpore's float32 tanh kernel is off by up to 1e-4 (and exceeds 1)
+    for 3 < |x| < 9 (measured on CPU; its gradient too): for |x| >= 1 use
+    2 * sigmoid(2x) - 1, accurate there to 2e-7. float16/float64 are exact."""
+    ops, ms, x = code_of(ctx.ref("mindspore.ops")), code_of(ctx.ref("mindspore")), atom(x)
+    stable = f"{ops}.where({x}.abs() < 1, {ops}.tanh({x}), 2 * {ops}.sigmoid(2 * {x}) - 1)"
+    return expr(f"({stable} if {x}.dtype == {ms}.float32 else {ops}.tanh({x}))")
+
+
+def _tanh(bound, call, ctx):
+    bound.result = tanh_of(call.receiver, ctx)
+
+
+TANH_NOTE = "MindSpore's float32 tanh kernel is off by up to 1e-4 for 3 < |x| < 9: composed from sigmoid for |x| >= 1"
+# where MindSpore's float32 tanh kernel is off (3 < |x| < 9), and both signs
+TANH_RANGE = {"x": "uniform(-9.0, 9.0, (6, 50))"}
+
+
+def _polygamma(bound, call, ctx):
+    """ops.polygamma takes n as a tensor, first."""
+    n = cst.Call(ctx.ref("mindspore.Tensor"), [cst.Arg(bound.get("n"))])
+    bound.result = cst.Call(ctx.ref("mindspore.ops.polygamma"), [cst.Arg(n), cst.Arg(call.receiver)])
+
+
+def _frexp(bound, call, ctx):
+    """(mantissa, exponent) with x = mantissa * 2**exponent, 0.5 <= |mantissa| < 1
+    (0 for 0): composed from log2 and floor."""
+    ops, ms, x = code_of(ctx.ref("mindspore.ops")), code_of(ctx.ref("mindspore")), atom(call.receiver)
+    exponent = f"{ops}.where({x} == 0, 0, {ops}.floor({ops}.log2({x}.abs())) + 1).astype({ms}.int32)"
+    bound.result = expr(f"(lambda e: ({x} / {ops}.pow(2.0, e).astype({x}.dtype), e))({exponent})")
+
+
+INTS = {"x": "randint(-8, 9, (3, 4))", "y": "randint(1, 9, (3, 4))"}
+SHIFTS = {"x": "randint(-64, 64, (3, 4))", "y": "randint(0, 4, (3, 4))"}
+
+
 def _clamp_side(side: str):
     def hook(bound, call, ctx):
         clamp = cst.Attribute(call.receiver, cst.Name("clamp"))
@@ -98,8 +159,18 @@ def _clamp_side(side: str):
     return hook
 
 
+HALF = {"x": "tensor([0.5, -1.2, 0.0, 3.0, -7.5], dtype='float16')"}
+DOUBLE = {"x": "tensor([0.5, -1.2, 0.0, 3.0, -7.5], dtype='float64')"}
+
+
+def _dtype_cases(name):
+    """float16 and float64 keep their dtype (cases in the shape that was reported)."""
+    return (Example(f"result = x.{name}()", inputs=HALF, rtol=1e-3, atol=1e-3), Example(f"result = x.{name}()", inputs=DOUBLE))
+
+
 RULES = [
-    *(_unary(n) for n in _PLAIN),
+    *(_unary(n) for n in _PLAIN if n not in ("sigmoid", "sign", "sgn")),
+    *(same(n, examples=(*call_cases(f"result = x.{n}()", [], X), *_dtype_cases(n))) for n in ("sigmoid", "sign", "sgn")),
     *(_unary(n, UNIT) for n in _UNIT),
     *(_unary(n, prefix=POSITIVE, receiver="p") for n in _POSITIVE),
     _unary("acosh", prefix="p = x.abs() + 1.5\n", receiver="p"),
@@ -162,6 +233,40 @@ RULES = [
            examples=call_cases("result = x.round({args})", [P("decimals", "2", True, "keyword")], X)),
     *(same(n, examples=call_cases(f"result = (x > 0).int().{n}({{args}})", [P("other", "(y > 0).int() * 3")], XY))
       for n in ("bitwise_and", "bitwise_or", "bitwise_xor")),
+    method("tanh", "", hook=_tanh, notes=TANH_NOTE,
+           examples=(*call_cases("result = x.tanh()", [], X), Example("result = x.tanh()", inputs=TANH_RANGE),
+                     Example("result = x.double().tanh()", inputs=TANH_RANGE),
+                     Example("result = x.half().tanh()", inputs=TANH_RANGE, rtol=1e-3, atol=1e-3))),
+    *(_binary(n, inputs=INTS) for n in ("gcd", "lcm")),
+    *(_binary(n, inputs=SHIFTS) for n in ("bitwise_left_shift", "bitwise_right_shift")),
+    _binary("copysign"),
+    _binary("nextafter"),
+    _binary("ldexp", value="y", inputs={"x": "randn(3, 4)", "y": "randint(-3, 4, (3, 4))"}),
+    *(same(n, examples=call_cases(f"result = (x.abs() + 0.5).{n}({{args}})", [P("other", "y.abs() + 1")], XY))
+      for n in ("igamma", "igammac")),
+    same("mvlgamma", examples=call_cases(f"{POSITIVE}result = (p + 2).mvlgamma({{args}})", [P("p", "2")], XY)),
+    same("hardshrink", examples=call_cases("result = x.hardshrink({args})", [P("lambd", "0.3", True)], X)),
+    method("renorm", "p, dim, maxnorm", args={"dim": "axis"},
+           examples=call_cases("result = x.renorm({args})", [P("p", "2"), P("dim", "0"), P("maxnorm", "1.0")], X)),
+    method("exp2", "", function="mindspore.ops.exp2", notes="Tensor.exp2 does not exist in MindSpore: ops.exp2",
+           examples=call_cases("result = x.exp2()", [], X)),
+    method("fix", "", target="trunc", notes="fix is trunc", examples=call_cases("result = (x * 3).fix()", [], X)),
+    method("polygamma", "n", hook=_polygamma, notes="ops.polygamma(mindspore.Tensor(n), x)",
+           examples=(*call_cases(f"{POSITIVE}result = p.polygamma({{args}})", [P("n", "1")], X),
+                     *call_cases(f"{POSITIVE}result = p.polygamma({{args}})", [P("n", "3")], X, shapes=("positional",)))),
+    method("frexp", "", hook=_frexp, notes="composed from log2 and floor (MindSpore has no frexp)",
+           examples=(*call_cases("result = x.frexp()", [], {"x": "tensor([[1.0, -2.5, 0.0], [3.75, 1e-3, -1024.0]])"}),
+                     Example("result = x.frexp()", inputs={"x": "randn(3, 4)"}))),
+    method("prelu", "weight", function="mindspore.ops.prelu", notes="Tensor.prelu does not exist in MindSpore: ops.prelu",
+           examples=call_cases("result = x.prelu({args})", [P("weight", "torch.tensor([0.25])")], X)),
+    method("signbit", "", hook=_signbit, notes="the sign bit read through an integer view: MindSpore's signbit misses -0.0",
+           examples=(*call_cases("result = x.signbit()", [], X), Example("result = x.signbit()", inputs=SIGNED),
+                     Example("result = x.double().signbit()", inputs=SIGNED), Example("result = x.half().signbit()", inputs=SIGNED),
+                     Example("result = x.signbit()", inputs={"x": "tensor([3, -1, 0])"}),
+                     Example("result = x.signbit().sum()", inputs=SIGNED))),
+    method("equal", "other", hook=_equal, notes="one bool, as torch.equal (MindSpore's Tensor.equal is element-wise)",
+           examples=(*call_cases("result = x.equal({args})", [P("other", "y")], XY),
+                     Example("result = x.equal(x.clone())", inputs=X), Example("result = x.equal(x[:2])", inputs=X))),
     method("bitwise_not", "", hook=_bitwise_not,
            notes="BitwiseNot has no CPU kernel: logical_not for bool, -x - 1 for integers",
            examples=(*call_cases("i = (x * 4).int()\nresult = i.bitwise_not({args})", [], X),

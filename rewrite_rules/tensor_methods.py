@@ -11,6 +11,15 @@ from rewrite_rules.spec import Example, MethodRule, Unconvertible
 from rewrite_rules.tensor_binding import method
 
 X = {"x": "randn(3, 4)"}
+
+# torch.Tensor attributes that MindSpore's Tensor has with the same meaning,
+# read without a rule (one would report every .shape in a file as a converted
+# use); the cases of torch.Tensor.dim and torch.Tensor.t run them.
+READ_AS_IN_TORCH = frozenset({"shape", "dtype", "ndim", "data", "T"})
+# Names shared with MindSpore that are left alone for another reason:
+# ``device`` is a placement (the rules drop it where it is passed: device=,
+# .to(device)); ``index`` is also list.index / str.index.
+LEFT_ALONE = frozenset({"device", "index"})
 X3 = {"x": "randn(2, 3, 4)"}
 
 
@@ -60,7 +69,7 @@ RULES = [
            examples=(*call_cases("result = x.squeeze()", [], {"x": "randn(3, 1, 4)"}),
                      *call_cases("result = x.squeeze({args})", [P("dim", "1")], {"x": "randn(3, 1, 4)"}))),
     _same("item", call_cases("result = x.sum().item()", [], X)),
-    _same("numpy", ()),
+    _same("numpy", call_cases("result = x.numpy()", [], X)),
     MethodRule(
         "size",
         hook=_size,

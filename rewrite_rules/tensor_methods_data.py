@@ -614,3 +614,8 @@ SHARED_TENSOR_METHODS = frozenset(
         "zero_",
     ]
 )
+
+# torch.Tensor methods that builtin types have too (list.sort, str.split ...).
+BUILTIN_NAMED_TENSOR_METHODS = frozenset(
+    ["add", "imag", "index", "real", "sort", "split", "values"]
+)

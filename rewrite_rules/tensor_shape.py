@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from rewrite_rules.cases import P, call_cases
-from rewrite_rules.spec import Arg, Unconvertible, Unsupported
+from rewrite_rules.cases import P, call_cases, marking
+from rewrite_rules.spec import Arg, Example, InPlace, Unconvertible, Unsupported
 from rewrite_rules.tensor_binding import atom, code_of, expr, is_call_of, literal, method, same
+from rewrite_rules.torch_misc import unique_of
 
 X = {"x": "randn(3, 4)"}
 XY = {"x": "randn(3, 4)", "y": "randn(3, 4)"}
@@ -70,10 +71,95 @@ def _unflatten(bound, call, ctx):
     bound.result = expr(f"{x}.reshape({x}.shape[:{d}] + tuple({code_of(sizes)}) + {x}.shape[{d} + 1 :])")
 
 
+def index_shaped(src: cst.BaseExpression, index: cst.BaseExpression) -> cst.BaseExpression:
+    """torch's scatter reads only the leading index-shaped block of a larger
+    src; MindSpore's wants src of the index's shape."""
+    return expr(f"{atom(src)}[tuple(slice(0, n) for n in {atom(index)}.shape)]")
+
+
+def scatter_elements(x, dim, index, src, reduction: str, ctx) -> cst.BaseExpression:
+    args = [cst.Arg(x), cst.Arg(index), cst.Arg(index_shaped(src, index)), cst.Arg(dim),
+            cst.Arg(cst.SimpleString(f"'{reduction}'"))]
+    return cst.Call(ctx.ref("mindspore.ops.tensor_scatter_elements"), args)
+
+
 def _scatter_add(bound, call, ctx):
-    args = [cst.Arg(call.receiver), cst.Arg(bound.get("index")), cst.Arg(bound.get("src")), cst.Arg(bound.get("dim")),
-            cst.Arg(cst.SimpleString("'add'"))]
-    bound.result = cst.Call(ctx.ref("mindspore.ops.tensor_scatter_elements"), args)
+    bound.result = scatter_elements(call.receiver, bound.get("dim"), bound.get("index"), bound.get("src"), "add", ctx)
+
+
+_REDUCTIONS = {"sum": "add"}
+
+
+def scatter_reduce_of(x, dim, index, src, reduce, include_self, ctx) -> cst.BaseExpression:
+    try:
+        reduce, include_self = literal(reduce), literal(include_self, True)
+    except ValueError:
+        raise Unconvertible("reduce and include_self must be literals") from None
+    if reduce not in _REDUCTIONS or include_self is not True:
+        raise Unconvertible(f"scatter_reduce(reduce={reduce!r}, include_self={include_self}): MindSpore's "
+                            "tensor_scatter_elements only adds into the input")
+    return scatter_elements(x, dim, index, src, _REDUCTIONS[reduce], ctx)
+
+
+def _scatter_reduce(bound, call, ctx):
+    bound.result = scatter_reduce_of(call.receiver, bound.get("dim"), bound.get("index"), bound.get("src"),
+                                     bound.get("reduce"), bound.get("include_self"), ctx)
+
+
+def index_copy_of(x, dim, index, source, ctx) -> cst.BaseExpression:
+    """No CPU kernel: clear the indexed slices, then add the source there."""
+    x, index = atom(x), f"{atom(index)}.int()"
+    return expr(f"{x}.index_fill({code_of(dim)}, {index}, 0).index_add({code_of(dim)}, {index}, {code_of(source)})")
+
+
+def _index_copy(bound, call, ctx):
+    bound.result = index_copy_of(call.receiver, bound.get("dim"), bound.get("index"), bound.get("source"), ctx)
+
+
+def _put(bound, call, ctx):
+    """Flat indices (negative ones count from the end) into the flattened tensor."""
+    x, index, source = atom(call.receiver), atom(bound.get("index")), atom(bound.get("source"))
+    try:
+        reduction = "'add'" if literal(bound.get("accumulate"), False) else "'none'"
+    except ValueError:
+        reduction = f"'add' if {atom(bound.get('accumulate'))} else 'none'"
+    scatter = code_of(ctx.ref("mindspore.ops.tensor_scatter_elements"))
+    bound.result = expr(f"{scatter}({x}.reshape(-1), {index}.reshape(-1) % {x}.numel(), {source}.reshape(-1), 0, "
+                        f"{reduction}).reshape({x}.shape)")
+
+
+def select_of(x, dim, index, ctx) -> cst.BaseExpression | None:
+    """x.select(1, 2) -> x[:, 2]: a subscript, so that an in-place method on
+    it becomes an item assignment (MindSpore cannot assign into a view)."""
+    try:
+        d = literal(dim)
+    except ValueError:
+        return None
+    if not isinstance(d, int) or isinstance(d, bool):
+        return None
+    parts = [":"] * d + [code_of(index)] if d >= 0 else ["..."] + [code_of(index)] + [":"] * (-d - 1)
+    return expr(f"{atom(x)}[{', '.join(parts)}]")
+
+
+def _select(bound, call, ctx):
+    bound.result = select_of(call.receiver, bound.get("dim"), bound.get("index"), ctx)
+
+
+def _fill_diagonal(bound, call, ctx):
+    """No CPU kernel: the main diagonal of a matrix, masked."""
+    try:
+        wrap = literal(bound.get("wrap"), False)
+    except ValueError:
+        wrap = None
+    if wrap is not False:
+        raise Unconvertible("fill_diagonal_(wrap=True) or wrap through a variable has no MindSpore equivalent")
+    x = atom(call.receiver)
+    eye = code_of(ctx.ref("mindspore.ops.eye"))
+    bound.result = InPlace(expr(f"{x}.masked_fill({eye}({x}.shape[0], {x}.shape[1]).bool(), {code_of(bound.get('fill_value'))})"))
+
+
+def _unique(bound, call, ctx):
+    bound.result = unique_of(call.receiver, bound, ctx)
 
 
 def _int32_index(bound, call, ctx):
@@ -113,6 +199,22 @@ def _rot90_dims(bound, call, ctx):
 
 SLICE_INDEX = "randint(0, 4, (3, 4))"
 
+def take_along(x, indices, dim, ctx) -> cst.BaseExpression:
+    """torch.take_along_dim as mindspore.numpy.take_along_axis, which also
+    broadcasts; with dim None torch flattens the indices too."""
+    take = code_of(ctx.ref("mindspore.numpy.take_along_axis"))
+    x, indices = code_of(x), atom(indices)
+    if dim is None or (isinstance(dim, cst.Name) and dim.value == "None"):
+        return expr(f"{take}({x}, {indices}.reshape(-1), None)")
+    if not isinstance(dim, (cst.Integer, cst.UnaryOperation)):
+        return expr(f"{take}({x}, {indices} if {atom(dim)} is not None else {indices}.reshape(-1), {code_of(dim)})")
+    return expr(f"{take}({x}, {indices}, {code_of(dim)})")
+
+
+def _take_along_dim(bound, call, ctx):
+    bound.result = take_along(call.receiver, bound.get("indices"), bound.get("dim"), ctx)
+
+
 RULES = [
     same("view_as", examples=call_cases("result = x.view_as({args})", [P("other", "y.reshape(4, 3)")], XY)),
     same("reshape_as", examples=call_cases("result = x.reshape_as({args})", [P("other", "y.reshape(4, 3)")], XY)),
@@ -145,14 +247,26 @@ RULES = [
     method("unbind", "dim=0", as_positional=True, examples=call_cases("result = x.unbind({args})", [P("dim", "1", True)], X)),
     method("narrow", "dim, start, length", as_positional=True,
            examples=call_cases("result = x.narrow({args})", [P("dim", "1"), P("start", "1"), P("length", "2")], X)),
-    method("select", "dim, index", as_positional=True,
-           examples=call_cases("result = x.select({args})", [P("dim", "1"), P("index", "2")], X)),
+    method("select", "dim, index", as_positional=True, hook=_select,
+           notes="x[:, index] for a literal dim (an in-place method on it then assigns the item)",
+           examples=(*call_cases("result = x.select({args})", [P("dim", "1"), P("index", "2")], X),
+                     *call_cases("result = x.select({args})", [P("dim", "-2"), P("index", "1")], X3, shapes=("positional",)),
+                     Example("x.select(1, 2).fill_(0.0)\nresult = x", inputs=X),
+                     Example("x.select(0, 1).mul_(2)\nresult = x", inputs=X),
+                     Example("x[1].select(0, 2).zero_()\nresult = x", inputs=X),
+                     Example("y = x.select(1, 2)", "y = x[:, 2]"))),
     method("flip", "*args, dims=None", hook=_flip, notes="MindSpore's flip takes one tuple of dims",
            examples=(*call_cases("result = x.flip({args})", [P("dims", "(0, 2)")], X3),
                      *call_cases("result = x.flip({args})", [P("dims", "1", kind="positional")], X3),
                      *call_cases("result = x.flip({args})", [P("a", "0", kind="positional"), P("b", "1", kind="positional")], X3))),
     same("fliplr", examples=call_cases("result = x.fliplr()", [], X)),
     same("flipud", examples=call_cases("result = x.flipud()", [], X)),
+    method("take_along_dim", "indices, dim=None", hook=_take_along_dim,
+           notes="Tensor.take_along_dim does not exist in MindSpore: mindspore.numpy.take_along_axis broadcasts like torch",
+           examples=(*call_cases("result = x.take_along_dim({args})", [P("indices", "i"), P("dim", "1", True)],
+                                 {"x": "randn(3, 4)", "i": "randint(0, 4, (3, 2))"}),
+                     *call_cases("result = x.take_along_dim({args})", [P("indices", "i"), P("dim", "0")],
+                                 {"x": "randn(2, 3)", "i": "tensor([[1], [0]])"}, shapes=("positional",)))),
     method("roll", "shifts, dims=None", function="mindspore.numpy.roll", args={"shifts": "shift", "dims": "axis"},
            notes="the Roll kernel is missing on CPU; mindspore.numpy.roll composes it",
            examples=(*call_cases("result = x.roll({args})", [P("shifts", "1"), P("dims", "1", True)], X),
@@ -184,9 +298,44 @@ RULES = [
                      *call_cases("result = x.scatter({args})", [P("dim", "1"), P("index", "y.argsort(1)[:, :2]"), P("value", "0.5")], IDX,
                                  shapes=("keywords", "reordered")))),
     method("scatter_add", "dim, index, src", hook=_scatter_add,
-           notes="ScatterAddExt has no CPU kernel: ops.tensor_scatter_elements(..., 'add')",
-           examples=call_cases("result = x.scatter_add({args})", [P("dim", "1"), P("index", "i"), P("src", "y")], IDX,
-                               results=("result", "x"))),
+           notes="ScatterAddExt has no CPU kernel: ops.tensor_scatter_elements(..., 'add') on the index-shaped part of src",
+           examples=(*call_cases("result = x.scatter_add({args})", [P("dim", "1"), P("index", "i"), P("src", "y")], IDX,
+                                 results=("result", "x")),
+                     *call_cases("result = x.scatter_add({args})", [P("dim", "1"), P("index", "i[:, :2]"), P("src", "y")], IDX,
+                                 shapes=("positional",)))),
+    method("scatter_reduce", "dim, index, src, reduce, *, include_self=True", hook=_scatter_reduce,
+           notes="'sum' with include_self=True as ops.tensor_scatter_elements(..., 'add'); the others are marked",
+           examples=(*marking(call_cases("result = x.scatter_reduce({args})",
+                                         [P("dim", "1"), P("index", "i[:, :2]"), P("src", "y"), P("reduce", "'sum'")], IDX),
+                              {"variables": "must be literals"}),
+                     Example("x = x * 2\ny = x.scatter_reduce(0, i, src, 'prod')", marked="prod"),
+                     Example("x = x * 2\ny = x.scatter_reduce(0, i, src, 'amax')", marked="amax"),
+                     Example("x = x * 2\ny = x.scatter_reduce(0, i, src, 'sum', include_self=False)", marked="include_self"))),
+    method("index_copy", "dim, index, source", hook=_index_copy,
+           notes="no CPU kernel: index_fill with 0, then index_add of the source",
+           examples=call_cases("result = x.index_copy({args})", [P("dim", "0"), P("index", "torch.tensor([2, 0])"),
+                                                                P("source", "y[:2]")], IDX)),
+    method("put", "index, source, accumulate=False", hook=_put,
+           notes="flat indices into the flattened tensor, as ops.tensor_scatter_elements",
+           examples=call_cases("result = x.put({args})", [P("index", "torch.tensor([1, -2, 5])"),
+                                                          P("source", "torch.tensor([9.0, 8.0, 7.0])"),
+                                                          P("accumulate", "True", True)], X)),
+    method("fill_diagonal_", "fill_value, wrap=False", hook=_fill_diagonal,
+           notes="no CPU kernel: masked_fill of the main diagonal",
+           examples=(*marking(call_cases("x.fill_diagonal_({args})\nresult = x", [P("fill_value", "5.0"), P("wrap", "False", True)], X),
+                              {"variables": "wrap=True"}),
+                     Example("x = x * 2\nx.fill_diagonal_(1.5, wrap=True)", marked="wrap=True"))),
+    method("unique", "sorted=True, return_inverse=False, return_counts=False, dim=None", hook=_unique,
+           notes="Unique2 has no CPU kernel: the sorted unique values of ops.unique_consecutive after a sort; "
+                 "inverse indices by searchsorted",
+           examples=(*marking(call_cases("result = i.unique({args})", [P("sorted", "True", True), P("return_inverse", "True", True),
+                                                                      P("return_counts", "True", True)],
+                                         {"i": "tensor([3, 1, 2, 3, 1, 5])"}), {"variables": "through a variable"}),
+                     *call_cases("result = i.unique({args})", [P("return_counts", "True", kind="keyword")],
+                                 {"i": "tensor([[3, 1], [2, 3]])"}, shapes=("keywords",)))),
+    same("unique_consecutive", examples=call_cases("result = i.unique_consecutive({args})",
+                                                   [P("return_inverse", "True", True), P("return_counts", "True", True)],
+                                                   {"i": "tensor([3, 3, 1, 2, 2, 3])"}, shapes=("keywords", "defaults"))),
     method("index_add", "dim, index, source, *, alpha=1", hook=_int32_index, as_positional=True,
            notes="int32 indices; MindSpore's index_add writes into the receiver, so it runs on a copy",
            examples=call_cases("result = x.index_add({args})", [P("dim", "0"), P("index", "i[0, :2] % 3"), P("source", "y[:2]")],
@@ -211,5 +360,31 @@ RULES = [
                                  IDX, results=("result", "x")),
                      *call_cases("result = x.index_put({args})", [P("indices", "(i[0, :1] % 3,)"), P("values", "y[0, 0]")],
                                  IDX, shapes=("positional",), results=("result", "x")))),
+    method("broadcast_to", "size", as_positional=True,
+           examples=call_cases("result = x[0].broadcast_to({args})", [P("size", "(2, 4)")], X)),
+    same("diagflat", examples=call_cases("result = x[0].diagflat({args})", [P("offset", "1", True)], X)),
+    *(same(name, examples=call_cases(f"result = x.{name}({{args}})", [P("sections", sections, kind="positional")],
+                                     {"x": shape}))
+      for name, sections, shape in (("hsplit", "2", "randn(3, 4)"), ("vsplit", "[1, 2]", "randn(3, 4)"),
+                                    ("dsplit", "2", "randn(2, 3, 4)"))),
+    method("select_scatter", "src, dim, index", as_positional=True,
+           examples=call_cases("result = x.select_scatter({args})", [P("src", "y[0]"), P("dim", "0"), P("index", "1")], XY)),
+    same("slice_scatter", examples=call_cases("result = x.slice_scatter({args})",
+                                              [P("src", "y[:, :2]"), P("dim", "1", True), P("start", "0", True),
+                                               P("end", "2", True)], XY, shapes=("positional", "variables"))),
+    same("diagonal_scatter", examples=call_cases("result = x[:, :3].diagonal_scatter({args})",
+                                                 [P("src", "y[0, :2]"), P("offset", "1")], XY)),
+    method("narrow_copy", "dimension, start, length", target="narrow", as_positional=True, notes="narrow (a copy or a view: the same values)",
+           examples=call_cases("result = x.narrow_copy({args})", [P("dimension", "1", kind="positional"),
+                                                                  P("start", "1", kind="positional"),
+                                                                  P("length", "2", kind="positional")], X)),
+    method("unsafe_chunk", "chunks, dim=0", target="chunk", notes="chunk (torch's unsafe variant skips a check only)",
+           examples=call_cases("result = x.unsafe_chunk({args})", [P("chunks", "2"), P("dim", "1", True)], X)),
+    method("unsafe_split", "split_size, dim=0", target="split", notes="split (torch's unsafe variant skips a check only)",
+           examples=call_cases("result = x.unsafe_split({args})", [P("split_size", "2"), P("dim", "1", True)], X)),
+    method("unsafe_split_with_sizes", "split_sizes, dim=0", target="split", as_positional=True,
+           examples=call_cases("result = x.unsafe_split_with_sizes({args})", [P("split_sizes", "[1, 3]"), P("dim", "1")], X)),
+    method("split_with_sizes", "split_sizes, dim=0", target="split", as_positional=True,
+           examples=call_cases("result = x.split_with_sizes({args})", [P("split_sizes", "[1, 3]"), P("dim", "1")], X)),
     same("sum_to_size", examples=call_cases("result = x.sum_to_size({args})", [P("a", "1", kind="positional"), P("b", "4", kind="positional")], X)),
 ]

@@ -8,7 +8,7 @@ This module declares no rules itself.
 
 from __future__ import annotations
 
-from rewrite_rules.cases import P, call_cases
+from rewrite_rules.cases import P, call_cases, marking
 from rewrite_rules.helpers import OUT
 from rewrite_rules.spec import ApiRule, Example
 
@@ -72,9 +72,7 @@ def fn(
         dtype_map=dtype_map,
         compare=compare,
     )
-    examples = tuple(
-        Example(e.torch, marked=marked[e.notes], notes=e.notes) if marked and e.notes in marked else e for e in examples
-    )
+    examples = marking(examples, marked or {})
     mapping = dict(args or {})
     if "out" in [p.strip().split("=")[0] for p in signature.split(",")]:
         mapping.setdefault("out", OUT)
@@ -175,3 +173,18 @@ def render_default(call, ctx) -> str:
 
     func = call.func if call.func is not None else ctx.ref(call.target)
     return code_of(render(call, func))
+
+
+def wrapped(wrap, hook=None):
+    """A hook that converts the call as usual (after ``hook``, if any) and
+    passes the result through ``wrap(expr, ctx)``, e.g. a cast to torch's dtype."""
+    from transpiler.engine import render
+
+    def run(call, ctx):
+        if hook is not None:
+            hook(call, ctx)
+        if call.result is None:
+            call.result = render(call, call.func if call.func is not None else ctx.ref(call.target))
+        call.result = wrap(call.result, ctx)
+
+    return run

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 from rewrite_rules.cases import P
-from rewrite_rules.spec import Arg
+from rewrite_rules.spec import ApiRule, Arg, Example
+from rewrite_rules.tensor_linalg import SVD_CHECK, SVD_INPUTS, svd_of
 from rewrite_rules.torch_builders import IN, case, compose, fn, ms
+
+
+def _svd(call, ctx):
+    call.result = svd_of(call.get("input"), call.get("some"), call.get("compute_uv"), ctx)
+
 
 MATS = {"a": "randn(3, 4)", "b": "randn(4, 5)"}
 BATCH = {"a": "randn(2, 3, 4)", "b": "randn(2, 4, 5)"}
@@ -45,6 +51,12 @@ RULES = [
        inputs=SQUARE, **_PRODUCT),
     fn("torch.linalg.inv", ms("inverse"), "A, *, out=None", args={"A": "input"}, positional=1, params=[P("A", "x")],
        inputs=SQUARE, **_PRODUCT),
+    fn("torch.svd", ms("svd"), "input, some=True, compute_uv=True, *, out=None", hook=_svd,
+       template="u, s, v = torch.svd({args})" + SVD_CHECK, params=[IN, P("some", "True", default=True)], inputs=SVD_INPUTS,
+       notes="(U, S, V) reordered from MindSpore's (S, U, V); singular vectors may differ in sign (both are valid SVDs)",
+       results=("result",), rtol=1e-4, atol=1e-5,
+       extra=(case("u, s, v = torch.svd(x.T, some=False)\nresult = (s, u.abs(), v.abs())", SVD_INPUTS, rtol=1e-4, atol=1e-5),
+              Example("y = torch.svd(x, compute_uv=False)", marked="compute_uv"))),
     fn("torch.matrix_power", ms("matrix_power"), "input, n", params=[IN, P("n", "3")], inputs=SQUARE, **_PRODUCT),
     fn("torch.cross", signature="input, other, dim=None, *, out=None", params=[IN, P("other", "y"), P("dim", "0", default=True)],
        inputs={"x": "randn(3, 4)", "y": "randn(3, 4)"}, **_PRODUCT),

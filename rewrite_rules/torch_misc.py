@@ -3,9 +3,13 @@ arguments beyond one or two tensors; tensor predicates."""
 
 from __future__ import annotations
 
+import libcst as cst
+
 from rewrite_rules.cases import P
 from rewrite_rules.spec import Arg, Unconvertible, Unsupported
-from rewrite_rules.torch_builders import IN, OTHER, X, XY, case, compose, fn, literal, ms
+from rewrite_rules.tensor_math import equal_of
+from rewrite_rules.torch_builders import IN, OTHER, X, XY, atom, case, compose, fn, literal, ms
+from transpiler.engine import code_of
 
 NEAR = {"x": "randn(3, 4)", "y": "tensor([[0.0, 1.0, 2.0, 3.0], [1.0, 1.0, 1.0, 1.0], [0.5, 0.5, 0.5, 0.5]])"}
 SPECIAL = {"x": "tensor([1.0, nan, inf, -inf, -2.5])"}
@@ -13,18 +17,39 @@ _CLAMP = "input, min=None, max=None, *, out=None"
 _BOUNDS = [IN, P("min", "-0.5"), P("max", "0.5", default=True)]
 
 
-def _unique(call, ctx):
-    """MindSpore's unique does not sort; torch sorts by default."""
+def unique_of(x, call, ctx):
+    """The Unique2 kernel behind torch's sorted unique is missing on CPU, and
+    ops.unique does not sort: sort, then unique_consecutive; inverse indices
+    by searchsorted into the unique values. torch on CPU sorts even with
+    sorted=False, so the result is always sorted."""
+    flags = {}
     for flag in ("return_inverse", "return_counts"):
         known, value = literal(call, flag)
-        if not known or value:
-            raise Unconvertible(f"{flag}=True: MindSpore's unique returns the indices of its unsorted output")
+        if not known:
+            raise Unconvertible(f"{flag} through a variable")
+        flags[flag] = value
     if call.has("dim") and literal(call, "dim") != (True, None):
         raise Unconvertible("unique with dim= has no MindSpore equivalent")
-    known, sort = literal(call, "sorted")
-    if not known:
-        raise Unconvertible("sorted through a variable")
-    compose("{ops}.sort({ops}.unique({input})[0])[0]" if sort else "{ops}.unique({input})[0]")(call, ctx)
+    ops, x = code_of(ctx.ref("mindspore.ops")), atom(x)
+    values = f"{ops}.unique_consecutive({ops}.sort({x}.reshape(-1))[0]"
+    if not flags["return_inverse"]:
+        return cst.parse_expression(values + (", return_counts=True)" if flags["return_counts"] else ")"))
+    inverse = f"{ops}.searchsorted(values, {x})"
+    if flags["return_counts"]:
+        return cst.parse_expression(f"(lambda values, counts: (values, {inverse}, counts))(*{values}, return_counts=True))")
+    return cst.parse_expression(f"(lambda values: (values, {inverse}))({values}))")
+
+
+def _unique(call, ctx):
+    call.result = unique_of(call.get("input"), call, ctx)
+
+
+def _size(call, ctx):
+    call.result = cst.Call(cst.Name("tuple"), [cst.Arg(call.get("sizes"))] if call.has("sizes") else [])
+
+
+def _equal(call, ctx):
+    call.result = equal_of(call.get("input"), call.get("other"), ctx)
 
 
 def _softmax_dim(call, ctx):
@@ -58,7 +83,7 @@ RULES = [
        notes="as bool(isclose(...).all()): MindSpore has no allclose function.",
        extra=(case("result = torch.allclose(x, x + 1e-9)", X), case("result = torch.allclose(x, y)", XY))),
     fn("torch.equal", ms("equal"), "input, other", params=[IN, OTHER], inputs=XY,
-       hook=compose("({input}.shape == {other}.shape and bool({ops}.equal({input}, {other}).all()))"),
+       hook=_equal,
        notes="torch.equal is one bool; MindSpore's equal is element-wise.",
        extra=(case("result = torch.equal(x, x)", X), case("result = torch.equal(x, x[:2])", X))),
     fn("torch.round", signature="input, *, decimals=0, out=None", params=[IN, P("decimals", "2", default=True, kind="keyword")],
@@ -90,13 +115,22 @@ RULES = [
        atol=1e-5),
     fn("torch.pdist", signature="input, p=2", params=[IN, P("p", "1.0", default=True)], inputs=X, rtol=1e-4, atol=1e-5),
     fn("torch.unique", signature="input, sorted=True, return_inverse=False, return_counts=False, dim=None",
-       params=[IN, P("sorted", "True", default=True)], hook=_unique, inputs={"x": "randint(0, 6, (10,))"},
-       marked={"variables": "sorted through a variable"},
-       notes="sorted after MindSpore's unique (which does not sort); return_inverse/return_counts are marked."),
+       params=[IN, P("sorted", "True", default=True), P("return_inverse", "True", default=True),
+               P("return_counts", "True", default=True)], hook=_unique, inputs={"x": "randint(0, 6, (10,))"},
+       marked={"variables": "return_inverse through a variable"},
+       notes="sort, then ops.unique_consecutive (Unique2 has no CPU kernel and ops.unique does not sort); "
+             "inverse indices by searchsorted",
+       extra=(case("result = torch.unique(x)", {"x": "randint(0, 6, (3, 4))"}),
+              case("result = torch.unique(x, sorted=False)", {"x": "tensor([3, 1, 2, 3, 1, 5, 0])"}),
+              case("result = torch.unique(x, return_inverse=True)", {"x": "randint(0, 6, (3, 4))"}),
+              case("result = torch.unique(x, return_counts=True)", {"x": "randn(5)"}))),
     fn("torch.is_tensor", signature="obj", params=[P("obj", "x", kind="positional")], inputs=X, extra=(case("result = torch.is_tensor(3)"),)),
     fn("torch.is_floating_point", signature="input", inputs=X,
        extra=(case("result = torch.is_floating_point(i)", {"i": "randint(0, 3, (2,))"}),)),
     fn("torch.is_complex", signature="input", inputs=X),
     fn("torch.is_nonzero", signature="input", inputs={"x": "tensor([1.5])"},
        extra=(case("result = torch.is_nonzero(x)", {"x": "tensor([0.0])"}),)),
+    fn("torch.Size", None, "sizes=()", params=[P("sizes", "[2, 3]", kind="positional")], inputs={}, hook=_size,
+       notes="a tuple: MindSpore shapes are tuples",
+       extra=(case("result = torch.Size()"), case("result = torch.Size(x.shape)", X))),
 ]

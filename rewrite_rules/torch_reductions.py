@@ -11,15 +11,15 @@ import libcst as cst
 
 from rewrite_rules.cases import P
 from rewrite_rules.spec import Unconvertible, Unsupported
-from rewrite_rules.torch_builders import IN, X, arg_text, atom, case, compose, fn, literal, ms
+from rewrite_rules.helpers import INDEX_NOTE, as_int64, indices_as_int64
+from rewrite_rules.tensor_reductions import kthvalue, norm_of
+from rewrite_rules.torch_builders import IN, X, arg_text, atom, case, compose, fn, literal, ms, wrapped
 from transpiler.engine import code_of
 
 X3 = {"x": "randn(2, 3, 4)"}
 DIM = P("dim", "1", default=True)
 KEEPDIM = P("keepdim", "True", default=True)
 DTYPE_KW = P("dtype", "torch.float64", default=True, kind="keyword")
-_INT32_INDICES = {"int64": "int32"}
-_INT32_WHY = "MindSpore's CPU kernel returns int32 indices; they index the same elements."
 
 
 def _reduce(name, target=None, signature="input, dim=None, keepdim=False, *, dtype=None, out=None", args=None,
@@ -125,16 +125,11 @@ def _median(call, ctx):
 
 
 def _norm(call, ctx):
-    """torch.norm is a vector norm over ``dim`` (all elements when None) for
-    every p except 'nuc'."""
-    known, p = literal(call, "p")
-    if known and p == "nuc":
-        raise Unconvertible("p='nuc' (nuclear norm): use torch.linalg.matrix_norm")
-    if known and p in ("fro", None):
-        call.remove("p")
-        call.add_keyword("ord", "2", before="p")
-    elif not known and call.has("p"):
-        ctx.warn(call.source, "torch.norm", "p given through a variable: 'fro' must be written as 2 for MindSpore")
+    call.result = norm_of(call.get("input"), call.get("p"), call.get("dim"), call.get("keepdim"), call.get("dtype"), ctx)
+
+
+def _kthvalue(call, ctx):
+    call.result = kthvalue(call.get("input"), call.get("k"), call.get("dim"), call.get("keepdim"), ctx)
 
 
 def _count_nonzero(call, ctx):
@@ -177,8 +172,13 @@ RULES = [
        args={"input": "x", "p": "ord", "dim": "axis", "keepdim": "keepdims"},
        params=[IN, P("p", "1", default=True), P("dim", "1", default=True), KEEPDIM], positional=1, hook=_norm,
        inputs=X3, rtol=1e-4, atol=1e-5,
+       notes="ops.vector_norm over dim (all elements when None; 'fro' is the 2-norm), ops.matrix_norm for 'nuc'",
        extra=(case("result = torch.norm(x, p=2, dim=(1, 2))", X3, rtol=1e-4), case("result = torch.norm(x, 3)", X3, rtol=1e-4),
-              case('result = torch.norm(x, "fro", dim=1)', X3, rtol=1e-4))),
+              case('result = torch.norm(x, "fro", dim=1)', X3, rtol=1e-4), case('result = torch.norm(x, "fro")', X3, rtol=1e-4),
+              case("result = torch.norm(x, p='nuc')", {"x": "randn(3, 4)"}, rtol=1e-4, atol=1e-5),
+              case("result = torch.norm(x, p='nuc', dim=(0, 2), keepdim=True)", X3, rtol=1e-4, atol=1e-5),
+              case("result = torch.norm(x, dtype=torch.float64)", X3, rtol=1e-4),
+              case("p = 'fro'\nresult = torch.norm(x, p)", X3, rtol=1e-4))),
     fn("torch.linalg.vector_norm", ms("vector_norm"), "x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None",
        args={"dim": "axis", "keepdim": "keepdims"},
        params=[P("x", "x"), P("ord", "1", default=True), P("dim", "1", default=True), KEEPDIM], positional=2,
@@ -197,21 +197,25 @@ RULES = [
        params=[IN, P("dim", "1"), DTYPE_KW], inputs=X3, positional=2, rtol=1e-4, atol=1e-5),
     fn("torch.cummax", signature="input, dim, *, out=None", args={"dim": "axis"}, params=[IN, P("dim", "1")], inputs=X3, positional=2),
     fn("torch.cummin", signature="input, dim, *, out=None", args={"dim": "axis"}, params=[IN, P("dim", "1")], inputs=X3, positional=2,
-       dtype_map=_INT32_INDICES, notes=_INT32_WHY),
+       hook=wrapped(indices_as_int64), notes=INDEX_NOTE),
     fn("torch.logcumsumexp", signature="input, dim, *, out=None", args={"dim": "axis"}, params=[IN, P("dim", "1")],
        inputs=X3, positional=2, rtol=1e-4, atol=1e-5),
     fn("torch.sort", signature="input, dim=-1, descending=False, *, stable=False, out=None",
        args={"input": "input_x", "dim": "axis", "stable": Unsupported("MindSpore's sort has no stable= argument")},
        params=[IN, P("dim", "1", default=True), P("descending", "True", default=True)], positional=3, inputs=X3,
-       dtype_map=_INT32_INDICES, notes=_INT32_WHY),
+       hook=wrapped(indices_as_int64), notes=INDEX_NOTE,
+       extra=(case("values, indices = torch.sort(x)", X3, results=("values", "indices")),)),
     fn("torch.argsort", signature="input, dim=-1, descending=False, *, stable=False",
        args={"dim": "axis", "stable": Unsupported("MindSpore's argsort has no stable= argument")},
        params=[IN, P("dim", "1", default=True), P("descending", "True", default=True)], positional=3, inputs=X3,
-       dtype_map=_INT32_INDICES, notes=_INT32_WHY),
+       hook=wrapped(as_int64), notes=INDEX_NOTE),
     fn("torch.msort", inputs=X3),
     fn("torch.topk", signature="input, k, dim=None, largest=True, sorted=True, *, out=None",
        params=[IN, P("k", "2"), P("dim", "1", default=True), P("largest", "False", default=True), P("sorted", "True", default=True)],
-       inputs=X3, dtype_map=_INT32_INDICES, notes=_INT32_WHY),
+       inputs=X3, hook=wrapped(indices_as_int64), notes=INDEX_NOTE),
+    fn("torch.kthvalue", ms("sort"), "input, k, dim=-1, keepdim=False, *, out=None",
+       params=[IN, P("k", "2"), P("dim", "1", default=True), P("keepdim", "True", default=True)], inputs=X3,
+       hook=_kthvalue, notes="no CPU kernel: the k-th entry of ops.sort along dim; " + INDEX_NOTE),
     fn("torch.count_nonzero", signature="input, dim=None", args={"input": "x", "dim": "axis"},
        params=[IN, P("dim", "1", default=True)], positional=2, hook=_count_nonzero,
        inputs={"x": "randint(0, 3, (3, 4))"}, notes="dtype=int64 is written: MindSpore counts in int32 by default."),

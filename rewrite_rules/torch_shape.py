@@ -7,7 +7,8 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.cases import P
-from rewrite_rules.spec import Arg, Drop, Unconvertible, Unsupported
+from rewrite_rules.spec import Arg, Drop, Example, Unconvertible, Unsupported
+from rewrite_rules.tensor_shape import index_copy_of, scatter_elements, scatter_reduce_of, select_of, take_along
 from rewrite_rules.torch_builders import IN, X, arg_text, case, compose, fn, literal, ms
 from transpiler.engine import code_of
 
@@ -70,9 +71,38 @@ def _atleast(name):
     )
 
 
-def _need(call, name, why):
-    if not call.has(name):
-        raise Unconvertible(why)
+# indices broadcast against the input on every axis but dim
+TAKE_BROADCAST = {"x": "randn(2, 3)", "i": "tensor([[1], [0]])"}
+
+
+def _scatter_add(call, ctx):
+    call.result = scatter_elements(call.get("input"), call.get("dim"), call.get("index"), call.get("src"), "add", ctx)
+
+
+def _scatter_reduce(call, ctx):
+    call.result = scatter_reduce_of(call.get("input"), call.get("dim"), call.get("index"), call.get("src"),
+                                    call.get("reduce"), call.get("include_self"), ctx)
+
+
+def _index_copy(call, ctx):
+    call.result = index_copy_of(call.get("input"), call.get("dim"), call.get("index"), call.get("source"), ctx)
+
+
+def _masked_scatter(call, ctx):
+    call.result = cst.Call(cst.Attribute(call.get("input"), cst.Name("masked_scatter")),
+                           [cst.Arg(call.get("mask")), cst.Arg(call.get("source"))])
+
+
+def _select(call, ctx):
+    subscript = select_of(call.get("input"), call.get("dim"), call.get("index"), ctx)
+    if subscript is not None:
+        call.result = subscript
+        return
+    compose("{ops}.gather({input}, {ms}.Tensor({index} % {input}.shape[{dim}]), {dim})")(call, ctx)
+
+
+def _take_along_dim(call, ctx):
+    call.result = take_along(call.get("input"), call.get("indices"), call.get("dim"), ctx)
 
 
 def _ops(ctx) -> str:
@@ -165,11 +195,25 @@ RULES = [
        params=[IN, P("dim", "1"), P("index", "i"), P("src", "s")], positional=4, hook=_scatter,
        inputs={"x": "randn(3, 4)", "i": "tensor([[0, 1], [2, 3], [3, 0]])", "s": "randn(3, 2)"},
        extra=(case("result = torch.scatter(x, 1, i, value=2.5)", {"x": "randn(3, 4)", "i": "tensor([[0, 1], [2, 3], [3, 0]])"}),)),
-    fn("torch.scatter_add", ms("tensor_scatter_elements"), "input, dim, index, src",
-       hook=lambda call, ctx: call.add_keyword("reduction", '"add"'),
-       args={"input": "input_x", "dim": "axis", "index": "indices", "src": "updates"}, positional=1,
+    fn("torch.scatter_add", ms("tensor_scatter_elements"), "input, dim, index, src", hook=_scatter_add,
        params=[IN, P("dim", "1"), P("index", "i"), P("src", "s")],
-       inputs={"x": "randn(3, 4)", "i": "tensor([[0, 1], [2, 2], [3, 0]])", "s": "randn(3, 2)"}),
+       notes="ops.tensor_scatter_elements(..., 'add') on the index-shaped part of src",
+       inputs={"x": "randn(3, 4)", "i": "tensor([[0, 1], [2, 2], [3, 0]])", "s": "randn(3, 2)"},
+       extra=(case("result = torch.scatter_add(x, 1, i, s)", {"x": "randn(3, 4)", "i": "tensor([[0, 1], [2, 2]])",
+                                                              "s": "randn(3, 5)"}),)),
+    fn("torch.scatter_reduce", ms("tensor_scatter_elements"), "input, dim, index, src, reduce, *, include_self=True",
+       hook=_scatter_reduce, params=[IN, P("dim", "1"), P("index", "i"), P("src", "s"), P("reduce", "'sum'")],
+       marked={"variables": "must be literals"},
+       notes="'sum' with include_self=True as ops.tensor_scatter_elements(..., 'add'); the others are marked",
+       inputs={"x": "randn(3, 4)", "i": "tensor([[0, 1], [2, 2], [3, 0]])", "s": "randn(3, 2)"},
+       extra=(Example("y = torch.scatter_reduce(x, 1, i, s, 'mean')", marked="mean"),)),
+    fn("torch.index_copy", "mindspore.Tensor.index_add", "input, dim, index, source, *, out=None", hook=_index_copy,
+       params=[IN, P("dim", "0"), P("index", "i"), P("source", "s")],
+       notes="no CPU kernel: index_fill with 0, then index_add of the source",
+       inputs={"x": "randn(3, 4)", "i": "tensor([2, 0])", "s": "randn(2, 4)"}),
+    fn("torch.masked_scatter", "mindspore.Tensor.masked_scatter", "input, mask, source", hook=_masked_scatter,
+       params=[IN, P("mask", "m"), P("source", "s")], inputs={"x": "randn(3, 4)", "m": "bool(3, 4)", "s": "randn(3, 4)"},
+       notes="the Tensor method (MindSpore has no ops.masked_scatter)"),
     fn("torch.index_select", signature="input, dim, index, *, out=None", args={"dim": "axis"},
        params=[IN, P("dim", "1"), P("index", "i")], positional=3, inputs={"x": "randn(3, 4)", "i": "tensor([0, 3, 1])"}),
     fn("torch.masked_fill", signature="input, mask, value", args={"input": "input_x"}, positional=3,
@@ -207,11 +251,13 @@ RULES = [
        hook=compose("{ops}.gather({ops}.reshape({input}, (-1,)), {index}, 0)"),
        notes="composed from gather: MindSpore's Take kernel is missing on CPU.",
        inputs={"x": "randn(3, 4)", "i": "tensor([[0, 5], [11, 2]])"}),
-    fn("torch.take_along_dim", ms("gather_elements"), "input, indices, dim=None, *, out=None",
-       params=[IN, P("indices", "i"), P("dim", "1")], inputs={"x": "randn(3, 4)", "i": "randint(0, 4, (3, 2))"},
-       hook=lambda call, ctx: _need(call, "dim", "dim=None (flattened) is not supported; pass dim")
-       or compose("{ops}.gather_elements({input}, {dim}, {indices})")(call, ctx),
-       notes="only with dim given, and index with the input's number of dimensions."),
+    fn("torch.take_along_dim", "mindspore.numpy.take_along_axis", "input, indices, dim=None, *, out=None",
+       params=[IN, P("indices", "i"), P("dim", "1", default=True)], inputs={"x": "randn(3, 4)", "i": "randint(0, 4, (3, 2))"},
+       hook=_take_along_dim,
+       notes="mindspore.numpy.take_along_axis: broadcasts like torch, and flattens when dim is None.",
+       extra=(case("result = torch.take_along_dim(x, i, dim=0)", TAKE_BROADCAST),
+              case("result = torch.take_along_dim(x, i, 1)", TAKE_BROADCAST),
+              case("result = torch.take_along_dim(x, x.argmax())", TAKE_BROADCAST))),
     fn("torch.diag", signature="input, diagonal=0, *, out=None", params=[IN, P("diagonal", "1", default=True)],
        hook=compose("({ops}.diagflat({input}, {diagonal}) if {input}.ndim == 1 else {ops}.diagonal({input}, {diagonal}))"),
        notes="diagflat for vectors, diagonal for matrices: MindSpore's diag does not extract diagonals.",
@@ -238,9 +284,8 @@ RULES = [
        args={"memory_format": Drop("MindSpore has one memory format")}, inputs=X3,
        notes="Tensor.copy(): MindSpore's Clone kernel is missing on CPU."),
     fn("torch.select", ms("gather"), "input, dim, index", params=[IN, P("dim", "1"), P("index", "2")], inputs=X3,
-       hook=compose("{ops}.gather({input}, {ms}.Tensor({index} % {input}.shape[{dim}]), {dim})"),
-       notes="composed from gather with a scalar index.",
-       extra=(case("result = torch.select(x, -1, -2)", X3),)),
+       hook=_select, notes="x[:, index] for a literal dim, else composed from gather with a scalar index.",
+       extra=(case("result = torch.select(x, -1, -2)", X3), case("torch.select(x, 1, 2).fill_(0.0)\nresult = x", X3))),
     fn("torch.where", signature="condition, input=None, other=None, *, out=None", hook=_where,
        params=[P("condition", "c"), IN, P("other", "y")], inputs={"c": "bool(3, 4)", "x": "randn(3, 4)", "y": "randn(3, 4)"},
        extra=(case("result = torch.where(x > 0)", {"x": "randn(3, 4)"}),

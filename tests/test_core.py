@@ -336,7 +336,7 @@ def test_every_use_is_counted_once():
     import torch
     a = torch.zeros(2)
     b = torch.frobnicate(a)
-    c = a.as_strided(1)
+    c = a.q_scale()
     """
     outcomes = [d.outcome for d in diagnostics(code) if d.outcome is not Outcome.NONE]
     assert outcomes.count(Outcome.CONVERTED) == 1

@@ -217,7 +217,7 @@ def test_dtypes_are_compared(counts, capsys):
 
 @pytest.mark.parametrize("old, new, dtypes", [
     ("ops.sum((y > 0).long(), dim=1)", "ops.sum((y > 0).long(), dim=1).int()", "int64 -> int32"),
-    ("x.double() * 2", "x.float() * 2", "float64 -> float32"),
+    ("x.to(mindspore.float64) * 2", "x.to(mindspore.float32) * 2", "float64 -> float32"),
 ])
 def test_undeclared_dtype_difference_fails(counts, tmp_path, capsys, old, new, dtypes):
     """Sabotage: an output of another dtype with values that still agree."""

@@ -85,10 +85,11 @@ class Analysis:
 class NameAnalyzer(cst.CSTVisitor):
     """Resolves names; see the module docstring."""
 
-    def __init__(self, method_names: frozenset[str], module_base: "callable"):
+    def __init__(self, method_names: frozenset[str], module_base: "callable", attribute_names=frozenset()):
         super().__init__()
         self.result = Analysis()
         self._method_names = method_names
+        self._attribute_names = attribute_names
         self._is_module_base = module_base
         self._scopes: list[_Scope] = []
         self._statements: list[cst.CSTNode] = []
@@ -309,6 +310,8 @@ class NameAnalyzer(cst.CSTVisitor):
     # -- references ---------------------------------------------------------
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         self._skip.add(id(node.attr))
+        if node.attr.value in self._attribute_names:
+            self._mark_interesting()
         parts = chain_parts(node)
         if parts is None:
             return True
@@ -352,8 +355,9 @@ def _alias_local(alias: cst.ImportAlias) -> str | None:
     return _dotted(alias.name).split(".", 1)[0]
 
 
-def analyse(module: cst.Module, method_names: frozenset[str], module_base) -> Analysis:
-    analyzer = NameAnalyzer(method_names, module_base)
+def analyse(module: cst.Module, method_names: frozenset[str], module_base, attribute_names=frozenset()) -> Analysis:
+    """attribute_names: attributes whose reads may need rewriting (``x.real``)."""
+    analyzer = NameAnalyzer(method_names, module_base, attribute_names)
     # libcst's visit semantics without rebuilding the tree; layout holds no names
     walk(module, analyzer, prune=LAYOUT_TYPES)
     return analyzer.result

@@ -15,13 +15,14 @@ import libcst as cst
 
 from rewrite_rules.registry import RuleSet
 from rewrite_rules.spec import InPlace, Unconvertible
-from rewrite_rules.tensor_methods_data import TORCH_ONLY_TENSOR_METHODS
+from rewrite_rules.tensor_methods_data import BUILTIN_NAMED_TENSOR_METHODS, TORCH_ONLY_TENSOR_METHODS
 from transpiler import structural
 from transpiler.context import FileContext
 from transpiler.diagnostics import Outcome, Severity
 from transpiler.engine import convert_call, convert_method
 from transpiler.names import chain_parts
 from transpiler.statements import Placeholders
+from transpiler.tensor_properties import PropertyReads
 from transpiler.walk import LAYOUT_TYPES
 
 MARKER_PREFIX = "# TODO(ms-migrate): "
@@ -58,6 +59,7 @@ class Rewriter(cst.CSTTransformer):
         self.checkpoints = structural.Checkpoints(self)  # dicts of states in torch.save / torch.load
         self.surroundings = structural.Surroundings(self)  # backend flags, freezing, autocast variables
         self.attributes = structural.Attributes(self)  # attribute reads of layers, loaders, wrappers
+        self.properties = PropertyReads(self)  # x.real, x.is_cuda ... on untyped receivers
         self._header_comments = {line.comment.value for line in module.header if line.comment is not None}
 
     # -- infrastructure -------------------------------------------------------
@@ -169,6 +171,10 @@ class Rewriter(cst.CSTTransformer):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         structural.record_known_kinds(node, self.ctx)
+        self.properties.note_targets(t.target for t in node.targets)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self.properties.note_targets([node.target])
 
     def visit_Expr(self, node: cst.Expr) -> None:
         if isinstance(node.value, cst.Call):
@@ -227,6 +233,8 @@ class Rewriter(cst.CSTTransformer):
             return updated.with_changes(func=updated.func.with_changes(attr=cst.Name("construct")))
         if self._is_module_function(original.func.value):
             return updated  # np.sum(...), ops.softmax(...): a module's function, not a method
+        if name in BUILTIN_NAMED_TENSOR_METHODS and id(original) in self.statement_calls:
+            return updated  # items.sort(), seen.add(x): a builtin type's method, whose result a tensor's would not discard
         positional = sum(1 for a in original.args if a.keyword is None and not a.star)
         on_self = isinstance(original.func.value, cst.Name) and original.func.value.value == "self"
         # self.norm(x) calls the object's own method or submodule, never a tensor method
@@ -238,11 +246,7 @@ class Rewriter(cst.CSTTransformer):
                 self.mark(original, f"torch.Tensor.{name}", "in-place method with no rule; no MindSpore form is known")
                 return updated
             if name in TORCH_ONLY_TENSOR_METHODS and not on_self:
-                self.ctx.report(
-                    original, f"torch.Tensor.{name}", Severity.WARNING,
-                    f"method .{name}() is a torch Tensor method with no rule; if the receiver is a tensor, convert it by hand",
-                    Outcome.UNKNOWN,
-                )
+                self._mark_unrecognised(original, name)
             return updated
         if rule.rename == name and rule.hook is None:  # MindSpore's Tensor has the same method
             self.ctx.converted(original, rule.torch, f".{name}() is the same in MindSpore")
@@ -250,16 +254,26 @@ class Rewriter(cst.CSTTransformer):
         try:
             result = convert_method(rule, updated.func.value, updated, self.ctx, source=original)
             if isinstance(result, InPlace):
-                if id(original) not in self.statement_calls:
-                    raise Unconvertible("in-place operation inside an expression; make it a statement of its own")
-                self.in_place[id(original)] = (updated.func.value, result.value, result.rebinds)
-                result = updated
+                if id(original) in self.statement_calls:
+                    self.in_place[id(original)] = (updated.func.value, result.value, result.rebinds)
+                    result = updated
+                else:
+                    result = structural.in_place_value(self.ctx, original.func.value, updated.func.value, result)
         except Unconvertible as exc:
             self.mark(original, rule.torch, exc.reason)
             return updated
         self.changed()
         self.ctx.converted(original, rule.torch, f".{name}() -> MindSpore form")
         return result
+
+    def _mark_unrecognised(self, node: cst.Call, name: str) -> None:
+        """A torch-only Tensor method no rule knows: MindSpore's Tensor lacks
+        it, so the call gets a marker; it is counted as unrecognised."""
+        api = f"torch.Tensor.{name}"
+        text = f"{api}: MindSpore's Tensor has no .{name}() and no rule converts it; if the receiver is a tensor, rewrite it by hand"
+        if self.frames and text not in self.frame.markers:
+            self.frame.markers.append(text)
+        self.ctx.report(node, api, Severity.MARKER, text, Outcome.UNKNOWN)
 
     def _is_torch_result(self, receiver: cst.BaseExpression) -> bool:
         """The receiver is what a torch API call (or a method on its result) returns."""
@@ -287,6 +301,8 @@ class Rewriter(cst.CSTTransformer):
 
     def _maybe_reference(self, original, updated):
         qualified = self.analysis.qualified(original)
+        if qualified is None and isinstance(original, cst.Attribute):
+            return self.properties.leave(original, updated)
         if qualified is None or id(original) in self.call_funcs or id(original) in self.handled:
             return updated
         return self._reference(original, qualified, updated)

@@ -36,6 +36,10 @@ def _kind_of(value: cst.BaseExpression, ctx) -> str | None:
             return "optimizer"
         if qualified.startswith("torch.optim.lr_scheduler."):
             return "scheduler"
+        if qualified.startswith("torch.nn.ReflectionPad"):
+            return "reflection pad"
+        if qualified in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+            return "parameter"
     if is_device_string(value):
         return "device"
     return None

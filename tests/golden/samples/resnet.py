@@ -22,9 +22,9 @@ class BasicBlock(nn.Cell):
     def __init__(self, in_planes, planes, stride=1):
         super().__init__()
         self.conv1 = conv3x3(in_planes, planes, stride)
-        self.bn1 = nn.BatchNorm2d(planes, momentum=0.9)
+        self.bn1 = nn.BatchNorm2d(planes, momentum=0.9).set_train()
         self.conv2 = conv3x3(planes, planes)
-        self.bn2 = nn.BatchNorm2d(planes, momentum=0.9)
+        self.bn2 = nn.BatchNorm2d(planes, momentum=0.9).set_train()
         self.shortcut = nn.SequentialCell()
         if stride != 1 or in_planes != planes:
             # projection shortcut to match shapes
@@ -37,7 +37,7 @@ class BasicBlock(nn.Cell):
                     pad_mode="valid",
                     has_bias=False,
                 ),
-                nn.BatchNorm2d(planes, momentum=0.9),
+                nn.BatchNorm2d(planes, momentum=0.9).set_train(),
             )
 
     def construct(self, x):
@@ -52,7 +52,9 @@ class ResNet(nn.Cell):
         super().__init__()
         self.in_planes = width
         self.stem = nn.SequentialCell(
-            conv3x3(3, width), nn.BatchNorm2d(width, momentum=0.9), nn.ReLU()
+            conv3x3(3, width),
+            nn.BatchNorm2d(width, momentum=0.9).set_train(),
+            nn.ReLU(),
         )
         layers = []
         for i, blocks in enumerate(num_blocks):

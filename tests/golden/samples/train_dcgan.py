@@ -14,12 +14,12 @@ class Generator(nn.Cell):
         super().__init__()
         self.main = nn.SequentialCell(
             nn.Conv2dTranspose(nz, ngf * 2, 4, 1, pad_mode="valid", has_bias=False),
-            nn.BatchNorm2d(ngf * 2, momentum=0.9),
+            nn.BatchNorm2d(ngf * 2, momentum=0.9).set_train(),
             nn.ReLU(),
             nn.Conv2dTranspose(
                 ngf * 2, ngf, 4, 2, pad_mode="pad", padding=1, has_bias=False
             ),
-            nn.BatchNorm2d(ngf, momentum=0.9),
+            nn.BatchNorm2d(ngf, momentum=0.9).set_train(),
             nn.ReLU(),
             nn.Conv2dTranspose(ngf, 1, 4, 2, pad_mode="pad", padding=1, has_bias=False),
             nn.Tanh(),
@@ -36,7 +36,7 @@ class Discriminator(nn.Cell):
             nn.Conv2d(1, ndf, 4, 2, pad_mode="pad", padding=1, has_bias=False),
             nn.LeakyReLU(alpha=0.2),
             nn.Conv2d(ndf, ndf * 2, 4, 2, pad_mode="pad", padding=1, has_bias=False),
-            nn.BatchNorm2d(ndf * 2, momentum=0.9),
+            nn.BatchNorm2d(ndf * 2, momentum=0.9).set_train(),
             nn.LeakyReLU(alpha=0.2),
             nn.Conv2d(ndf * 2, 1, 4, 1, pad_mode="valid", has_bias=False),
         )
