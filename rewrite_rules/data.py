@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from rewrite_rules.cases import P, call_cases
 from rewrite_rules.spec import ApiRule, Drop, Example, Unconvertible, Unsupported
 from transpiler.engine import code_of, keyword_arg
 from transpiler.structural.datasets import columns_of, default_columns, is_mindspore_dataset
@@ -91,6 +92,19 @@ def _random_split(call, ctx):
     )
 
 
+def _capped_num_samples(call, ctx) -> None:
+    """MindSpore's samplers draw at most as many rows as the dataset has (measured:
+    num_samples=8000 over 10 rows gives 10 rows); torch draws num_samples. Convert
+    only when num_samples is absent or a len(...) (the dataset's or its weights')."""
+    num_samples = call.get("num_samples")
+    if num_samples is None or code_of(num_samples) == "None":
+        return
+    if isinstance(num_samples, cst.Call) and code_of(num_samples.func) == "len":
+        return
+    raise Unconvertible("num_samples: MindSpore's sampler draws at most len(dataset) rows, torch draws num_samples; "
+                        "convert by hand if num_samples may exceed the dataset's size")
+
+
 _GENERATOR = Unsupported("torch.Generator objects have no MindSpore equivalent; seed with mindspore.dataset.config.set_seed")
 
 _DATASET_SOURCE = (
@@ -99,6 +113,41 @@ _DATASET_SOURCE = (
     "    def __getitem__(self, i):\n        return torch.zeros(3), i % 2\n\n\n"
     "data = Digits()\n"
 )
+
+# Execution cases: a map-style dataset of ten (x row, label) pairs; the batches
+# each pipeline yields are compared (values, order, count). Random orders are
+# compared structurally: the rows (sorted by label, each still paired with its
+# x) and the batch sizes; which permutation is drawn is not compared.
+_PAIRS = (
+    "class Pairs(torch.utils.data.Dataset):\n"
+    "    def __init__(self, x, y):\n        self.x, self.y = x, y\n\n"
+    "    def __len__(self):\n        return len(self.y)\n\n"
+    "    def __getitem__(self, i):\n        return self.x[i], self.y[i]\n\n\n"
+    "data = Pairs(x, y)\n"
+)
+_PAIR_INPUTS = {"x": "randn(10, 2)", "y": "arange(10)"}
+_BATCHES = "result = [batch for batch in loader]\n"
+_LABELS = "labels = torch.cat([batch[1] for batch in loader])\n"
+
+
+def _loaded(statements: str, results=("result",), **options) -> Example:
+    """A run over the ten pairs: ``statements`` build ``loader`` and the results."""
+    return Example(_PAIRS + statements, inputs=_PAIR_INPUTS, results=results, **options)
+
+
+def _sampled(sampler: str, then: str = _BATCHES, **options) -> Example:
+    return _loaded(f"loader = torch.utils.data.DataLoader(data, batch_size=3, sampler={sampler})\n" + then, **options)
+
+
+_SORTED_LABELS = _LABELS + "result = torch.sort(labels)[0]\n"
+_SHUFFLED = (
+    "batches = [batch for batch in loader]\n"
+    "xs = torch.cat([b[0] for b in batches])\n"
+    "ys = torch.cat([b[1] for b in batches])\n"
+    "order = torch.argsort(ys)\n"
+    "result = (xs[order], ys[order], [len(b[1]) for b in batches])\n"
+)
+_PERMUTATION = "the permutation drawn is not compared (random in both); compared: the rows it yields, sorted"
 
 RULES = [
     ApiRule(
@@ -136,6 +185,14 @@ RULES = [
                 ").batch(8, drop_remainder=False)",
             ),
             Example("loader = torch.utils.data.DataLoader(ds, worker_init_fn=seed_worker)", marked="worker_init_fn"),
+            *call_cases("loader = torch.utils.data.DataLoader({args})\n" + _BATCHES + "n = len(loader)\n", [
+                P("dataset", "data"), P("batch_size", "3", default=True), P("shuffle", "False", default=True),
+                P("num_workers", "2", default=True, kind="keyword"), P("pin_memory", "True", default=True, kind="keyword"),
+                P("drop_last", "True", default=True, kind="keyword")], _PAIR_INPUTS, results=("result", "n"),
+                setup=_PAIRS),
+            _loaded("loader = torch.utils.data.DataLoader(data, 4, drop_last=False)\n" + _BATCHES, notes="last_batch_short"),
+            _loaded("loader = torch.utils.data.DataLoader(data, batch_size=4, shuffle=True)\n" + _SHUFFLED,
+                    compare="structural", notes=_PERMUTATION + " by label, each with its x, and the batch sizes"),
         ),
     ),
     ApiRule(
@@ -145,7 +202,13 @@ RULES = [
         hook=_tensor_dataset,
         aliases=("torch.utils.data.dataset.TensorDataset",),
         notes="rows of the tensors as NumPy arrays: a random-access source for GeneratorDataset",
-        examples=(Example("ds = torch.utils.data.TensorDataset(x, y)", "ds = list(zip(np.asarray(x), np.asarray(y)))"),),
+        examples=(
+            Example("ds = torch.utils.data.TensorDataset(x, y)", "ds = list(zip(np.asarray(x), np.asarray(y)))"),
+            Example("ds = torch.utils.data.TensorDataset(x, y)\nloader = torch.utils.data.DataLoader(ds, batch_size=4)\n"
+                    "result = ([batch for batch in loader], len(ds))", inputs=_PAIR_INPUTS),
+            Example("ds = torch.utils.data.TensorDataset(x)\nloader = torch.utils.data.DataLoader(ds, batch_size=4)\n"
+                    + _BATCHES, inputs=_PAIR_INPUTS, notes="one_tensor"),
+        ),
     ),
     ApiRule(
         "torch.utils.data.random_split",
@@ -161,29 +224,82 @@ RULES = [
                 'train, val = mindspore.dataset.GeneratorDataset(\n    ds, column_names=["data", "label"], shuffle=False\n'
                 ").split([0.8, 0.2], randomize=True)",
             ),
+            _loaded("train, val = torch.utils.data.random_split(data, [7, 3])\n"
+                    "loader = torch.utils.data.DataLoader(train, batch_size=7)\n" + _LABELS
+                    + "rest = torch.cat([b[1] for b in torch.utils.data.DataLoader(val, batch_size=7)])\n"
+                    "result = torch.sort(torch.cat([labels, rest]))[0]\nsizes = (len(labels), len(rest))\n",
+                    results=("result", "sizes"), compare="structural",
+                    notes="which rows go to which part is random in both; compared: the sizes of the parts "
+                          "and that together they hold every row once"),
         ),
     ),
     ApiRule("torch.utils.data.RandomSampler", "mindspore.dataset.RandomSampler",
             signature="data_source, replacement=False, num_samples=None, generator=None",
             args={"data_source": Drop("the sampler is given to the dataset"), "generator": _GENERATOR},
+            hook=_capped_num_samples,
             examples=(Example("s = torch.utils.data.RandomSampler(ds, replacement=True)",
-                              "s = mindspore.dataset.RandomSampler(replacement=True)"),)),
+                              "s = mindspore.dataset.RandomSampler(replacement=True)"),
+                      _sampled("torch.utils.data.RandomSampler(data)", _SORTED_LABELS, compare="structural",
+                               notes=_PERMUTATION),
+                      Example("s = torch.utils.data.RandomSampler(ds, replacement=True, num_samples=25)",
+                              marked="at most len(dataset) rows"),
+                      _sampled("torch.utils.data.RandomSampler(data, True, len(data))",
+                               _LABELS + "result = (len(labels), bool(((labels >= 0) & (labels < 10)).all()))\n",
+                               compare="structural",
+                               notes="the draws (with replacement) are not compared; compared: their number and range"))),
     ApiRule("torch.utils.data.SequentialSampler", "mindspore.dataset.SequentialSampler",
             signature="data_source", args={"data_source": Drop("the sampler is given to the dataset")},
-            examples=(Example("s = torch.utils.data.SequentialSampler(ds)", "s = mindspore.dataset.SequentialSampler()"),)),
+            examples=(Example("s = torch.utils.data.SequentialSampler(ds)", "s = mindspore.dataset.SequentialSampler()"),
+                      _sampled("torch.utils.data.SequentialSampler(data)"),
+                      _sampled("torch.utils.data.SequentialSampler(data_source=data)", notes="keyword"))),
     ApiRule("torch.utils.data.SubsetRandomSampler", "mindspore.dataset.SubsetRandomSampler",
             signature="indices, generator=None", args={"generator": _GENERATOR},
             examples=(Example("s = torch.utils.data.SubsetRandomSampler([0, 2, 4])",
-                              "s = mindspore.dataset.SubsetRandomSampler([0, 2, 4])"),)),
+                              "s = mindspore.dataset.SubsetRandomSampler([0, 2, 4])"),
+                      _sampled("torch.utils.data.SubsetRandomSampler([1, 3, 5, 7])", _SORTED_LABELS,
+                               compare="structural", notes=_PERMUTATION + " (the subset)"))),
     ApiRule("torch.utils.data.WeightedRandomSampler", "mindspore.dataset.WeightedRandomSampler",
-            signature="weights, num_samples, replacement=True, generator=None", args={"generator": _GENERATOR}),
+            signature="weights, num_samples, replacement=True, generator=None", args={"generator": _GENERATOR},
+            hook=_capped_num_samples,
+            examples=(
+                Example("s = torch.utils.data.WeightedRandomSampler(w, 10000)", marked="at most len(dataset) rows"),
+                # one non-zero weight: the draws are certain
+                _sampled("torch.utils.data.WeightedRandomSampler([0, 0, 1.0, 0, 0, 0, 0, 0, 0, 0], len(data))"),
+                _sampled("torch.utils.data.WeightedRandomSampler([0, 0.5, 0, 2.0, 0, 0, 0, 0, 0, 0], len(data), "
+                         "replacement=False)",
+                         _SORTED_LABELS, compare="structural",
+                         notes="which of the two weighted rows comes first is not compared; compared: the rows drawn"),
+                # 5000 draws over 5000 rows weighted by label: the frequency of each label within 4 standard
+                # errors of the difference of two estimates (MindSpore repeats its draws in every new pass
+                # over a seeded pipeline, so the draws come from one pass)
+                Example(_PAIRS + "weights = [[1.0, 2.0, 3.0, 4.0, 0.0][int(k)] for k in y]\n"
+                        "sampler = torch.utils.data.WeightedRandomSampler(weights, num_samples=len(weights))\n"
+                        "loader = torch.utils.data.DataLoader(data, batch_size=1000, sampler=sampler)\n" + _LABELS
+                        + "result = torch.stack([(labels == k).float().mean() for k in range(5)])\n",
+                        inputs={"x": "randn(5000, 1)", "y": "randint(0, 5, (5000,))"}, compare="structural", atol=0.04,
+                        notes="the draws are not compared; compared: the frequency of each label in 5000 draws "
+                              "(weights 1:2:3:4:0 by label) within 4 standard errors (0.04)"),
+            )),
     ApiRule("torch.utils.data.distributed.DistributedSampler", "mindspore.dataset.DistributedSampler",
             signature="dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False",
             args={"dataset": Drop("the sampler is given to the dataset"), "num_replicas": "num_shards",
                   "rank": "shard_id", "seed": Unsupported("seed: use mindspore.dataset.config.set_seed"),
                   "drop_last": Unsupported("drop_last has no DistributedSampler counterpart")},
             hook=lambda call, ctx: _require_shards(call),
-            aliases=("torch.utils.data.DistributedSampler",)),
+            aliases=("torch.utils.data.DistributedSampler",),
+            examples=(
+                # 10 rows over 3 replicas: both pad to 12 by repeating the first rows
+                _sampled("torch.utils.data.distributed.DistributedSampler(data, num_replicas=3, rank=1, shuffle=False)"),
+                _sampled("torch.utils.data.DistributedSampler(data, 2, 1, False)", notes="positional"),
+                _loaded("first = torch.utils.data.DistributedSampler(data, num_replicas=2, rank=0)\n"
+                        "second = torch.utils.data.DistributedSampler(data, num_replicas=2, rank=1)\n"
+                        "loader = torch.utils.data.DataLoader(data, batch_size=3, sampler=first)\n" + _LABELS
+                        + "rest = torch.cat([b[1] for b in torch.utils.data.DataLoader(data, batch_size=3, sampler=second)])\n"
+                        "result = torch.sort(torch.cat([labels, rest]))[0]\nsizes = (len(labels), len(rest))\n",
+                        results=("result", "sizes"), compare="structural",
+                        notes="the shuffled order is not compared; compared: the shard sizes and that the shards of "
+                              "the two replicas together hold every row once"),
+            )),
     ApiRule("torch.utils.data.BatchSampler", None, notes="BatchSampler cannot be converted automatically; use .batch()"),
     ApiRule("torch.utils.data.Subset", None,
             notes="Subset: pass mindspore.dataset.SubsetSampler(indices) as sampler= of the GeneratorDataset"),

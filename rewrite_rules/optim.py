@@ -6,6 +6,9 @@ mark what is left over outside a recognised step."""
 
 from __future__ import annotations
 
+import libcst as cst
+
+from rewrite_rules.cases import P, call_cases
 from rewrite_rules.spec import ApiRule, Arg, AttributeRule, Drop, Example, MethodRule, Unconvertible, Unsupported
 from transpiler.engine import code_of
 
@@ -19,6 +22,31 @@ _COMMON = {
 _NO_MAXIMIZE = {"maximize": Unsupported("maximize= is not supported by this MindSpore optimizer")}
 _NO_DECOUPLED = {"decoupled_weight_decay": Unsupported("decoupled_weight_decay: use AdamW instead")}
 
+
+def _float_literal(expr, ctx):
+    """Integer literals as floats (also inside a tuple such as ``betas=(0, 0.99)``):
+    these MindSpore optimizers reject an int where torch accepts one."""
+    if isinstance(expr, cst.Integer):
+        return cst.Float(f"{expr.evaluated_value}.0")
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.expression, cst.Integer):
+        return expr.with_changes(expression=_float_literal(expr.expression, ctx))
+    if isinstance(expr, cst.Tuple):
+        return expr.with_changes(elements=[e.with_changes(value=_float_literal(e.value, ctx)) for e in expr.elements])
+    return expr
+
+
+def _as_float(expr, ctx):
+    """A float scalar: literals written as floats, anything else through float()."""
+    if isinstance(expr, (cst.Integer, cst.Float)) or (
+        isinstance(expr, cst.UnaryOperation) and isinstance(expr.expression, (cst.Integer, cst.Float))
+    ):
+        return _float_literal(expr, ctx)
+    return cst.Call(cst.Name("float"), [cst.Arg(expr)])
+
+
+_FLOAT_TUPLE = Arg(value=_float_literal)
+_FLOAT = Arg(value=_as_float)
+
 # name -> (torch signature, extra argument mapping)
 _OPTIMIZERS = {
     "SGD": ("params, lr=0.001, momentum=0, dampening=0, weight_decay=0, nesterov=False, *, maximize=False, "
@@ -29,12 +57,13 @@ _OPTIMIZERS = {
     "AdamW": ("params, lr=0.001, betas=(0.9, 0.999), eps=1e-08, weight_decay=0.01, amsgrad=False, *, "
               "maximize=False, foreach=None, capturable=False, differentiable=False, fused=None", {}),
     "Adamax": ("params, lr=0.002, betas=(0.9, 0.999), eps=1e-08, weight_decay=0, foreach=None, *, maximize=False, "
-               "differentiable=False, capturable=False", {}),
+               "differentiable=False, capturable=False", {"betas": _FLOAT_TUPLE}),
     "NAdam": ("params, lr=0.002, betas=(0.9, 0.999), eps=1e-08, weight_decay=0, momentum_decay=0.004, "
               "decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False, differentiable=False",
-              {**_NO_MAXIMIZE, **_NO_DECOUPLED}),
+              {**_NO_MAXIMIZE, **_NO_DECOUPLED, "betas": _FLOAT_TUPLE}),
     "RAdam": ("params, lr=0.001, betas=(0.9, 0.999), eps=1e-08, weight_decay=0, decoupled_weight_decay=False, *, "
-              "foreach=None, maximize=False, capturable=False, differentiable=False", {**_NO_MAXIMIZE, **_NO_DECOUPLED}),
+              "foreach=None, maximize=False, capturable=False, differentiable=False",
+              {**_NO_MAXIMIZE, **_NO_DECOUPLED, "betas": _FLOAT_TUPLE}),
     "RMSprop": ("params, lr=0.01, alpha=0.99, eps=1e-08, weight_decay=0, momentum=0, centered=False, "
                 "capturable=False, foreach=None, maximize=False, differentiable=False", {}),
     "Rprop": ("params, lr=0.01, etas=(0.5, 1.2), step_sizes=(1e-06, 50), *, capturable=False, foreach=None, "
@@ -42,9 +71,9 @@ _OPTIMIZERS = {
     "Adagrad": ("params, lr=0.01, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10, foreach=None, "
                 "*, maximize=False, differentiable=False, fused=None", {}),
     "Adadelta": ("params, lr=1.0, rho=0.9, eps=1e-06, weight_decay=0, foreach=None, *, capturable=False, "
-                 "maximize=False, differentiable=False", {}),
+                 "maximize=False, differentiable=False", {"rho": _FLOAT}),
     "ASGD": ("params, lr=0.01, lambd=0.0001, alpha=0.75, t0=1000000.0, weight_decay=0, foreach=None, "
-             "maximize=False, differentiable=False, capturable=False", {}),
+             "maximize=False, differentiable=False, capturable=False", {"lambd": _FLOAT, "t0": _FLOAT}),
 }
 
 _EXAMPLES = {
@@ -56,7 +85,11 @@ _EXAMPLES = {
     ),
     "Adam": (
         Example("opt = torch.optim.Adam(model.parameters(), lr=1e-3, betas=(0.5, 0.999))",
-                "opt = mindspore.experimental.optim.Adam(\n    model.trainable_params(), lr=1e-3, betas=(0.5, 0.999)\n)"),
+                "opt = mindspore.experimental.optim.AdamW(\n"
+                "    model.trainable_params(), lr=1e-3, betas=(0.5, 0.999), weight_decay=0.0\n)"),
+        Example("opt = torch.optim.Adam(model.parameters(), weight_decay=1e-4)",
+                "opt = mindspore.experimental.optim.Adam(model.trainable_params(), weight_decay=1e-4)"),
+        Example("opt = torch.optim.Adam(model.parameters(), eps=1e-3, weight_decay=1e-4)", marked="non-default eps"),
         Example("opt = torch.optim.Adam(model.parameters(), decoupled_weight_decay=True)", marked="AdamW"),
     ),
     "AdamW": (
@@ -71,16 +104,123 @@ _EXAMPLES = {
 }
 
 
+_ADAM_NOTES = (
+    "MindSpore's Adam adds eps to sqrt(v) before v's bias correction (eps·sqrt(1-β2^t), the Adam paper's ε̂) and "
+    "ignores amsgrad; its AdamW computes torch's formula. So Adam without weight decay becomes "
+    "AdamW(weight_decay=0.0); with L2 weight decay it stays Adam (default eps only, and without amsgrad)"
+)
+
+
+def _adam(call, ctx):
+    """Measured after six steps: eps=1e-4 moves the weights by 6e-3 under MindSpore's
+    Adam, eps=0.1 by 0.18; amsgrad=True runs plain Adam there."""
+    try:
+        decay = call.literal("weight_decay")
+    except ValueError:
+        decay = None  # not a literal: may be L2 decay
+    if decay == 0:
+        call.target = "mindspore.experimental.optim.AdamW"
+        call.set("weight_decay", "0.0")
+        return
+    try:
+        eps, amsgrad = call.literal("eps"), call.literal("amsgrad")
+    except ValueError:
+        raise Unconvertible("Adam with weight decay and a computed eps or amsgrad: " + _ADAM_NOTES) from None
+    if amsgrad is not False or eps != 1e-8:
+        raise Unconvertible("Adam with weight decay and amsgrad or a non-default eps: " + _ADAM_NOTES)
+    ctx.warn(call.source, "torch.optim.Adam",
+             "with L2 weight decay MindSpore's Adam adds eps before the bias correction: updates of weights whose "
+             "gradients are near eps=1e-8 differ from torch's")
+
+
+# Execution cases: each optimizer trains w (3x2) and b (2,) for six steps on the
+# same data in both frameworks (the training step is rewritten to
+# value_and_grad + optimizer(grads)); the weights after the last step are compared.
+_PARAMETERS = "w = nn.Parameter(w0.clone())\nb = nn.Parameter(b0.clone())\n"
+_STEPS = (
+    "for _ in range(6):\n"
+    "    opt.zero_grad()\n"
+    "    loss = ((x @ w + b - y) ** 2).mean()\n"
+    "    loss.backward()\n"
+    "    opt.step()\n"
+    "result = (w, b)\n"
+)
+TRAINING_INPUTS = {"w0": "randn(3, 2)", "b0": "randn(2)", "x": "randn(4, 3)", "y": "randn(4, 2)"}
+_W_B = P("params", "[w, b]")
+
+
+def training_cases(constructor: str, params: list[P], **options) -> tuple[Example, ...]:
+    """The call shapes of ``constructor`` (``"torch.optim.SGD({args})"``), each in the training run above."""
+    return call_cases(f"opt = {constructor}\n" + _STEPS, params, TRAINING_INPUTS, setup=_PARAMETERS, **options)
+
+
+def training_case(constructor: str, **options) -> Example:
+    """One training run with ``opt = constructor`` (a complete call)."""
+    return Example(_PARAMETERS + f"opt = {constructor}\n" + _STEPS, inputs=TRAINING_INPUTS, **options)
+
+
+def _maximize() -> P:
+    return P("maximize", "True", default=True, kind="keyword")
+
+
+_TRAINING = {
+    "SGD": (
+        *training_cases("torch.optim.SGD({args})", [
+            _W_B, P("lr", "0.1", default=True), P("momentum", "0.9", default=True),
+            P("dampening", "0.1", default=True), P("weight_decay", "0.01", default=True)]),
+        training_case("torch.optim.SGD([w, b], lr=0.1, momentum=0.9, nesterov=True, maximize=True)", notes="nesterov"),
+    ),
+    "Adam": (
+        *training_cases("torch.optim.Adam({args})", [
+            _W_B, P("lr", "0.05", default=True), P("betas", "(0.8, 0.99)", default=True),
+            P("eps", "1e-4", default=True), _maximize()]),
+        training_case("torch.optim.Adam([w, b], lr=0.05, weight_decay=0, amsgrad=True)", notes="amsgrad"),
+        training_case("torch.optim.Adam([w, b], 0.05, weight_decay=0.01)", notes="L2_weight_decay"),
+    ),
+    "AdamW": training_cases("torch.optim.AdamW({args})", [
+        _W_B, P("lr", "0.05", default=True), P("betas", "(0.8, 0.99)", default=True), P("eps", "1e-6", default=True),
+        P("weight_decay", "0.1", default=True), P("amsgrad", "True", default=True), _maximize()]),
+    "Adamax": training_cases("torch.optim.Adamax({args})", [
+        _W_B, P("lr", "0.05", default=True), P("betas", "(0.5, 0.99)", default=True), P("eps", "1e-6", default=True),
+        P("weight_decay", "0.01", default=True), _maximize()]) + (
+        training_case("torch.optim.Adamax([w, b], 0.05, (0, 0.99))", notes="integer_beta"),),
+    "NAdam": training_cases("torch.optim.NAdam({args})", [
+        _W_B, P("lr", "0.05", default=True), P("betas", "(0.8, 0.99)", default=True), P("eps", "1e-6", default=True),
+        P("weight_decay", "0.01", default=True), P("momentum_decay", "0.01", default=True)]),
+    "RAdam": training_cases("torch.optim.RAdam({args})", [
+        _W_B, P("lr", "0.05", default=True), P("betas", "(0.8, 0.99)", default=True), P("eps", "1e-6", default=True),
+        P("weight_decay", "0.01", default=True)]),
+    "RMSprop": training_cases("torch.optim.RMSprop({args})", [
+        _W_B, P("lr", "0.05", default=True), P("alpha", "0.9", default=True), P("eps", "1e-6", default=True),
+        P("weight_decay", "0.01", default=True), P("momentum", "0.5", default=True), P("centered", "True", default=True),
+        _maximize()]),
+    "Rprop": training_cases("torch.optim.Rprop({args})", [
+        _W_B, P("lr", "0.05", default=True), P("etas", "(0.4, 1.3)", default=True),
+        P("step_sizes", "(1e-5, 1.0)", default=True), _maximize()]),
+    "Adagrad": training_cases("torch.optim.Adagrad({args})", [
+        _W_B, P("lr", "0.1", default=True), P("lr_decay", "0.01", default=True), P("weight_decay", "0.01", default=True),
+        P("initial_accumulator_value", "0.1", default=True), P("eps", "1e-8", default=True), _maximize()]),
+    "Adadelta": training_cases("torch.optim.Adadelta({args})", [
+        _W_B, P("lr", "0.5", default=True), P("rho", "0.8", default=True), P("eps", "1e-5", default=True),
+        P("weight_decay", "0.01", default=True), _maximize()]),
+    "ASGD": training_cases("torch.optim.ASGD({args})", [
+        _W_B, P("lr", "0.05", default=True), P("lambd", "0.001", default=True), P("alpha", "0.7", default=True),
+        P("t0", "2", default=True), P("weight_decay", "0.01", default=True), _maximize()]),
+}
+
+
 def _optimizer_rule(name: str) -> ApiRule:
     signature, args = _OPTIMIZERS[name]
+    notes = "torch-style optimizer; called with the gradients: optimizer(grads)"
     return ApiRule(
         f"torch.optim.{name}",
         f"mindspore.experimental.optim.{name}",
         signature=signature,
         args={**_COMMON, **args},
+        hook=_adam if name == "Adam" else None,
         aliases=(f"torch.optim.{name.lower()}.{name}",),
-        notes="torch-style optimizer; called with the gradients: optimizer(grads)",
-        examples=_EXAMPLES.get(name, ()),
+        notes=notes + ("; " + _ADAM_NOTES if name == "Adam" else ""),
+        examples=_EXAMPLES.get(name, ()) + _TRAINING[name],
     )
 
 

@@ -3,11 +3,12 @@ must match it."""
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 from rewrite_rules.registry import load_rules
 from transpiler.cli import main
-from transpiler.rule_catalog import catalog, markdown
+from transpiler.rule_catalog import catalog, markdown, proof_counts
 
 TABLE = Path(__file__).resolve().parents[1] / "rewrite_rules" / "SUPPORTED_APIS.md"
 REFRESH = "ms-migrate rules --markdown -o rewrite_rules/SUPPORTED_APIS.md"
@@ -30,3 +31,30 @@ def test_rules_command_prints_the_count(capsys):
     assert main(["rules"]) == 0
     count = int(capsys.readouterr().out.split()[0])
     assert count == load_rules().api_count() > 200
+
+
+def test_tests_named_as_proof_exist():
+    for entry in catalog(load_rules()):
+        for node in entry.proven_by:
+            path, _, name = node.partition("::")
+            module = importlib.import_module(path.removesuffix(".py").replace("/", "."))
+            assert callable(getattr(module, name, None)), f"{entry.api}: proven_by names {node}, which does not exist"
+
+
+def test_structural_cases_say_what_they_leave_uncompared():
+    for entry in catalog(load_rules()):
+        if entry.proof == "structural":
+            assert entry.uncompared, f"{entry.api}: a structural case needs notes saying what is not compared"
+
+
+def test_rules_command_prints_the_proof_counts(capsys):
+    assert main(["rules"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    counts = proof_counts(catalog(load_rules()))
+    assert lines[1].startswith(f"{counts['exact'] + counts['tests']} proven by execution ({counts['exact']} ")
+    assert f"{counts['none']} without an execution case" in lines[2]
+    assert main(["rules", "--unproven"]) == 0
+    listing = capsys.readouterr().out
+    for entry in catalog(load_rules()):
+        if entry.converts and entry.proof != "exact":
+            assert f"  {entry.api}" in listing
