@@ -261,8 +261,18 @@ def _backward(call, ctx):
     )
 
 
-def _gradient_hook(call, ctx):
-    raise Unconvertible("gradient hooks cannot be converted automatically; MindSpore uses Cell.bprop or ops.HookBackward")
+# marks every use (a method rule without hook or rename), so it is counted as marked, not converted
+_GRADIENT_HOOKS = "gradient hooks cannot be converted automatically; MindSpore uses Cell.bprop or ops.HookBackward"
+
+
+def _custom_optimizer(call, ctx):
+    raise Unconvertible(_CUSTOM_OPTIMIZER)
+
+
+_CUSTOM_OPTIMIZER = (
+    "MindSpore optimizers are called with the gradients (construct(grads)); a torch optimizer's step() "
+    "reads p.grad, which MindSpore parameters do not have: port a custom optimizer by hand"
+)
 
 
 _CLIP_NOTE = (
@@ -272,8 +282,15 @@ _CLIP_NOTE = (
 
 RULES = [
     *(_optimizer_rule(name) for name in _OPTIMIZERS),
-    AttributeRule("torch.optim.Optimizer", "mindspore.experimental.optim.Optimizer",
-                  aliases=("torch.optim.optimizer.Optimizer",)),
+    # isinstance() and annotations convert; a subclass (a custom optimizer) or a call is marked
+    ApiRule("torch.optim.Optimizer", "mindspore.experimental.optim.Optimizer", hook=_custom_optimizer,
+            aliases=("torch.optim.optimizer.Optimizer",), notes=_CUSTOM_OPTIMIZER,
+            examples=(
+                Example("opt = torch.optim.SGD([nn.Parameter(x)], lr=0.1)\n"
+                        "result = (isinstance(opt, torch.optim.Optimizer), isinstance(x, torch.optim.Optimizer))",
+                        inputs={"x": "randn(2)"}),
+                Example("class Plain(torch.optim.Optimizer):\n    pass", marked="base class"),
+            )),
     ApiRule("torch.optim.LBFGS", None, notes="LBFGS (closure-driven) has no mindspore.experimental.optim counterpart",
             examples=(Example("opt = torch.optim.LBFGS(model.parameters())", marked="LBFGS"),)),
     ApiRule("torch.optim.SparseAdam", None, notes="SparseAdam has no mindspore.experimental.optim counterpart"),
@@ -281,15 +298,25 @@ RULES = [
             examples=(Example("torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)", marked="clip_by_global_norm"),)),
     ApiRule("torch.nn.utils.clip_grad_value_", None, notes=_CLIP_NOTE,
             aliases=("torch.nn.utils.clip_grad.clip_grad_value_",)),
+    # zero_grad/backward/step convert inside a training step (transpiler/structural/training_loop.py):
+    # their execution cases run such steps; outside one they are marked
     MethodRule("step", hook=_step, arity=(0, 1), receiver="any",
                examples=(Example("scheduler.step()", "scheduler.step()"),
-                         Example("opt = torch.optim.SGD(ps, lr=0.1)\nopt.step()", marked="outside a recognised training step"))),
+                         Example("opt = torch.optim.SGD(ps, lr=0.1)\nopt.step()", marked="outside a recognised training step"),
+                         Example(_PARAMETERS + "opt = torch.optim.SGD([w, b], lr=0.1)\n"
+                                 "sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2)\n"
+                                 + _STEPS.replace("    opt.step()\n", "    opt.step()\n    sched.step()\n"),
+                                 inputs=TRAINING_INPUTS, notes="optimizer_and_scheduler"))),
     MethodRule("zero_grad", hook=_zero_grad, arity=(0, 1), receiver="any",
-               examples=(Example("opt = torch.optim.SGD(ps, lr=0.1)\nopt.zero_grad(set_to_none=True)", marked="zero_grad"),)),
+               examples=(Example("opt = torch.optim.SGD(ps, lr=0.1)\nopt.zero_grad(set_to_none=True)", marked="zero_grad"),
+                         training_case("torch.optim.SGD([w, b], lr=0.1, momentum=0.5)",
+                                       notes="in_a_training_step"))),
     MethodRule("backward", hook=_backward, arity=(0, 2),
-               examples=(Example("y = torch.ones(2)\ny.sum().backward()", marked="without optimizer.step()"),)),
-    MethodRule("register_hook", hook=_gradient_hook, arity=(1, 1),
+               examples=(Example("y = torch.ones(2)\ny.sum().backward()", marked="without optimizer.step()"),
+                         training_case("torch.optim.Adagrad([w, b], lr=0.1)", notes="in_a_training_step"))),
+    MethodRule("register_hook", arity=(1, 1), notes=_GRADIENT_HOOKS,
                examples=(Example("x = torch.ones(2)\nh = x.register_hook(lambda g: g * 2)", marked="gradient hooks"),)),
-    *(MethodRule(name, hook=_gradient_hook, arity=(1, 2), receiver="cell")
+    *(MethodRule(name, arity=(1, 2), receiver="cell", notes=_GRADIENT_HOOKS,
+                 examples=(Example(f"h = model.{name}(hook)", marked="gradient hooks"),))
       for name in ("register_full_backward_hook", "register_backward_hook", "register_full_backward_pre_hook")),
 ]

@@ -11,7 +11,44 @@ from rewrite_rules.spec import ApiRule, Drop, Example, Unconvertible
 from transpiler.structural import checkpoints
 
 
+_SUFFIX = ".ckpt"
+
+
+def _checkpoint_name(name: cst.BaseExpression) -> cst.BaseExpression:
+    """The file mindspore.save_checkpoint wrote for ``name``: it appends ".ckpt"
+    to a name without it ("m.pth" -> "m.pth.ckpt"), and load_checkpoint refuses
+    a name without it. Decided in the text where the name ends in literal text
+    ("m.pth", f"{d}/m.pth", d + "/m.pth"), at run time otherwise."""
+    if isinstance(name, cst.SimpleString):
+        if str(name.evaluated_value).endswith(_SUFFIX):
+            return name
+        return name.with_changes(value=name.value[:-len(name.quote)] + _SUFFIX + name.quote)
+    if isinstance(name, cst.FormattedString) and name.parts and isinstance(name.parts[-1], cst.FormattedStringText):
+        last = name.parts[-1]
+        if last.value.endswith(_SUFFIX):
+            return name
+        return name.with_changes(parts=[*name.parts[:-1], last.with_changes(value=last.value + _SUFFIX)])
+    if isinstance(name, cst.BinaryOperation) and isinstance(name.operator, cst.Add) and isinstance(
+        name.right, (cst.SimpleString, cst.FormattedString)
+    ):
+        return name.with_changes(right=_checkpoint_name(name.right))
+    if not isinstance(name, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+        name = name.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    with_suffix = cst.BinaryOperation(name, cst.Add(), cst.SimpleString(f'"{_SUFFIX}"'))
+    ends = cst.Call(cst.Attribute(name, cst.Name("endswith")), [cst.Arg(cst.SimpleString(f'"{_SUFFIX}"'))])
+    return cst.IfExp(ends, name, with_suffix)
+
+
+def _warn_suffix(call, ctx) -> None:
+    name = call.get("f")
+    if isinstance(name, cst.SimpleString) and str(name.evaluated_value).endswith(_SUFFIX):
+        return
+    ctx.warn(call.source, "torch.save", 'mindspore.save_checkpoint appends ".ckpt" to a file name without it; '
+                                         "torch.load of the file is converted to read that name")
+
+
 def _save(call, ctx):
+    _warn_suffix(call, ctx)
     obj = call.get("obj")
     if (
         isinstance(obj, cst.Call)
@@ -38,7 +75,27 @@ def _load(call, ctx):
         raise Unconvertible("the loaded dict is read with computed keys and no torch.save in this file shows its keys")
     if use is None:
         ctx.warn(call.source, "torch.load", "assumes the file holds a state dict (a MindSpore checkpoint)")
+    call.set("f", _checkpoint_name(call.get("f")))
 
+
+# Execution cases: a network's state saved to a fresh file and loaded into a
+# second network (weights copied from torch when it is built); its outputs compared.
+_NET = (
+    "import os\nimport tempfile\n"
+    "class Net(nn.Module):\n"
+    "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(3, 2)\n\n"
+    "    def forward(self, x):\n        return self.fc(x)\n\n\n"
+    "net = Net()\n"
+    'path = os.path.join(tempfile.mkdtemp(), "model.pth")\n'
+)
+
+
+def _saved(load: str, save: str = "torch.save(net.state_dict(), path)\n", **options) -> Example:
+    return Example(_NET + save + "other = Net()\n" + load + "result = other(x)\n",
+                   inputs={"x": "randn(4, 3)"}, **options)
+
+
+_ROUND_TRIP = _saved("other.load_state_dict(torch.load(path))\n")
 
 RULES = [
     ApiRule(
@@ -57,6 +114,9 @@ RULES = [
             Example('torch.save(optimizer.state_dict(), "o.pth")', 'mindspore.save_checkpoint(optimizer, "o.pth")'),
             Example('torch.save({"model": model.state_dict(), "best": None}, "c.pth")', marked="cannot be stored"),
             Example('torch.save({**extra, "model": model.state_dict()}, "c.pth")', marked="literal string keys"),
+            _ROUND_TRIP,
+            _saved("torch.save(obj=net.state_dict(), f=path + '.ckpt')\nother.load_state_dict(torch.load(path + '.ckpt'))\n",
+                   save="", notes="ckpt_name"),
         ),
     ),
     ApiRule(
@@ -68,9 +128,17 @@ RULES = [
         positional=1,
         hook=_load,
         examples=(
-            Example('sd = torch.load("m.pth")', 'sd = mindspore.load_checkpoint("m.pth")'),
+            Example('sd = torch.load("m.pth")', 'sd = mindspore.load_checkpoint("m.pth.ckpt")'),
+            Example('sd = torch.load("m.ckpt")', 'sd = mindspore.load_checkpoint("m.ckpt")'),
+            Example("sd = torch.load(path)",
+                    'sd = mindspore.load_checkpoint(path if path.endswith(".ckpt") else path + ".ckpt")'),
+            Example('sd = torch.load(f"{root}/m.pt")', 'sd = mindspore.load_checkpoint(f"{root}/m.pt.ckpt")'),
+            Example('sd = torch.load(root + "/m.pt")', 'sd = mindspore.load_checkpoint(root + "/m.pt.ckpt")'),
             Example('optimizer.load_state_dict(torch.load("o.pth"))',
-                    'mindspore.load_param_into_net(optimizer, mindspore.load_checkpoint("o.pth"))'),
+                    'mindspore.load_param_into_net(optimizer, mindspore.load_checkpoint("o.pth.ckpt"))'),
+            _ROUND_TRIP,
+            _saved("state = torch.load(path, map_location='cpu', weights_only=True)\nother.load_state_dict(state)\n",
+                   notes="keywords"),
             Example('sd = torch.load("c.pth")["model"]', marked="assign the loaded checkpoint to a variable"),
         ),
     ),

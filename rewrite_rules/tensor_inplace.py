@@ -18,7 +18,7 @@ import libcst as cst
 
 from rewrite_rules.cases import P, call_cases
 from rewrite_rules.helpers import GENERATOR
-from rewrite_rules.spec import Drop, Example, InPlace, MethodRule, Unconvertible
+from rewrite_rules.spec import Drop, Example, InPlace, MethodRule
 from rewrite_rules.tensor_binding import atom, code_of, expr, in_place, method
 
 X = {"x": "randn(3, 4)"}
@@ -89,10 +89,6 @@ def _exponential(bound, call, ctx):
     lambd = bound.get("lambd")
     value = f"-(1 - {rand}({x})).log()"
     return expr(value if lambd is None else f"{value} / {atom(lambd)}")
-
-
-def _requires_grad(call, ctx):
-    raise Unconvertible("tensors have no requires_grad in MindSpore; wrap in mindspore.Parameter or take gradients with value_and_grad")
 
 
 def _random_values(statement: str, params, inputs=RANDOM, rtol=0.0, atol=0.0, **kw):
@@ -207,6 +203,9 @@ RULES = [
     method("exponential_", "lambd=1.0, *, generator=None", hook=_value(_exponential), args={"generator": GENERATOR},
            notes="inverse-CDF sampling from rand_like: -log(1 - u) / lambd",
            examples=_random_values("x.exponential_({args})", [P("lambd", "2.0", True)], rtol=1e-3, atol=1e-6)),
-    MethodRule("requires_grad_", hook=_requires_grad, arity=(0, 1),
+    # marks every use (no hook, no rename): counted as marked, not converted
+    MethodRule("requires_grad_", arity=(0, 1),
+               notes="tensors have no requires_grad in MindSpore; wrap in mindspore.Parameter or take gradients "
+                     "with value_and_grad",
                examples=(Example("x = x * 2\nx.requires_grad_()", marked="requires_grad"),)),
 ]

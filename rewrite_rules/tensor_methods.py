@@ -60,7 +60,7 @@ RULES = [
            examples=(*call_cases("result = x.squeeze()", [], {"x": "randn(3, 1, 4)"}),
                      *call_cases("result = x.squeeze({args})", [P("dim", "1")], {"x": "randn(3, 1, 4)"}))),
     _same("item", call_cases("result = x.sum().item()", [], X)),
-    _same("numpy", ()),
+    _same("numpy", call_cases("result = x.numpy()", [], X)),
     MethodRule(
         "size",
         hook=_size,

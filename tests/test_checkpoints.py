@@ -57,7 +57,7 @@ def test_optimizer_state_save_and_load():
             model.trainable_params(), lr=0.01, weight_decay=0.0
         )
         mindspore.save_checkpoint(optimizer, "optim.pth")
-        mindspore.load_param_into_net(optimizer, mindspore.load_checkpoint("optim.pth"))
+        mindspore.load_param_into_net(optimizer, mindspore.load_checkpoint("optim.pth.ckpt"))
         """,
     )
 
@@ -73,7 +73,7 @@ def test_optimizer_state_through_variables():
         """\
         state = optimizer.parameters_dict()
         mindspore.save_checkpoint(state, path)
-        restored = mindspore.load_checkpoint(path)
+        restored = mindspore.load_checkpoint(path if path.endswith(".ckpt") else path + ".ckpt")
         mindspore.load_param_into_net(optimizer, restored)
         """,
     )
@@ -115,7 +115,9 @@ mindspore.save_checkpoint(
     PATH,
     append_dict={"epoch": epoch, "loss": loss},
 )
-checkpoint = mindspore.load_checkpoint(PATH)
+checkpoint = mindspore.load_checkpoint(
+    PATH if PATH.endswith(".ckpt") else PATH + ".ckpt"
+)
 checkpoint = {
     "epoch": checkpoint["epoch"].item(),
     "model_state_dict": {
