@@ -26,6 +26,13 @@ _LOADER_SIGNATURE = (
 )
 
 
+_SEEDED_ORDER = (
+    "after mindspore.set_seed (torch.manual_seed) MindSpore draws the same order every time a pipeline is "
+    "iterated anew (each epoch of `for batch in loader`), where torch reshuffles each epoch; iterate one "
+    "loader.create_tuple_iterator(num_epochs=...) across the epochs to reshuffle"
+)
+
+
 def _loader(call, ctx):
     dataset = call.get("dataset")
     source = call.source.args[0].value if call.source.args and call.source.args[0].keyword is None else dataset
@@ -34,6 +41,8 @@ def _loader(call, ctx):
     shuffle = call.get("shuffle")
     shuffle = shuffle if shuffle is not None and code_of(shuffle) != "None" else cst.Name("False")
     sampler = call.get("sampler")
+    if (code_of(shuffle) != "False" or sampler is not None) and "torch.manual_seed" in ctx.analysis.references.values():
+        ctx.warn(call.source, "torch.utils.data.DataLoader", _SEEDED_ORDER)
     if is_mindspore_dataset(ctx, source):
         pipeline = dataset
         if sampler is not None:

@@ -1,5 +1,5 @@
 """The supported-API table in the docs is generated from the rule data and
-must match it."""
+must match it; every converting rule is proven by execution."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import importlib
 from pathlib import Path
 
 from rewrite_rules.registry import load_rules
+from rewrite_rules.spec import ApiRule, Example
 from transpiler.cli import main
-from transpiler.rule_catalog import catalog, markdown, proof_counts
+from transpiler.rule_catalog import catalog, markdown, proof_counts, proof_of
 
 TABLE = Path(__file__).resolve().parents[1] / "rewrite_rules" / "SUPPORTED_APIS.md"
 REFRESH = "ms-migrate rules --markdown -o rewrite_rules/SUPPORTED_APIS.md"
@@ -65,3 +66,21 @@ def test_rules_command_prints_the_proof_counts(capsys):
     for entry in catalog(load_rules()):
         if entry.converts and entry.proof != "exact":
             assert f"  {entry.api}" in listing
+
+
+def test_proof_of_a_rule_is_its_strongest_case():
+    exact = Example("result = x + 1", inputs={"x": "randn(2)"})
+    structural = Example("result = x.sum()", inputs={"x": "randn(2)"}, compare="structural", notes="order not compared")
+    statistics = Example("result = x.mean()", inputs={"x": "randn(2)"}, notes="statistics")
+    shape = Example("result = x", inputs={"x": "randn(2)"}, compare="shape")
+    golden = Example("y = torch.abs(x)", "y = ops.abs(x)")
+
+    def rule(*examples, proven_by=()):
+        return ApiRule("torch.f", "mindspore.ops.f", examples=examples, proven_by=proven_by)
+
+    assert proof_of([rule(golden, structural, exact)]) == "exact"
+    assert proof_of([rule(structural, proven_by=("tests/test_x.py::test_f",))]) == "tests"
+    assert proof_of([rule(statistics, shape)]) == "structural"
+    assert proof_of([rule(structural)]) == "structural"
+    assert proof_of([rule(shape, golden)]) == "shape"
+    assert proof_of([rule(golden)]) == "none"

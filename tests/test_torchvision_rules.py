@@ -119,6 +119,19 @@ STRUCTURAL = {
 }
 
 
+# Conversions the rules once made: name -> (the case, how its converted text goes wrong)
+SABOTAGE = {
+    # transforms on the NumPy path (MindSpore's datasets yield arrays; torchvision hands PIL images)
+    "numpy_path_resize": ("resize_pair", lambda code: code.replace("vision.Decode(to_pil=True)", "vision.Decode()")),
+    "numpy_path_center_crop": ("center_crop_odd_margin",
+                               lambda code: code.replace("vision.Decode(to_pil=True)", "vision.Decode()")),
+    # MindSpore's datasets shuffle unless told not to
+    "dataset_shuffles": ("cifar10_test", lambda code: code.replace("shuffle=False", "shuffle=None")),
+    # MnistDataset's labels are uint32
+    "uint32_labels": ("mnist_test", lambda code: code.replace("TypeCast(mindspore.int64)", "TypeCast(mindspore.uint32)")),
+}
+
+
 def _windows(chw: np.ndarray, height: int, width: int):
     for top in range(chw.shape[1] - height + 1):
         for left in range(chw.shape[2] - width + 1):
@@ -157,6 +170,8 @@ def run(tmp_path_factory):
     R.write_mnist(root)
     R.write_cifar10_test_batch(root)
     converted = {name: convert_full(snippet) for name, (snippet, _) in {**EXACT, **STRUCTURAL}.items()}
+    for name, (case, wrong) in SABOTAGE.items():
+        converted[name] = wrong(converted[case])
     out = root / "batches.pickle"
     env = {**os.environ, "GLOG_v": "3"}
     process = subprocess.run([sys.executable, "-c", _DRIVER], input=pickle.dumps((converted, str(root), str(out))),
@@ -170,18 +185,29 @@ def _converted_without_torch(converted: str) -> None:
     assert "TODO(ms-migrate)" not in converted and "torch" not in converted, converted
 
 
+def _differences(got, want) -> list[str]:
+    """How MindSpore's batches differ from torchvision's (empty if they agree)."""
+    if isinstance(got, str):
+        return [f"MindSpore failed: {got}"]
+    if len(got) != len(want):
+        return [f"{len(got)} batches, torchvision {len(want)}"]
+    problems = []
+    for index, (batch, expected) in enumerate(zip(got, want)):
+        for column, (g, e) in enumerate(zip(batch, expected)):
+            where = f"batch {index} column {column}"
+            if g.dtype != e.dtype or g.shape != e.shape:
+                problems.append(f"{where}: {g.dtype}{g.shape}, torchvision {e.dtype}{e.shape}")
+            elif not np.allclose(g, e, rtol=1e-6, atol=1e-6):
+                problems.append(f"{where}: values differ by up to {np.abs(g.astype(float) - e.astype(float)).max():.3g}")
+    return problems
+
+
 def _check_exact(run, *names: str) -> None:
     root, converted, results = run
     for name in names:
         _converted_without_torch(converted[name])
-        got, want = results[name], EXACT[name][1](root)
-        assert not isinstance(got, str), f"{name}: MindSpore failed: {got}\n{converted[name]}"
-        assert len(got) == len(want), f"{name}: {len(got)} batches, torchvision {len(want)}"
-        for index, (batch, expected) in enumerate(zip(got, want)):
-            for column, (g, e) in enumerate(zip(batch, expected)):
-                where = f"{name}: batch {index} column {column}"
-                assert g.dtype == e.dtype and g.shape == e.shape, f"{where}: {g.dtype}{g.shape}, torchvision {e.dtype}{e.shape}"
-                np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-6, err_msg=where)
+        problems = _differences(results[name], EXACT[name][1](root))
+        assert problems == [], f"{name}: " + "; ".join(problems) + f"\n{converted[name]}"
 
 
 def _check_structural(run, name: str) -> None:
@@ -244,3 +270,11 @@ def test_normalize(run):
 
 def test_compose(run):
     _check_exact(run, "compose_chain")
+
+
+@pytest.mark.parametrize("mistake", sorted(SABOTAGE))
+def test_a_wrong_conversion_fails(run, mistake):
+    root, converted, results = run
+    case, _ = SABOTAGE[mistake]
+    assert converted[mistake] != converted[case], f"{mistake}: the sabotage changed nothing"
+    assert _differences(results[mistake], EXACT[case][1](root)), f"{mistake}: still gives torchvision's batches"
