@@ -111,14 +111,11 @@ RULES = [
                   # both sides run on CPU here
                   Example('result = torch.cuda.is_available()\ndevice = "cuda" if result else "cpu"', inputs={})),
     ),
+    # the harness replays torch's draws to MindSpore, which would make any seed look right: proven by a test
+    # that runs the converted code on its own (same seed, same draws and weights; another seed, other draws)
     ApiRule("torch.manual_seed", "mindspore.set_seed", signature="seed",
-            examples=(Example("torch.manual_seed(0)", "mindspore.set_seed(0)"),
-                      Example("torch.manual_seed(3)\nfirst = torch.rand(4)\ntorch.manual_seed(3)\nagain = torch.rand(4)\n"
-                              "torch.manual_seed(4)\nother = torch.rand(4)\n"
-                              "result = (bool((first == again).all()), bool((first == other).all()))",
-                              inputs={}, compare="structural",
-                              notes="the two frameworks draw different numbers; compared: that a seed repeats the "
-                                    "draws and another seed changes them"))),
+            proven_by=("tests/test_seed_rules.py::test_manual_seed_repeats_the_draws_as_in_torch",),
+            examples=(Example("torch.manual_seed(0)", "mindspore.set_seed(0)"),)),
     MethodRule(
         "to",
         hook=_to,

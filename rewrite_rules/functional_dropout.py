@@ -1,37 +1,20 @@
 """torch.nn.functional dropout -> mindspore.ops dropout.
 
 Same parameter meaning (p = drop probability, measured) and the same
-``training=True`` default; ``inplace=`` is dropped (same value). Random in
-training, so the execution cases compare training=False (identity) and p=0
-exactly, and training with p>0 structurally (scaling by 1/(1-p), channels,
-share of zeros).
+``training=True`` default; ``inplace=`` is dropped (same value). The
+execution cases compare training=False (identity), p=0, and training with
+p>0, where the harness replays torch's mask to MindSpore.
 """
 
 from __future__ import annotations
 
 from rewrite_rules.cases import call_cases
-from rewrite_rules.nn_dropout import scaling_check
 from rewrite_rules.nn_shared import INPLACE, P, bool_literal, fn_cases
 from rewrite_rules.spec import ApiRule, Example, Unconvertible
 
 
 _ONES = {"dropout": "ones(2000)", "dropout1d": "ones(4, 20, 25)", "dropout2d": "ones(4, 20, 5, 5)",
          "dropout3d": "ones(4, 20, 2, 5, 5)"}
-_LAYER = {"dropout": "Dropout", "dropout1d": "Dropout1d", "dropout2d": "Dropout2d", "dropout3d": "Dropout3d"}
-
-
-def _training(name: str) -> tuple[Example, ...]:
-    """training=True (the default) with p>0: random in both, compared structurally."""
-    cases = [Example(f"y = F.{name}(x, 0.3)\n" + scaling_check(_LAYER[name]), inputs={"x": _ONES[name]},
-                     compare="structural",
-                     notes="the dropped entries are not compared; compared: every output is 0 or 1/(1-p) "
-                           "(whole channels for dropout1d/2d/3d) and some are dropped")]
-    if name == "dropout":
-        cases.append(Example("y = F.dropout(x, p=0.3, training=True)\nresult = (y == 0).float().mean().item()",
-                             inputs={"x": "ones(20000)"}, atol=0.02, compare="structural",
-                             notes="the dropped entries are not compared; compared: the share of zeros "
-                                   "(20000 entries), within 4 standard errors"))
-    return tuple(cases)
 
 
 def _dropout(name: str, x: str, extra=()) -> ApiRule:
@@ -51,7 +34,9 @@ def _dropout(name: str, x: str, extra=()) -> ApiRule:
             # p means "drop": with p=0.9 most entries are zeroed
             *call_cases(f"result = (F.{name}({{args}}) == 0).sum().item() > 0.5 * x.numel()",
                         [P("input", "x"), P("p", "0.9")], {"x": _ONES[name]}, shapes=("positional",), notes="drop rate"),
-            *_training(name),
+            # training with p>0: torch's mask is replayed, so the kept entries and their 1/(1-p) scaling compare
+            *fn_cases(name, [P("input", "x"), P("p", "0.3"), P("training", "True", default=True)], inputs,
+                      shapes=("positional", "keywords", "defaults"), notes="training: mask replayed"),
         ),
     )
 

@@ -63,7 +63,7 @@ SABOTAGE = {
                                      ("torch.utils.data.DataLoader", "drop_last=True")),
     # nn.Dropout's first MindSpore parameter is keep_prob
     "Dropout p passed as keep_prob": (_with_args("torch.nn.Dropout", p=Arg(to="keep_prob", explicit=True)),
-                                      ("torch.nn.Dropout", "(y == 0).float().mean()")),
+                                      ("torch.nn.Dropout", "nn.Dropout(0.3)\nlayer.train()")),
     # parameters_and_names() also yields BatchNorm's moving statistics: the rule before its fix
     "named_parameters as parameters_and_names": (
         lambda rules: _method_rule(rules, "named_parameters", hook=None, rename="parameters_and_names"),

@@ -111,6 +111,7 @@ def prepare(case: Case, rules=None) -> Prepared:
         dict(case.example.inputs or {}),
         tuple(case.example.results),
         case.seed,
+        check_draws=case.example.compare != "structural",
     )
     return Prepared(case, torch_code, converted, job)
 
