@@ -149,6 +149,13 @@ def _sampled(sampler: str, then: str = _BATCHES, **options) -> Example:
 
 
 _SORTED_LABELS = _LABELS + "result = torch.sort(labels)[0]\n"
+
+
+def _two_parts(first: str, second: str) -> str:
+    """Statements comparing two loaders that split the rows: the size of each part,
+    and that together they hold every row once."""
+    return (f"labels = torch.cat([b[1] for b in {first}])\nrest = torch.cat([b[1] for b in {second}])\n"
+            "result = torch.sort(torch.cat([labels, rest]))[0]\nsizes = (len(labels), len(rest))\n")
 _SHUFFLED = (
     "batches = [batch for batch in loader]\n"
     "xs = torch.cat([b[0] for b in batches])\n"
@@ -234,9 +241,8 @@ RULES = [
                 ").split([0.8, 0.2], randomize=True)",
             ),
             _loaded("train, val = torch.utils.data.random_split(data, [7, 3])\n"
-                    "loader = torch.utils.data.DataLoader(train, batch_size=7)\n" + _LABELS
-                    + "rest = torch.cat([b[1] for b in torch.utils.data.DataLoader(val, batch_size=7)])\n"
-                    "result = torch.sort(torch.cat([labels, rest]))[0]\nsizes = (len(labels), len(rest))\n",
+                    + _two_parts("torch.utils.data.DataLoader(train, batch_size=7)",
+                                 "torch.utils.data.DataLoader(val, batch_size=7)"),
                     results=("result", "sizes"), compare="structural",
                     notes="which rows go to which part is random in both; compared: the sizes of the parts "
                           "and that together they hold every row once"),
@@ -304,9 +310,8 @@ RULES = [
                 _sampled("torch.utils.data.DistributedSampler(data, 2, 1, False)", notes="positional"),
                 _loaded("first = torch.utils.data.DistributedSampler(data, num_replicas=2, rank=0)\n"
                         "second = torch.utils.data.DistributedSampler(data, num_replicas=2, rank=1)\n"
-                        "loader = torch.utils.data.DataLoader(data, batch_size=3, sampler=first)\n" + _LABELS
-                        + "rest = torch.cat([b[1] for b in torch.utils.data.DataLoader(data, batch_size=3, sampler=second)])\n"
-                        "result = torch.sort(torch.cat([labels, rest]))[0]\nsizes = (len(labels), len(rest))\n",
+                        + _two_parts("torch.utils.data.DataLoader(data, batch_size=3, sampler=first)",
+                                     "torch.utils.data.DataLoader(data, batch_size=3, sampler=second)"),
                         results=("result", "sizes"), compare="structural",
                         notes="the shuffled order is not compared; compared: the shard sizes and that the shards of "
                               "the two replicas together hold every row once"),

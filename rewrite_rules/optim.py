@@ -105,7 +105,8 @@ _EXAMPLES = {
 
 
 _ADAM_NOTES = (
-    "MindSpore's Adam adds eps to sqrt(v) before v's bias correction (eps·sqrt(1-β2^t), the Adam paper's ε̂) and "
+    "MindSpore's Adam adds eps to sqrt(v) before v's bias correction (eps * sqrt(1 - beta2^t), the Adam paper's "
+    "epsilon-hat) and "
     "ignores amsgrad; its AdamW computes torch's formula. So Adam without weight decay becomes "
     "AdamW(weight_decay=0.0); with L2 weight decay it stays Adam (default eps only, and without amsgrad)"
 )
@@ -145,18 +146,18 @@ _STEPS = (
     "    opt.step()\n"
     "result = (w, b)\n"
 )
-TRAINING_INPUTS = {"w0": "randn(3, 2)", "b0": "randn(2)", "x": "randn(4, 3)", "y": "randn(4, 2)"}
+_TRAINING_INPUTS = {"w0": "randn(3, 2)", "b0": "randn(2)", "x": "randn(4, 3)", "y": "randn(4, 2)"}
 _W_B = P("params", "[w, b]")
 
 
-def training_cases(constructor: str, params: list[P], **options) -> tuple[Example, ...]:
+def _training_cases(constructor: str, params: list[P], **options) -> tuple[Example, ...]:
     """The call shapes of ``constructor`` (``"torch.optim.SGD({args})"``), each in the training run above."""
-    return call_cases(f"opt = {constructor}\n" + _STEPS, params, TRAINING_INPUTS, setup=_PARAMETERS, **options)
+    return call_cases(f"opt = {constructor}\n" + _STEPS, params, _TRAINING_INPUTS, setup=_PARAMETERS, **options)
 
 
-def training_case(constructor: str, **options) -> Example:
+def _training_case(constructor: str, **options) -> Example:
     """One training run with ``opt = constructor`` (a complete call)."""
-    return Example(_PARAMETERS + f"opt = {constructor}\n" + _STEPS, inputs=TRAINING_INPUTS, **options)
+    return Example(_PARAMETERS + f"opt = {constructor}\n" + _STEPS, inputs=_TRAINING_INPUTS, **options)
 
 
 def _maximize() -> P:
@@ -165,45 +166,45 @@ def _maximize() -> P:
 
 _TRAINING = {
     "SGD": (
-        *training_cases("torch.optim.SGD({args})", [
+        *_training_cases("torch.optim.SGD({args})", [
             _W_B, P("lr", "0.1", default=True), P("momentum", "0.9", default=True),
             P("dampening", "0.1", default=True), P("weight_decay", "0.01", default=True)]),
-        training_case("torch.optim.SGD([w, b], lr=0.1, momentum=0.9, nesterov=True, maximize=True)", notes="nesterov"),
+        _training_case("torch.optim.SGD([w, b], lr=0.1, momentum=0.9, nesterov=True, maximize=True)", notes="nesterov"),
     ),
     "Adam": (
-        *training_cases("torch.optim.Adam({args})", [
+        *_training_cases("torch.optim.Adam({args})", [
             _W_B, P("lr", "0.05", default=True), P("betas", "(0.8, 0.99)", default=True),
             P("eps", "1e-4", default=True), _maximize()]),
-        training_case("torch.optim.Adam([w, b], lr=0.05, weight_decay=0, amsgrad=True)", notes="amsgrad"),
-        training_case("torch.optim.Adam([w, b], 0.05, weight_decay=0.01)", notes="L2_weight_decay"),
+        _training_case("torch.optim.Adam([w, b], lr=0.05, weight_decay=0, amsgrad=True)", notes="amsgrad"),
+        _training_case("torch.optim.Adam([w, b], 0.05, weight_decay=0.01)", notes="L2_weight_decay"),
     ),
-    "AdamW": training_cases("torch.optim.AdamW({args})", [
+    "AdamW": _training_cases("torch.optim.AdamW({args})", [
         _W_B, P("lr", "0.05", default=True), P("betas", "(0.8, 0.99)", default=True), P("eps", "1e-6", default=True),
         P("weight_decay", "0.1", default=True), P("amsgrad", "True", default=True), _maximize()]),
-    "Adamax": training_cases("torch.optim.Adamax({args})", [
+    "Adamax": _training_cases("torch.optim.Adamax({args})", [
         _W_B, P("lr", "0.05", default=True), P("betas", "(0.5, 0.99)", default=True), P("eps", "1e-6", default=True),
         P("weight_decay", "0.01", default=True), _maximize()]) + (
-        training_case("torch.optim.Adamax([w, b], 0.05, (0, 0.99))", notes="integer_beta"),),
-    "NAdam": training_cases("torch.optim.NAdam({args})", [
+        _training_case("torch.optim.Adamax([w, b], 0.05, (0, 0.99))", notes="integer_beta"),),
+    "NAdam": _training_cases("torch.optim.NAdam({args})", [
         _W_B, P("lr", "0.05", default=True), P("betas", "(0.8, 0.99)", default=True), P("eps", "1e-6", default=True),
         P("weight_decay", "0.01", default=True), P("momentum_decay", "0.01", default=True)]),
-    "RAdam": training_cases("torch.optim.RAdam({args})", [
+    "RAdam": _training_cases("torch.optim.RAdam({args})", [
         _W_B, P("lr", "0.05", default=True), P("betas", "(0.8, 0.99)", default=True), P("eps", "1e-6", default=True),
         P("weight_decay", "0.01", default=True)]),
-    "RMSprop": training_cases("torch.optim.RMSprop({args})", [
+    "RMSprop": _training_cases("torch.optim.RMSprop({args})", [
         _W_B, P("lr", "0.05", default=True), P("alpha", "0.9", default=True), P("eps", "1e-6", default=True),
         P("weight_decay", "0.01", default=True), P("momentum", "0.5", default=True), P("centered", "True", default=True),
         _maximize()]),
-    "Rprop": training_cases("torch.optim.Rprop({args})", [
+    "Rprop": _training_cases("torch.optim.Rprop({args})", [
         _W_B, P("lr", "0.05", default=True), P("etas", "(0.4, 1.3)", default=True),
         P("step_sizes", "(1e-5, 1.0)", default=True), _maximize()]),
-    "Adagrad": training_cases("torch.optim.Adagrad({args})", [
+    "Adagrad": _training_cases("torch.optim.Adagrad({args})", [
         _W_B, P("lr", "0.1", default=True), P("lr_decay", "0.01", default=True), P("weight_decay", "0.01", default=True),
         P("initial_accumulator_value", "0.1", default=True), P("eps", "1e-8", default=True), _maximize()]),
-    "Adadelta": training_cases("torch.optim.Adadelta({args})", [
+    "Adadelta": _training_cases("torch.optim.Adadelta({args})", [
         _W_B, P("lr", "0.5", default=True), P("rho", "0.8", default=True), P("eps", "1e-5", default=True),
         P("weight_decay", "0.01", default=True), _maximize()]),
-    "ASGD": training_cases("torch.optim.ASGD({args})", [
+    "ASGD": _training_cases("torch.optim.ASGD({args})", [
         _W_B, P("lr", "0.05", default=True), P("lambd", "0.001", default=True), P("alpha", "0.7", default=True),
         P("t0", "2", default=True), P("weight_decay", "0.01", default=True), _maximize()]),
 }
@@ -265,14 +266,21 @@ def _backward(call, ctx):
 _GRADIENT_HOOKS = "gradient hooks cannot be converted automatically; MindSpore uses Cell.bprop or ops.HookBackward"
 
 
-def _custom_optimizer(call, ctx):
-    raise Unconvertible(_CUSTOM_OPTIMIZER)
-
-
 _CUSTOM_OPTIMIZER = (
     "MindSpore optimizers are called with the gradients (construct(grads)); a torch optimizer's step() "
     "reads p.grad, which MindSpore parameters do not have: port a custom optimizer by hand"
 )
+
+
+def _custom_optimizer(call, ctx):
+    raise Unconvertible(_CUSTOM_OPTIMIZER)
+
+
+def _clipped(clip: str) -> Example:
+    """A training run whose step clips the gradients between backward() and step()."""
+    steps = _STEPS.replace("    loss.backward()\n", f"    loss.backward()\n    {clip}\n")
+    return Example(_PARAMETERS + "opt = torch.optim.SGD([w, b], lr=0.1)\n" + steps, inputs=_TRAINING_INPUTS,
+                   notes="in_a_training_step")
 
 
 _CLIP_NOTE = (
@@ -295,9 +303,12 @@ RULES = [
             examples=(Example("opt = torch.optim.LBFGS(model.parameters())", marked="LBFGS"),)),
     ApiRule("torch.optim.SparseAdam", None, notes="SparseAdam has no mindspore.experimental.optim counterpart"),
     ApiRule("torch.nn.utils.clip_grad_norm_", None, notes=_CLIP_NOTE, aliases=("torch.nn.utils.clip_grad.clip_grad_norm_",),
-            examples=(Example("torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)", marked="clip_by_global_norm"),)),
+            examples=(Example("torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)", marked="clip_by_global_norm"),
+                      _clipped("torch.nn.utils.clip_grad_norm_([w, b], max_norm=0.5)"))),
     ApiRule("torch.nn.utils.clip_grad_value_", None, notes=_CLIP_NOTE,
-            aliases=("torch.nn.utils.clip_grad.clip_grad_value_",)),
+            aliases=("torch.nn.utils.clip_grad.clip_grad_value_",),
+            examples=(Example("torch.nn.utils.clip_grad_value_(model.parameters(), 0.1)", marked="clip_by_value"),
+                      _clipped("torch.nn.utils.clip_grad_value_([w, b], clip_value=0.2)"))),
     # zero_grad/backward/step convert inside a training step (transpiler/structural/training_loop.py):
     # their execution cases run such steps; outside one they are marked
     MethodRule("step", hook=_step, arity=(0, 1), receiver="any",
@@ -306,14 +317,14 @@ RULES = [
                          Example(_PARAMETERS + "opt = torch.optim.SGD([w, b], lr=0.1)\n"
                                  "sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2)\n"
                                  + _STEPS.replace("    opt.step()\n", "    opt.step()\n    sched.step()\n"),
-                                 inputs=TRAINING_INPUTS, notes="optimizer_and_scheduler"))),
+                                 inputs=_TRAINING_INPUTS, notes="optimizer_and_scheduler"))),
     MethodRule("zero_grad", hook=_zero_grad, arity=(0, 1), receiver="any",
                examples=(Example("opt = torch.optim.SGD(ps, lr=0.1)\nopt.zero_grad(set_to_none=True)", marked="zero_grad"),
-                         training_case("torch.optim.SGD([w, b], lr=0.1, momentum=0.5)",
+                         _training_case("torch.optim.SGD([w, b], lr=0.1, momentum=0.5)",
                                        notes="in_a_training_step"))),
     MethodRule("backward", hook=_backward, arity=(0, 2),
                examples=(Example("y = torch.ones(2)\ny.sum().backward()", marked="without optimizer.step()"),
-                         training_case("torch.optim.Adagrad([w, b], lr=0.1)", notes="in_a_training_step"))),
+                         _training_case("torch.optim.Adagrad([w, b], lr=0.1)", notes="in_a_training_step"))),
     MethodRule("register_hook", arity=(1, 1), notes=_GRADIENT_HOOKS,
                examples=(Example("x = torch.ones(2)\nh = x.register_hook(lambda g: g * 2)", marked="gradient hooks"),)),
     *(MethodRule(name, arity=(1, 2), receiver="cell", notes=_GRADIENT_HOOKS,

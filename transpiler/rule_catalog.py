@@ -10,8 +10,7 @@ How each converting API is proven (``Entry.proof``), strongest first:
   (``Example.compare == "values"``, run by tests/test_execution.py);
 - ``tests``: execution tests outside the example harness (``ApiRule.proven_by``);
 - ``structural``: only cases of a random operation whose draws are not
-  replayed, compared on what both frameworks must agree on (including the
-  cases whose notes say they compare "statistics" of the draws);
+  replayed, compared on what both frameworks must agree on;
 - ``shape``: only cases that compare shapes and dtypes;
 - ``none``: no execution case (tests/test_rule_catalog.py fails on these).
 """
@@ -31,7 +30,6 @@ _SPELLINGS = (("mindspore.ops.", "ops."), ("mindspore.nn.", "nn."), ("mindspore.
 
 EXACT_MODES = ("values",)  # Example.compare modes that compare values with torch's
 PROOFS = ("exact", "tests", "structural", "shape", "none")
-PROVEN = ("exact", "tests")
 
 
 @dataclass(frozen=True)
@@ -91,22 +89,9 @@ def _target(rule) -> str:
     return target
 
 
-def _mode(example) -> str:
-    """A case comparing statistics of random draws (mean, std, ...) proves no more than a structural one."""
-    if example.compare in EXACT_MODES and example.notes.startswith("statistics"):
-        return "structural"
-    return example.compare
-
-
-def _uncompared(example) -> str:
-    if example.notes == "statistics":
-        return "the draws are not compared; compared: statistics of them (mean, std, ...)"
-    return example.notes
-
-
 def proof_of(rules: list) -> str:
     """How the rules of one API are proven (see the module docstring)."""
-    modes = [_mode(e) for rule in rules for e in rule.examples if e.runs]
+    modes = [e.compare for rule in rules for e in rule.examples if e.runs]
     if any(mode in EXACT_MODES for mode in modes):
         return "exact"
     if any(getattr(rule, "proven_by", ()) for rule in rules):
@@ -131,7 +116,7 @@ def _entry(api: str, rules: list) -> Entry:
         marked += sum(1 for e in rule.examples if e.marked is not None)
     proven_by = tuple(dict.fromkeys(t for rule in rules for t in getattr(rule, "proven_by", ())))
     uncompared = "; ".join(
-        dict.fromkeys(_uncompared(e) for rule in rules for e in rule.examples if e.runs and _mode(e) == "structural")
+        dict.fromkeys(e.notes for rule in rules for e in rule.examples if e.runs and e.compare == "structural")
     )
     return Entry(api, " / ".join(targets), cases, marked, "; ".join(notes), any(converts(r) for r in rules),
                  proof_of(rules), proven_by, uncompared)

@@ -106,7 +106,9 @@ def train(model, epochs=3, batch_size=32, shuffle=True, checkpoint=None, log=pri
             checkpoint,
             append_dict={"epoch": epoch, "loss": loss},
         )
-        state = mindspore.load_checkpoint(checkpoint)
+        state = mindspore.load_checkpoint(
+            checkpoint if checkpoint.endswith(".ckpt") else checkpoint + ".ckpt"
+        )
         state = {
             "epoch": state["epoch"].item(),
             "model_state_dict": {

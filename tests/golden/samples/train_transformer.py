@@ -108,7 +108,12 @@ def train(model, epochs=3, batch_size=32, warmup=20, shuffle=True, checkpoint=No
         log(f"epoch {epoch}: loss {losses[-1]:.4f}")
     if checkpoint is not None:
         mindspore.save_checkpoint(model, checkpoint)
-        mindspore.load_param_into_net(model, mindspore.load_checkpoint(checkpoint))
+        mindspore.load_param_into_net(
+            model,
+            mindspore.load_checkpoint(
+                checkpoint if checkpoint.endswith(".ckpt") else checkpoint + ".ckpt"
+            ),
+        )
     return losses
 
 
