@@ -78,15 +78,17 @@ def call_cases(
     notes: str = "",
     shapes: tuple[str, ...] = SHAPES,
     compare: str = "values",
+    setup: str = "",
 ) -> tuple[Example, ...]:
     """Examples for ``template`` (text with one ``{args}`` placeholder, e.g.
     ``"result = torch.cat({args})"`` or ``"layer = nn.Linear({args})\\nresult = layer(x)"``)
-    in each call shape."""
+    in each call shape. ``setup``: statements before the call that the
+    argument values may use (they come before the variables of shape 5)."""
     examples: list[Example] = []
     seen: set[str] = set()
     for shape in shapes:
-        setup, args = _render(params, shape)
-        snippet = setup + template.replace("{args}", args)
+        variables, args = _render(params, shape)
+        snippet = setup + variables + template.replace("{args}", args)
         if snippet in seen:
             continue
         seen.add(snippet)

@@ -61,6 +61,19 @@ def _load_state_dict(call, ctx):
 
 
 
+def _named_parameters(call, ctx):
+    """parameters_and_names() also yields the non-trainable parameters (BatchNorm's
+    moving statistics, buffers in torch: measured 6 items for torch's 4); keep the
+    trainable ones, as parameters() -> trainable_params() does."""
+    item = cst.Name("item")
+    trainable = cst.Attribute(cst.Subscript(item, [cst.SubscriptElement(cst.Index(cst.Integer("1")))]),
+                              cst.Name("requires_grad"))
+    return cst.GeneratorExp(
+        item,
+        cst.CompFor(item, call.rename("parameters_and_names"), ifs=[cst.CompIf(trainable)]),
+    )
+
+
 def _modules(call, ctx):
     return cst.parse_expression(
         f"(cell for _, cell in {code_of(call.receiver)}.cells_and_names())"
@@ -127,21 +140,48 @@ NET = "net = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Sequential(nn.Linear(3
 BUFFERED = ("class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
             "        self.register_buffer('scale', torch.ones(2) * 3)\n        self.fc = nn.Linear(2, 2)\n\n"
             "    def forward(self, x):\n        return self.fc(x) * self.scale\n\n\nm = M()\n")
+# Execution cases: a two-layer network (weights copied from torch after it is
+# built), or one with BatchNorm and Dropout for the train/eval modes.
+_NET = (
+    "class Net(nn.Module):\n"
+    "    def __init__(self):\n        super().__init__()\n"
+    "        self.body = nn.Linear(3, 4)\n        self.head = nn.Linear(4, 2)\n\n"
+    "    def forward(self, x):\n        return self.head(torch.relu(self.body(x)))\n\n\n"
+    "net = Net()\n"
+)
+_NORM = (
+    "class Norm(nn.Module):\n"
+    "    def __init__(self):\n        super().__init__()\n"
+    "        self.fc = nn.Linear(3, 4)\n        self.bn = nn.BatchNorm1d(4)\n        self.drop = nn.Dropout(0.5)\n\n"
+    "    def forward(self, x):\n        return self.drop(self.bn(self.fc(x)))\n\n\n"
+    "net = Norm()\n"
+)
+_X = {"x": "randn(5, 3)"}
+
+
+def _on_net(statements: str, net: str = _NET, **options) -> Example:
+    return Example(net + statements, inputs=_X, **options)
 
 
 RULES = [
     _cell("parameters", rename="trainable_params", arity=(0, 1),
-          examples=(Example("ps = model.parameters()", "ps = model.trainable_params()"),)),
-    _bound_cell("named_parameters", "prefix='', recurse=True, remove_duplicate=True", target="parameters_and_names",
-                args={"prefix": "name_prefix", "recurse": "expand", "remove_duplicate": _DEDUPLICATE},
-                notes="prefix -> name_prefix, recurse -> expand",
-                examples=(*call_cases(NET + "result = [n for n, _ in net.named_parameters({args})]",
-                                      [P("prefix", "'model'", True), P("recurse", "False", True)], {}),
-                          Example("names = [n for n, _ in net.named_parameters(remove_duplicate=False)]",
-                                  marked="remove_duplicate"))),
-    _cell("children", rename="cells", arity=(0, 0)),
-    _cell("named_children", hook=_named_children, arity=(0, 0)),
-    _cell("modules", hook=_modules, arity=(0, 0)),
+          examples=(Example("ps = model.parameters()", "ps = model.trainable_params()"),
+                    _on_net("result = [p for p in net.parameters()]"),
+                    # BatchNorm's running statistics are buffers in torch, non-trainable parameters in MindSpore
+                    _on_net("result = [p.shape for p in net.parameters()]", _NORM, notes="batchnorm"))),
+    _cell("named_parameters", hook=_named_parameters, arity=(0, 2),
+          notes="the trainable parameters with their names, as parameters() -> trainable_params(): a parameter "
+                "frozen with requires_grad=False is left out (torch lists it)",
+          examples=(_on_net("result = [(name, p) for name, p in net.named_parameters()]"),
+                    _on_net("result = [name for name, _ in net.named_parameters('top')]", notes="prefix"),
+                    _on_net("result = len(list(net.named_parameters()))", _NORM, notes="batchnorm"))),
+    _cell("children", rename="cells", arity=(0, 0),
+          examples=(_on_net("layers = list(net.children())\nresult = (len(layers), layers[1](torch.relu(layers[0](x))))"),)),
+    _cell("named_children", hook=_named_children, arity=(0, 0),
+          examples=(_on_net("result = [name for name, _ in net.named_children()]"),)),
+    _cell("modules", hook=_modules, arity=(0, 0),
+          examples=(_on_net("result = [m(x) for m in net.modules() if m is net]\ncount = len(list(net.modules()))",
+                            results=("result", "count")),)),
     _bound_cell("named_modules", "memo=None, prefix='', remove_duplicate=True", target="cells_and_names",
                 args={"memo": Unsupported("memo sets have no MindSpore equivalent"), "prefix": "name_prefix",
                       "remove_duplicate": _DEDUPLICATE},
@@ -186,13 +226,21 @@ RULES = [
                 notes="looked up in parameters_and_names(): buffers are non-trainable Parameters in MindSpore",
                 examples=call_cases(BUFFERED + "result = m.get_buffer({args})", [P("target", "'scale'")], {})),
     _cell("train", hook=_train, arity=(0, 1),
-          examples=(Example("model.train()", "model.set_train(True)"),)),
-    _cell("eval", hook=_eval, arity=(0, 0), examples=(Example("model.eval()", "model.set_train(False)"),)),
+          examples=(Example("model.train()", "model.set_train(True)"),
+                    # batch statistics in training mode; the running statistics it updated, in eval mode
+                    _on_net("net.train()\nresult = net.bn(net.fc(x))\nnet.eval()\nafter = net.bn(net.fc(x))", _NORM,
+                            results=("result", "after")),
+                    _on_net("net.train(False)\nresult = net(x)", _NORM, notes="mode_false"))),
+    _cell("eval", hook=_eval, arity=(0, 0),
+          examples=(Example("model.eval()", "model.set_train(False)"),
+                    _on_net("net.train()\nnet.eval()\nresult = net(x)", _NORM))),
     _cell("state_dict", hook=_state_dict, arity=(0, 0),
           examples=(Example("sd = model.state_dict()", "sd = model.parameters_dict()"),
                     Example("sd = optimizer.state_dict()", "sd = optimizer.parameters_dict()"),
                     Example("scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 5)\nsd = scheduler.state_dict()",
-                            marked="no state_dict()"))),
+                            marked="no state_dict()"),
+                    _on_net("sd = net.state_dict()\nresult = [(key, sd[key]) for key in sorted(sd)]"))),
+
     _cell(
         "load_state_dict",
         hook=_load_state_dict,
@@ -200,6 +248,10 @@ RULES = [
         examples=(Example("model.load_state_dict(sd)", "mindspore.load_param_into_net(model, sd)"),
                   Example("optimizer.load_state_dict(sd)", "mindspore.load_param_into_net(optimizer, sd)"),
                   Example("scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 5)\nscheduler.load_state_dict(sd)",
-                          marked="no state_dict()")),
+                          marked="no state_dict()"),
+                  _on_net("other = Net()\nkeys = other.load_state_dict(net.state_dict())\nresult = (other(x), keys)"),
+                  _on_net("other = Net()\nother.load_state_dict(net.state_dict(), strict=False)\nresult = other(x)",
+                          notes="strict")),
+
     ),
 ]

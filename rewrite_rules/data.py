@@ -13,6 +13,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.creation import randperm_of
+from rewrite_rules.cases import P, call_cases
 from rewrite_rules.spec import ApiRule, Drop, Example, Unconvertible, Unsupported
 from transpiler.engine import code_of, keyword_arg
 from transpiler.structural.datasets import columns_of, default_columns, is_mindspore_dataset
@@ -27,6 +28,13 @@ _LOADER_SIGNATURE = (
 )
 
 
+_SEEDED_ORDER = (
+    "after mindspore.set_seed (torch.manual_seed) MindSpore draws the same order every time a pipeline is "
+    "iterated anew (each epoch of `for batch in loader`), where torch reshuffles each epoch; iterate one "
+    "loader.create_tuple_iterator(num_epochs=...) across the epochs to reshuffle"
+)
+
+
 def _loader(call, ctx):
     dataset = call.get("dataset")
     source = call.source.args[0].value if call.source.args and call.source.args[0].keyword is None else dataset
@@ -35,6 +43,8 @@ def _loader(call, ctx):
     shuffle = call.get("shuffle")
     shuffle = shuffle if shuffle is not None and code_of(shuffle) != "None" else cst.Name("False")
     sampler = call.get("sampler")
+    if (code_of(shuffle) != "False" or sampler is not None) and "torch.manual_seed" in ctx.analysis.references.values():
+        ctx.warn(call.source, "torch.utils.data.DataLoader", _SEEDED_ORDER)
     if is_mindspore_dataset(ctx, source):
         pipeline = dataset
         if sampler is not None:
@@ -96,6 +106,19 @@ def _random_split(call, ctx):
         cst.Attribute(base, cst.Name("split")),
         [cst.Arg(call.get("lengths")), keyword_arg("randomize", cst.Name("True"))],
     )
+
+
+def _capped_num_samples(call, ctx) -> None:
+    """MindSpore's samplers draw at most as many rows as the dataset has (measured:
+    num_samples=8000 over 10 rows gives 10 rows); torch draws num_samples. Convert
+    only when num_samples is absent or a len(...) (the dataset's or its weights')."""
+    num_samples = call.get("num_samples")
+    if num_samples is None or code_of(num_samples) == "None":
+        return
+    if isinstance(num_samples, cst.Call) and code_of(num_samples.func) == "len":
+        return
+    raise Unconvertible("num_samples: MindSpore's sampler draws at most len(dataset) rows, torch draws num_samples; "
+                        "convert by hand if num_samples may exceed the dataset's size")
 
 
 _GENERATOR = Unsupported("torch.Generator objects have no MindSpore equivalent; seed with mindspore.dataset.config.set_seed")
@@ -177,6 +200,48 @@ _DATASET_SOURCE = (
     "data = Digits()\n"
 )
 
+# Execution cases: a map-style dataset of ten (x row, label) pairs; the batches
+# each pipeline yields are compared (values, order, count). Random orders are
+# compared structurally: the rows (sorted by label, each still paired with its
+# x) and the batch sizes; which permutation is drawn is not compared.
+_PAIRS = (
+    "class Pairs(torch.utils.data.Dataset):\n"
+    "    def __init__(self, x, y):\n        self.x, self.y = x, y\n\n"
+    "    def __len__(self):\n        return len(self.y)\n\n"
+    "    def __getitem__(self, i):\n        return self.x[i], self.y[i]\n\n\n"
+    "data = Pairs(x, y)\n"
+)
+_PAIR_INPUTS = {"x": "randn(10, 2)", "y": "arange(10)"}
+_BATCHES = "result = [batch for batch in loader]\n"
+_LABELS = "labels = torch.cat([batch[1] for batch in loader])\n"
+
+
+def _loaded(statements: str, results=("result",), **options) -> Example:
+    """A run over the ten pairs: ``statements`` build ``loader`` and the results."""
+    return Example(_PAIRS + statements, inputs=_PAIR_INPUTS, results=results, **options)
+
+
+def _sampled(sampler: str, then: str = _BATCHES, **options) -> Example:
+    return _loaded(f"loader = torch.utils.data.DataLoader(data, batch_size=3, sampler={sampler})\n" + then, **options)
+
+
+_SORTED_LABELS = _LABELS + "result = torch.sort(labels)[0]\n"
+
+
+def _two_parts(first: str, second: str) -> str:
+    """Statements comparing two loaders that split the rows: the size of each part,
+    and that together they hold every row once."""
+    return (f"labels = torch.cat([b[1] for b in {first}])\nrest = torch.cat([b[1] for b in {second}])\n"
+            "result = torch.sort(torch.cat([labels, rest]))[0]\nsizes = (len(labels), len(rest))\n")
+_SHUFFLED = (
+    "batches = [batch for batch in loader]\n"
+    "xs = torch.cat([b[0] for b in batches])\n"
+    "ys = torch.cat([b[1] for b in batches])\n"
+    "order = torch.argsort(ys)\n"
+    "result = (xs[order], ys[order], [len(b[1]) for b in batches])\n"
+)
+_PERMUTATION = "the permutation drawn is not compared (random in both); compared: the rows it yields, sorted"
+
 RULES = [
     ApiRule(
         "torch.utils.data.DataLoader",
@@ -213,6 +278,14 @@ RULES = [
                 ").batch(8, drop_remainder=False)",
             ),
             Example("loader = torch.utils.data.DataLoader(ds, worker_init_fn=seed_worker)", marked="worker_init_fn"),
+            *call_cases("loader = torch.utils.data.DataLoader({args})\n" + _BATCHES + "n = len(loader)\n", [
+                P("dataset", "data"), P("batch_size", "3", default=True), P("shuffle", "False", default=True),
+                P("num_workers", "2", default=True, kind="keyword"), P("pin_memory", "True", default=True, kind="keyword"),
+                P("drop_last", "True", default=True, kind="keyword")], _PAIR_INPUTS, results=("result", "n"),
+                setup=_PAIRS),
+            _loaded("loader = torch.utils.data.DataLoader(data, 4, drop_last=False)\n" + _BATCHES, notes="last_batch_short"),
+            _loaded("loader = torch.utils.data.DataLoader(data, batch_size=4, shuffle=True)\n" + _SHUFFLED,
+                    compare="structural", notes=_PERMUTATION + " by label, each with its x, and the batch sizes"),
         ),
     ),
     ApiRule(
@@ -222,7 +295,13 @@ RULES = [
         hook=_tensor_dataset,
         aliases=("torch.utils.data.dataset.TensorDataset",),
         notes="rows of the tensors as NumPy arrays: a random-access source for GeneratorDataset",
-        examples=(Example("ds = torch.utils.data.TensorDataset(x, y)", "ds = list(zip(np.asarray(x), np.asarray(y)))"),),
+        examples=(
+            Example("ds = torch.utils.data.TensorDataset(x, y)", "ds = list(zip(np.asarray(x), np.asarray(y)))"),
+            Example("ds = torch.utils.data.TensorDataset(x, y)\nloader = torch.utils.data.DataLoader(ds, batch_size=4)\n"
+                    "result = ([batch for batch in loader], len(ds))", inputs=_PAIR_INPUTS),
+            Example("ds = torch.utils.data.TensorDataset(x)\nloader = torch.utils.data.DataLoader(ds, batch_size=4)\n"
+                    + _BATCHES, inputs=_PAIR_INPUTS, notes="one_tensor"),
+        ),
     ),
     ApiRule(
         "torch.utils.data.random_split",
@@ -246,6 +325,12 @@ RULES = [
                 'train, val = mindspore.dataset.GeneratorDataset(\n    ds, column_names=["data", "label"], shuffle=False\n'
                 ").split([0.8, 0.2], randomize=True)",
             ),
+            _loaded("train, val = torch.utils.data.random_split(data, [7, 3])\n"
+                    + _two_parts("torch.utils.data.DataLoader(train, batch_size=7)",
+                                 "torch.utils.data.DataLoader(val, batch_size=7)"),
+                    results=("result", "sizes"), compare="structural",
+                    notes="which rows go to which part is random in both; compared: the sizes of the parts "
+                          "and that together they hold every row once"),
         ),
     ),
     ApiRule("torch.utils.data.RandomSampler", None,
@@ -285,7 +370,19 @@ RULES = [
                   "rank": "shard_id", "seed": Unsupported("seed: use mindspore.dataset.config.set_seed"),
                   "drop_last": Unsupported("drop_last has no DistributedSampler counterpart")},
             hook=lambda call, ctx: _require_shards(call),
-            aliases=("torch.utils.data.DistributedSampler",)),
+            aliases=("torch.utils.data.DistributedSampler",),
+            examples=(
+                # 10 rows over 3 replicas: both pad to 12 by repeating the first rows
+                _sampled("torch.utils.data.distributed.DistributedSampler(data, num_replicas=3, rank=1, shuffle=False)"),
+                _sampled("torch.utils.data.DistributedSampler(data, 2, 1, False)", notes="positional"),
+                _loaded("first = torch.utils.data.DistributedSampler(data, num_replicas=2, rank=0)\n"
+                        "second = torch.utils.data.DistributedSampler(data, num_replicas=2, rank=1)\n"
+                        + _two_parts("torch.utils.data.DataLoader(data, batch_size=3, sampler=first)",
+                                     "torch.utils.data.DataLoader(data, batch_size=3, sampler=second)"),
+                        results=("result", "sizes"), compare="structural",
+                        notes="the shuffled order is not compared; compared: the shard sizes and that the shards of "
+                              "the two replicas together hold every row once"),
+            )),
     ApiRule("torch.utils.data.BatchSampler", None, notes="BatchSampler cannot be converted automatically; use .batch()"),
     ApiRule("torch.utils.data.Subset", None,
             notes="Subset: pass mindspore.dataset.SubsetSampler(indices) as sampler= of the GeneratorDataset"),

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import libcst as cst
 
+from rewrite_rules.dtypes import DTYPE_NAMES
 from rewrite_rules.spec import ApiRule, AttributeRule, Example, MethodRule, Unconvertible
 from transpiler.engine import code_of
 from transpiler.names import chain_parts
 from transpiler.structural.devices import is_device_string
 
 _DEVICE_WORDS = ("device", "dev")
+
+
+_X = {"x": "randn(2, 3)"}
 
 
 def _device(call, ctx):
@@ -67,15 +71,9 @@ def _to(call, ctx):
     return call.rename("to", kept[:1])
 
 
-_DTYPE_NAMES = {
-    "float16", "float32", "float64", "bfloat16", "int8", "int16", "int32", "int64", "uint8", "bool",
-    "float", "double", "half", "int", "long", "short", "complex64", "complex128",
-}
-
-
 def _is_dtype(expr, qualified: str, ctx) -> bool:
     """A torch dtype, or a MindSpore one (output already converted)."""
-    if qualified.startswith("torch.") and qualified.split(".")[-1] in _DTYPE_NAMES:
+    if qualified.startswith("torch.") and qualified.split(".")[-1] in DTYPE_NAMES:
         return True
     parts = chain_parts(expr)
     if parts is None or len(parts) < 2:
@@ -84,7 +82,7 @@ def _is_dtype(expr, qualified: str, ctx) -> bool:
     return (
         binding is not None
         and binding.qualified.split(".", 1)[0] == "mindspore"
-        and parts[-1] in _DTYPE_NAMES | {"bool_"}
+        and parts[-1] in DTYPE_NAMES | {"bool_"}
     )
 
 
@@ -105,16 +103,24 @@ RULES = [
         signature="type, index=None",
         hook=_device,
         notes="kept as an inert string; MindSpore selects the device with mindspore.set_device",
-        examples=(Example('device = torch.device("cuda")', 'device = "cuda"'),),
+        examples=(Example('device = torch.device("cuda")', 'device = "cuda"'),
+                  Example('device = torch.device("cpu")\nresult = x.to(device) * 2', inputs=_X),
+                  Example('device = torch.device("cpu", 0)\nlayer = nn.Linear(3, 2).to(device)\nresult = layer(x)',
+                          inputs=_X, notes="index")),
     ),
     ApiRule(
         "torch.cuda.is_available",
         None,
         signature="",
         hook=_cuda_available,
-        examples=(Example("ok = torch.cuda.is_available()", 'ok = mindspore.get_context("device_target") == "GPU"'),),
+        examples=(Example("ok = torch.cuda.is_available()", 'ok = mindspore.get_context("device_target") == "GPU"'),
+                  # both sides run on CPU here
+                  Example('result = torch.cuda.is_available()\ndevice = "cuda" if result else "cpu"', inputs={})),
     ),
+    # the harness replays torch's draws to MindSpore, which would make any seed look right: proven by a test
+    # that runs the converted code on its own (same seed, same draws and weights; another seed, other draws)
     ApiRule("torch.manual_seed", "mindspore.set_seed", signature="seed",
+            proven_by=("tests/test_seed_rules.py::test_manual_seed_repeats_the_draws_as_in_torch",),
             examples=(Example("torch.manual_seed(0)", "mindspore.set_seed(0)"),)),
     MethodRule(
         "to",
@@ -131,11 +137,21 @@ RULES = [
             Example("layer = nn.Linear(3, 4).to(torch.float64)\nresult = layer(x.double())", inputs={"x": "randn(2, 3)"}),
             Example("device = torch.device('cpu')\nlayer = nn.Linear(3, 4).to(device)\nresult = layer(x.to(device))",
                     inputs={"x": "randn(2, 3)"}),
+            Example('result = x.to("cpu") + 1', inputs=_X),
+            Example("result = x.to(torch.float64)", inputs=_X, notes="dtype"),
+            Example("result = x.to(dtype=torch.int32)", inputs=_X, notes="dtype_keyword"),
+            Example('device = "cpu"\nresult = x.to(device, torch.float16)', inputs=_X, notes="device_and_dtype"),
+            Example('result = x.to(device="cpu", non_blocking=True)', inputs=_X, notes="keywords"),
+            Example('layer = nn.Linear(3, 2).to("cpu")\nresult = layer(x)', inputs=_X, notes="module"),
         ),
     ),
     MethodRule("cuda", hook=_receiver, arity=(0, 1), receiver="any",
-               examples=(Example("y = x.cuda()", "y = x"),)),
+               examples=(Example("y = x.cuda()", "y = x"),
+                         # there is no GPU here: torch runs .cuda() on a layer without tensors (a no-op on CPU);
+                         # a tensor's .cuda() needs a CUDA device
+                         Example("act = nn.ReLU().cuda()\nresult = act(x)", inputs=_X))),
     MethodRule("cpu", hook=_receiver, arity=(0, 0), receiver="any",
                examples=(Example("y = x.cpu().numpy()", "y = x.numpy()"),
-                         Example("layer = nn.Linear(3, 4).cpu()\nresult = layer(x.cpu())", inputs={"x": "randn(2, 3)"}))),
+                         Example("result = x.cpu().numpy()", inputs=_X),
+                         Example("layer = nn.Linear(3, 2).cpu()\nresult = layer(x.cpu())", inputs=_X, notes="module"))),
 ]

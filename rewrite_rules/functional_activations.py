@@ -206,6 +206,9 @@ RULES = [
         examples=(
             *fn_cases("rrelu", [P("input", "x"), P("lower", "0.1", default=True), P("upper", "0.3", default=True),
                                 P("training", "False", default=True)], X),
+            # training=True: a random slope per negative entry; the harness replays torch's slopes
+            *fn_cases("rrelu", [P("input", "x"), P("lower", "0.1", default=True), P("upper", "0.3", default=True),
+                                P("training", "True", kind="keyword")], X, notes="training: slopes replayed"),
         ),
     ),
     _softmax_like("softmax", "input", extra=(Example("y = F.softmax(x, dim=-1)", "y = ops.softmax(x, axis=-1)"),)),

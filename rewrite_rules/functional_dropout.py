@@ -1,8 +1,9 @@
 """torch.nn.functional dropout -> mindspore.ops dropout.
 
 Same parameter meaning (p = drop probability, measured) and the same
-``training=True`` default; ``inplace=`` is dropped (same value). Random in
-training, so the execution cases use training=False (identity) or p=0.
+``training=True`` default; ``inplace=`` is dropped (same value). The
+execution cases compare training=False (identity), p=0, and training with
+p>0, where the harness replays torch's mask to MindSpore.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ def _dropout(name: str, x: str, extra=()) -> ApiRule:
             # p means "drop": with p=0.9 most entries are zeroed
             *call_cases(f"result = (F.{name}({{args}}) == 0).sum().item() > 0.5 * x.numel()",
                         [P("input", "x"), P("p", "0.9")], {"x": _ONES[name]}, shapes=("positional",), notes="drop rate"),
+            # training with p>0: torch's mask is replayed, so the kept entries and their 1/(1-p) scaling compare
+            *fn_cases(name, [P("input", "x"), P("p", "0.3"), P("training", "True", default=True)], inputs,
+                      shapes=("positional", "keywords", "defaults"), notes="training: mask replayed"),
         ),
     )
 

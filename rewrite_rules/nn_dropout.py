@@ -2,9 +2,9 @@
 
 ``p`` is always passed by keyword: ``mindspore.nn.Dropout``'s first positional
 parameter is the deprecated keep_prob (``nn.Dropout(0.2)`` keeps 20%).
-Dropout is random in training mode, so the execution cases compare eval mode
-(identity) and training mode with p=0; the drop rates were measured by hand
-(p=0.2: 19-22% zeros, survivors scaled by 1/(1-p), whole channels for Nd).
+The execution cases compare eval mode (identity), training mode with p=0,
+and training mode with p>0, where the harness replays torch's mask to
+MindSpore so that the kept entries and their 1/(1-p) scaling compare by value.
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ from rewrite_rules.spec import ApiRule, Arg, Example
 
 
 _SHAPE = {"Dropout": "-1", "Dropout1d": "4, 20, -1", "Dropout2d": "4, 20, 25, -1", "Dropout3d": "4, 20, 5, 5, -1"}
-
-
 def _dropout(name: str, x: str, extra=()) -> ApiRule:
     inputs = {"x": x}
     return ApiRule(
@@ -35,6 +33,10 @@ def _dropout(name: str, x: str, extra=()) -> ApiRule:
             *layer_cases(name, [P("p", "0.9")], {"x": "ones(4, 20, 5, 5, 5)"}, setup="layer.train()\n",
                          call="(layer(x.reshape(%s)) == 0).sum().item() > 0.5 * x.numel()" % _SHAPE[name],
                          shapes=("positional",), notes="drop rate"),
+            # training mode, p>0: the harness replays torch's mask, so the kept entries and their
+            # 1/(1-p) scaling (whole channels for the Nd layers) compare by value
+            *layer_cases(name, [P("p", "0.3")], inputs, setup="layer.train()\n", shapes=("positional", "keywords"),
+                         notes="training mode: mask replayed"),
         ),
     )
 

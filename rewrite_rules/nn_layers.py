@@ -11,7 +11,13 @@ from rewrite_rules.nn_shared import DTYPE, P, layer_cases
 from rewrite_rules.spec import ApiRule, AttributeRule, Example
 
 RULES = [
-    AttributeRule("torch.nn.Module", "mindspore.nn.Cell", aliases=("torch.nn.modules.module.Module",)),
+    AttributeRule("torch.nn.Module", "mindspore.nn.Cell", aliases=("torch.nn.modules.module.Module",),
+                  examples=(Example("class Net(nn.Module):\n"
+                                    "    def __init__(self):\n        super().__init__()\n"
+                                    "        self.fc = nn.Linear(3, 2)\n\n"
+                                    "    def forward(self, x):\n        return torch.relu(self.fc(x)) * 2\n\n\n"
+                                    "net = Net()\nresult = (net(x), isinstance(net, nn.Module), isinstance(x, nn.Module))",
+                                    inputs={"x": "randn(4, 3)"}),)),
     ApiRule(
         "torch.nn.Linear",
         "mindspore.nn.Dense",

@@ -14,7 +14,19 @@ from rewrite_rules.spec import ApiRule, Drop, Example, Unconvertible
 from transpiler.structural import checkpoints
 
 
+_SUFFIX = ".ckpt"
+
+
+def _warn_suffix(call, ctx) -> None:
+    name = call.get("f")
+    if isinstance(name, cst.SimpleString) and str(name.evaluated_value).endswith(_SUFFIX):
+        return
+    ctx.warn(call.source, "torch.save", 'mindspore.save_checkpoint appends ".ckpt" to a file name without it; '
+                                         "torch.load of the file is converted to read that name")
+
+
 def _save(call, ctx):
+    _warn_suffix(call, ctx)
     obj = call.get("obj")
     if (
         isinstance(obj, cst.Call)
@@ -50,6 +62,25 @@ def _load(call, ctx):
     call.set("f", checkpoints.checkpoint_file(path))
 
 
+# Execution cases: a network's state saved to a fresh file and loaded into a
+# second network (weights copied from torch when it is built); its outputs compared.
+_NET = (
+    "import os\nimport tempfile\n"
+    "class Net(nn.Module):\n"
+    "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(3, 2)\n\n"
+    "    def forward(self, x):\n        return self.fc(x)\n\n\n"
+    "net = Net()\n"
+    'path = os.path.join(tempfile.mkdtemp(), "model.pth")\n'
+)
+
+
+def _saved(load: str, save: str = "torch.save(net.state_dict(), path)\n", **options) -> Example:
+    return Example(_NET + save + "other = Net()\n" + load + "result = other(x)\n",
+                   inputs={"x": "randn(4, 3)"}, **options)
+
+
+_ROUND_TRIP = _saved("other.load_state_dict(torch.load(path))\n")
+
 RULES = [
     ApiRule(
         "torch.save",
@@ -70,6 +101,9 @@ RULES = [
                     'model.parameters_dict().items()}},\n    "c.pth",\n)\n'
                     'pathlib.Path("c.pth.pkl").write_bytes(pickle.dumps({"best": None}))'),
             Example('torch.save({**extra, "model": model.state_dict()}, "c.pth")', marked="literal string keys"),
+            _ROUND_TRIP,
+            _saved("torch.save(obj=net.state_dict(), f=path + '.ckpt')\nother.load_state_dict(torch.load(path + '.ckpt'))\n",
+                   save="", notes="ckpt_name"),
         ),
     ),
     ApiRule(
@@ -86,6 +120,9 @@ RULES = [
             Example("sd = torch.load(path)", 'sd = mindspore.load_checkpoint(str(path).removesuffix(".ckpt") + ".ckpt")'),
             Example('optimizer.load_state_dict(torch.load("o.pth"))',
                     'mindspore.load_param_into_net(optimizer, mindspore.load_checkpoint("o.pth.ckpt"))'),
+            _ROUND_TRIP,
+            _saved("state = torch.load(path, map_location='cpu', weights_only=True)\nother.load_state_dict(state)\n",
+                   notes="keywords"),
             Example('sd = torch.load("c.pth")["model"]', marked="assign the loaded checkpoint to a variable"),
         ),
     ),

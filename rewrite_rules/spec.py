@@ -72,9 +72,12 @@ class Example:
     rtol, atol: tolerances for this case (written down per rule).
     dtype_map: allowed dtype differences, torch -> MindSpore (e.g.
         {"int64": "int32"}), each with the rule's reason in ``notes``.
-    compare: what the harness compares: "values" (shape, dtype and values)
-        or "shape" (shape and dtype only, for random results such as randn
-        or dropout in training mode).
+    compare: what the harness compares: "values" (shape, dtype and values);
+        "structural" (the same, for a random operation whose draws cannot be
+        replayed: the snippet reduces the result to what both frameworks must
+        agree on, e.g. the sorted indices of a shuffle, and ``notes`` says
+        what is left uncompared; ``ms-migrate rules`` does not count it as an
+        exact proof); or "shape" (shape and dtype only).
     """
 
     torch: str
@@ -198,6 +201,9 @@ class ApiRule:
         ``emb.embedding_dim``); the renames in ``weights`` apply to attribute
         reads too, unlisted attributes keep their name.
     aliases: further torch names that mean the same thing.
+    proven_by: pytest node ids (``tests/test_x.py::test_y``) of execution
+        tests outside the example harness that prove this rule, for APIs whose
+        torch side cannot run as an Example (``ms-migrate rules`` names them).
     """
 
     torch: str
@@ -212,6 +218,7 @@ class ApiRule:
     aliases: tuple[str, ...] = ()
     notes: str = ""
     examples: tuple[Example, ...] = ()
+    proven_by: tuple[str, ...] = ()
 
     @cached_property
     def params(self) -> tuple[Param, ...]:

@@ -18,7 +18,7 @@ import libcst as cst
 
 from rewrite_rules.cases import P, call_cases, marking
 from rewrite_rules.helpers import GENERATOR
-from rewrite_rules.spec import Drop, Example, InPlace, MethodRule, Unconvertible
+from rewrite_rules.spec import Drop, Example, InPlace, MethodRule
 from rewrite_rules.tensor_binding import atom, code_of, expr, in_place, method
 from rewrite_rules.tensor_math import TANH_RANGE
 
@@ -117,10 +117,6 @@ def _random(bound, call, ctx):
 def _bernoulli_of(bound, call, ctx):
     """x.bernoulli(): each element is 1 with probability x (or p)."""
     bound.result = bernoulli_of(call.receiver, bound.get("p") or call.receiver, ctx)
-
-
-def _requires_grad(call, ctx):
-    raise Unconvertible("tensors have no requires_grad in MindSpore; wrap in mindspore.Parameter or take gradients with value_and_grad")
 
 
 def _random_values(statement: str, params, inputs=RANDOM, rtol=0.0, atol=0.0, **kw):
@@ -251,6 +247,9 @@ RULES = [
            notes="BernoulliExt has no CPU kernel: (rand_like(x) < p), p the input itself unless given",
            examples=(*call_cases("result = x.bernoulli({args})", [P("p", "0.3", True)], {"x": "rand(30, 40)"}, rtol=0.0, atol=0.0),
                      Example("result = x.bernoulli()", inputs={"x": "tensor([[0.0, 1.0], [1.0, 0.0]])"}))),
-    MethodRule("requires_grad_", hook=_requires_grad, arity=(0, 1),
+    # marks every use (no hook, no rename): counted as marked, not converted
+    MethodRule("requires_grad_", arity=(0, 1),
+               notes="tensors have no requires_grad in MindSpore; wrap in mindspore.Parameter or take gradients "
+                     "with value_and_grad",
                examples=(Example("x = x * 2\nx.requires_grad_()", marked="requires_grad"),)),
 ]

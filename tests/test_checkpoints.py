@@ -53,7 +53,9 @@ def test_optimizer_state_save_and_load():
         """,
         """\
         model = nn.Dense(3, 2)
-        optimizer = mindspore.experimental.optim.Adam(model.trainable_params(), lr=0.01)
+        optimizer = mindspore.experimental.optim.AdamW(
+            model.trainable_params(), lr=0.01, weight_decay=0.0
+        )
         mindspore.save_checkpoint(optimizer, "optim.pth")
         mindspore.load_param_into_net(optimizer, mindspore.load_checkpoint("optim.pth.ckpt"))
         """,

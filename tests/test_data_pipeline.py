@@ -42,3 +42,15 @@ def test_converted_pipeline_yields_the_same_batches(tmp_path):
     expected = _torch_summary()
     actual = _mindspore_summary(tmp_path, converted)
     assert actual == expected
+
+
+def test_a_seeded_shuffled_loader_is_flagged():
+    """Measured: after mindspore.set_seed every new pass over a shuffled GeneratorDataset
+    draws the same order; torch's DataLoader reshuffles each epoch."""
+    source = (
+        "import torch\ntorch.manual_seed(0)\n"
+        "loader = torch.utils.data.DataLoader(ds, batch_size=4, shuffle=True)\n"
+        "ordered = torch.utils.data.DataLoader(ds, batch_size=4)\n"
+    )
+    warnings = [d for d in convert_source(source, "seeded.py").diagnostics if "reshuffles each epoch" in d.message]
+    assert [d.line for d in warnings] == [3]

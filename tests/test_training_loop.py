@@ -83,7 +83,9 @@ def fit(model, loader, epochs):
 """,
     """
 def fit(model, loader, epochs):
-    optimizer = mindspore.experimental.optim.Adam(model.trainable_params())
+    optimizer = mindspore.experimental.optim.AdamW(
+        model.trainable_params(), weight_decay=0.0
+    )
     model.set_train(True)
     def forward_fn(x, y):
         out = model(x)

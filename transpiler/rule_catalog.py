@@ -3,6 +3,16 @@
 One row per torch API: its MindSpore form, how many execution cases prove it,
 and notes on argument differences derived from the rule's argument mapping and
 notes. The same data drives conversion, so the table cannot drift from it.
+
+How each converting API is proven (``Entry.proof``), strongest first:
+
+- ``exact``: an execution case of its rule compares values with torch's
+  (``Example.compare == "values"``, run by tests/test_execution.py);
+- ``tests``: execution tests outside the example harness (``ApiRule.proven_by``);
+- ``structural``: only cases of a random operation whose draws are not
+  replayed, compared on what both frameworks must agree on;
+- ``shape``: only cases that compare shapes and dtypes;
+- ``none``: no execution case (tests/test_rule_catalog.py fails on these).
 """
 
 from __future__ import annotations
@@ -18,6 +28,10 @@ _COMMON = {id(helpers.OUT), id(helpers.DEVICE), id(helpers.LAYOUT), id(helpers.P
 _SPELLINGS = (("mindspore.ops.", "ops."), ("mindspore.nn.", "nn."), ("mindspore.", "mindspore."))
 
 
+EXACT_MODES = ("values",)  # Example.compare modes that compare values with torch's
+PROOFS = ("exact", "tests", "structural", "shape", "none")
+
+
 @dataclass(frozen=True)
 class Entry:
     api: str
@@ -25,6 +39,10 @@ class Entry:
     cases: int  # execution cases (run in both frameworks)
     marked: int  # cases that must carry a marker
     notes: str
+    converts: bool = True
+    proof: str = "none"  # one of PROOFS
+    proven_by: tuple[str, ...] = ()  # tests outside the example harness
+    uncompared: str = ""  # what the structural cases leave uncompared (their notes)
 
 
 def short(qualified: str | None) -> str:
@@ -71,6 +89,18 @@ def _target(rule) -> str:
     return target
 
 
+def proof_of(rules: list) -> str:
+    """How the rules of one API are proven (see the module docstring)."""
+    modes = [e.compare for rule in rules for e in rule.examples if e.runs]
+    if any(mode in EXACT_MODES for mode in modes):
+        return "exact"
+    if any(getattr(rule, "proven_by", ()) for rule in rules):
+        return "tests"
+    if "structural" in modes:
+        return "structural"
+    return "shape" if modes else "none"
+
+
 def _entry(api: str, rules: list) -> Entry:
     targets, notes, cases, marked = [], [], 0, 0
     for rule in rules:
@@ -84,7 +114,12 @@ def _entry(api: str, rules: list) -> Entry:
             notes.append(text)
         cases += sum(1 for e in rule.examples if e.runs)
         marked += sum(1 for e in rule.examples if e.marked is not None)
-    return Entry(api, " / ".join(targets), cases, marked, "; ".join(notes))
+    proven_by = tuple(dict.fromkeys(t for rule in rules for t in getattr(rule, "proven_by", ())))
+    uncompared = "; ".join(
+        dict.fromkeys(e.notes for rule in rules for e in rule.examples if e.runs and e.compare == "structural")
+    )
+    return Entry(api, " / ".join(targets), cases, marked, "; ".join(notes), any(converts(r) for r in rules),
+                 proof_of(rules), proven_by, uncompared)
 
 
 def catalog(rules: RuleSet) -> list[Entry]:
@@ -93,6 +128,59 @@ def catalog(rules: RuleSet) -> list[Entry]:
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
+
+
+def proof_counts(entries: list[Entry]) -> dict[str, int]:
+    """Converting APIs per proof status."""
+    counts = dict.fromkeys(PROOFS, 0)
+    for entry in entries:
+        if entry.converts:
+            counts[entry.proof] += 1
+    return counts
+
+
+def proof_summary(entries: list[Entry]) -> str:
+    """Two lines: how many converting APIs are proven by execution, and how many are not."""
+    n = proof_counts(entries)
+    proven = n["exact"] + n["tests"]
+    unproven = n["structural"] + n["shape"] + n["none"]
+    return (
+        f"{proven} proven by execution ({n['exact']} by execution cases of their rules compared with torch, "
+        f"{n['tests']} by tests outside the example harness)\n"
+        f"{unproven} not proven exactly ({n['structural']} compared structurally: random draws not replayed; "
+        f"{n['shape']} by shape and dtype only; {n['none']} without an execution case)"
+    )
+
+
+_SECTIONS = {
+    "none": "no execution case",
+    "shape": "compared by shape and dtype only",
+    "structural": "compared structurally (random draws not replayed)",
+    "tests": "proven by tests outside the example harness",
+}
+
+
+def unproven_listing(entries: list[Entry]) -> str:
+    """Every converting API not proven by an exact execution case of its rule, by status."""
+    lines = []
+    for proof, title in _SECTIONS.items():
+        chosen = [e for e in entries if e.converts and e.proof == proof]
+        if not chosen:
+            continue
+        lines.append(f"{title} ({len(chosen)}):")
+        for e in chosen:
+            detail = ", ".join(e.proven_by) if proof == "tests" else e.uncompared if proof == "structural" else ""
+            lines.append(f"  {e.api}" + (f"  -- {detail}" if detail else ""))
+    return "\n".join(lines) + "\n" if lines else "every converting API is proven by an exact execution case\n"
+
+
+def _cases_cell(e: Entry) -> str:
+    text = str(e.cases)
+    if e.converts and e.proof in ("structural", "shape"):
+        text += f" ({e.proof} only)"
+    elif e.converts and e.proof == "tests":
+        text += " + " + ", ".join(f"`{t}`" for t in e.proven_by)
+    return text + (f" (+{e.marked} marked)" if e.marked else "")
 
 
 def markdown(rules: RuleSet) -> str:
@@ -109,6 +197,9 @@ def markdown(rules: RuleSet) -> str:
         f"{total_cases} execution cases run each rule in both frameworks and compare the results "
         "(`python -m tests.harness`).",
         "",
+        "Of the converting APIs:",
+        *(f"- {line}." for line in proof_summary(entries).splitlines()),
+        "",
         "Not repeated per row: `out=` is never carried (assign the result), `device=`/`layout=`/`pin_memory=` "
         "are dropped (placement is global in MindSpore), `requires_grad=True` is marked. "
         "`(hook)` means the call is rewritten by code, not only renamed; see the notes.",
@@ -117,6 +208,5 @@ def markdown(rules: RuleSet) -> str:
         "|---|---|---:|---|",
     ]
     for e in entries:
-        cases = str(e.cases) + (f" (+{e.marked} marked)" if e.marked else "")
-        lines.append(f"| `{e.api}` | {_cell(e.target) and '`' + _cell(e.target) + '`'} | {cases} | {_cell(e.notes)} |")
+        lines.append(f"| `{e.api}` | {_cell(e.target) and '`' + _cell(e.target) + '`'} | {_cases_cell(e)} | {_cell(e.notes)} |")
     return "\n".join(lines) + "\n"

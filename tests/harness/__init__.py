@@ -30,9 +30,10 @@ from tests.harness.cases import Case, Prepared, collect_cases, prepare, problems
 from tests.harness.pool import WorkerPool
 
 
-def run_case(pool: WorkerPool, case: Case) -> tuple[Prepared, list[str]]:
-    """Convert and run one case; (the prepared case, the problems found)."""
-    prepared = prepare(case)
+def run_case(pool: WorkerPool, case: Case, rules=None) -> tuple[Prepared, list[str]]:
+    """Convert (with ``rules``, default: the rule set) and run one case; (the
+    prepared case, the problems found)."""
+    prepared = prepare(case, rules)
     if prepared.job is None:
         return prepared, [prepared.problem]
     outcome = pool.run(prepared.job)

@@ -83,14 +83,15 @@ class Prepared:
     problem: str = ""
 
 
-def prepare(case: Case) -> Prepared:
-    """Convert the case's snippet; a conversion that cannot run is a problem."""
+def prepare(case: Case, rules=None) -> Prepared:
+    """Convert the case's snippet (with ``rules``, default: the rule set); a
+    conversion that cannot run is a problem."""
     torch_code = PRELUDE + case.example.torch
     if not torch_code.endswith("\n"):
         torch_code += "\n"
     if case.example.compare not in COMPARE_MODES:
         return Prepared(case, torch_code, None, None, f"unknown compare mode {case.example.compare!r}")
-    result = convert_source(torch_code, "<case>")
+    result = convert_source(torch_code, "<case>", rules=rules)
     if result.output is None:
         problems = "; ".join(d.one_line() for d in result.diagnostics)
         return Prepared(case, torch_code, None, None, f"conversion failed: {problems}")
@@ -110,6 +111,7 @@ def prepare(case: Case) -> Prepared:
         dict(case.example.inputs or {}),
         tuple(case.example.results),
         case.seed,
+        check_draws=case.example.compare != "structural",
     )
     return Prepared(case, torch_code, converted, job)
 

@@ -45,6 +45,9 @@ class Job:
     inputs: dict[str, str]
     results: tuple[str, ...]
     seed: int
+    # False for draws MindSpore makes outside its random ops (a dataset's shuffle, a
+    # sampler): torch's are not replayed, and the case compares structurally
+    check_draws: bool = True
 
 
 @dataclass
@@ -190,7 +193,8 @@ def run_job(fw: Frameworks, job: Job) -> Outcome:
                 outcome.mindspore[name] = _result("mindspore", name, ms_ns, fw.ms_value)
             _force_all(fw, ms_ns)
         try:
-            tape.check_consumed()
+            if job.check_draws:
+                tape.check_consumed()
         except ReplayMismatch as error:
             raise CaseError("mindspore", f"random draws do not correspond: {error}") from None
         return outcome

@@ -66,11 +66,11 @@ def train(netG, netD, epochs=2, batch_size=32, shuffle=True, seed=0, log=print):
         shuffle=shuffle,
     ).batch(batch_size, drop_remainder=False)
     criterion = nn.MSELoss()
-    optimizerD = mindspore.experimental.optim.Adam(
-        netD.trainable_params(), lr=2e-4, betas=(0.5, 0.999)
+    optimizerD = mindspore.experimental.optim.AdamW(
+        netD.trainable_params(), lr=2e-4, betas=(0.5, 0.999), weight_decay=0.0
     )
-    optimizerG = mindspore.experimental.optim.Adam(
-        netG.trainable_params(), lr=2e-4, betas=(0.5, 0.999)
+    optimizerG = mindspore.experimental.optim.AdamW(
+        netG.trainable_params(), lr=2e-4, betas=(0.5, 0.999), weight_decay=0.0
     )
     losses = []
     netD.set_train(True)
