@@ -17,8 +17,8 @@ from transpiler.analyze.facts import index_file
 from transpiler.analyze.findings import run_checkers
 from transpiler.analyze.model import ChecklistItem, FileAnalysis, FileDiff, ProjectAnalysis
 from transpiler.analyze.param_probe import count_parameters
-from transpiler.batch import discover
 from transpiler.convert import _method_names, convert_source
+from transpiler.discovery import discover
 from transpiler.names import ECOSYSTEM_ROOTS, analyse
 from transpiler.source_io import DecodeError, decode_source
 from transpiler.structural import is_module_base
