@@ -57,7 +57,8 @@ def test_converted_tree_holds_no_tool_files(mixed, tmp_path):
     out = tmp_path / "out"
     assert main(["convert", str(mixed), "-o", str(out), "-q"]) == 0
     assert set(_tree_state(out)) == set(_tree_state(mixed))
-    assert (out / "pkg" / "assets" / "weights.bin").read_bytes() == (mixed / "pkg" / "assets" / "weights.bin").read_bytes()
+    weights = pathlib.Path("pkg", "assets", "weights.bin")
+    assert (out / weights).read_bytes() == (mixed / weights).read_bytes()
     assert os.access(out / "run.sh", os.X_OK)
 
 

@@ -207,7 +207,9 @@ def _program(draw) -> str:
                 f"    z = {draw(_call(comments, '    '))}{comments.trailing()}\n{comments.own_line('    ')}"
             )
         else:
-            statements.append(f"x = x.to({comments.trailing()}\n    device{comments.trailing()}\n){comments.trailing()}\n")
+            statements.append(
+                f"x = x.to({comments.trailing()}\n    device{comments.trailing()}\n){comments.trailing()}\n"
+            )
     prelude = (
         f"import torch{comments.trailing()}\n"
         f"import torch.nn as nn{comments.trailing()}\n"

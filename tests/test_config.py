@@ -126,3 +126,13 @@ def test_rules_key_is_read_and_refused_until_rule_loading_exists(tmp_path, capsy
 def test_one_job_still_works(repo, tmp_path):
     assert main(["convert", str(repo / "src"), "-o", str(tmp_path / "out"), "-q", "-j", "1"]) == 0
     assert (tmp_path / "out" / "model.py").read_text() == "from mindspore import ops\nx = ops.zeros(2)\n"
+
+
+def test_analyze_takes_the_same_files_as_convert(repo, tmp_path):
+    report = tmp_path / "analysis.json"
+    assert main(["analyze", str(repo / "src"), "-f", "json", "-o", str(report), "--import-timeout", "0"]) == 0
+    paths = {use["path"] for use in json.loads(report.read_text())["uses"]}
+    assert any(p.endswith("model.py") for p in paths) and not any("vendor" in p for p in paths)
+    assert main(["analyze", str(repo / "src"), "-f", "json", "-o", str(report), "--import-timeout", "0",
+                 "--isolated", "-j", "1"]) == 0
+    assert any("vendor" in use["path"] for use in json.loads(report.read_text())["uses"])

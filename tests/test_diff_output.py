@@ -26,7 +26,7 @@ def awkward(tmp_path) -> pathlib.Path:
     root = tmp_path / "awkward"
     (root / "pkg" / "sub").mkdir(parents=True)
     (root / "no_newline.py").write_text("import torch\nx = torch.zeros(2, 3)")
-    (root / "pkg" / "form_feed.py").write_text("import torch\n\x0c\ndef f():\n    return torch.ones(1)  # \x0c inside\n")
+    (root / "pkg" / "form_feed.py").write_text("import torch\n\x0c\ndef f():\n    return torch.ones(1)  # \x0c in it\n")
     (root / "pkg" / "sub" / "crlf.py").write_bytes(b"import torch\r\ny = torch.zeros(4)\r\n")
     (root / "pkg" / "plain.py").write_text("print('unchanged')\n")
     (root / "notes.txt").write_text("copied\n")

@@ -112,8 +112,8 @@ def test_markers_and_diagnostics_are_in_their_cells():
         new_code_cell("\n\nx = 1\ny = torch.frobnicate(x)"),
     )
     result, notebook = _convert(text)
-    assert notebook.cells[1].source == "\n\nx = 1\n# TODO(ms-migrate): torch.frobnicate: no MindSpore rule for this API\n" \
-                                       "y = torch.frobnicate(x)"
+    marker_line = "# TODO(ms-migrate): torch.frobnicate: no MindSpore rule for this API\n"
+    assert notebook.cells[1].source == "\n\nx = 1\n" + marker_line + "y = torch.frobnicate(x)"
     marker = next(d for d in result.diagnostics if d.rule == "torch.frobnicate")
     assert (marker.cell, marker.line, marker.col) == (2, 4, 5)
     assert marker.one_line().startswith("nb.ipynb:cell 2:4:5: marker:")

@@ -19,30 +19,56 @@ import libcst as cst
 from transpiler.walk import child_fields
 
 
-def comments(node: cst.CSTNode, nested_statements: bool = True) -> list[str]:
-    """The text of every comment in ``node``, in source order. Without
-    ``nested_statements``, only the comments of a compound statement's own
-    lines (its header, the block's first line and footer), not of the
-    statements in its body."""
+def comments(node: cst.CSTNode) -> list[str]:
+    """The text of every comment in ``node``, in source order."""
+    return _collect(node, _ALL)
+
+
+def own_comments(statement: cst.CSTNode) -> list[str]:
+    """The comments of a statement's own lines: for a compound statement its
+    header, the first line and footer of its block, not the statements in it."""
+    return _collect(statement, _OWN)
+
+
+_ALL, _OWN, _OWN_AND_ABOVE_NESTED = range(3)
+
+
+def _collect(root: cst.CSTNode, mode: int) -> list[str]:
+    """An iterative walk (statements can nest deeply) in source order;
+    ``mode`` says what to take from statements nested in ``root``: all of
+    them, nothing, or only the comment lines above them."""
     found: list[str] = []
-    _collect(node, node, nested_statements, found)
+    stack = [root]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        node = pop()
+        kind = type(node)
+        if kind is cst.Comment:
+            found.append(node.value)
+            continue
+        fields = _FIELDS.get(kind)
+        if fields is None:
+            fields = _FIELDS[kind] = child_fields(kind)
+            _STATEMENTS[kind] = issubclass(kind, cst.BaseStatement)
+        if mode != _ALL and _STATEMENTS[kind] and node is not root:
+            if mode == _OWN_AND_ABOVE_NESTED:
+                found += [line.comment.value for line in node.leading_lines if line.comment is not None]
+            continue
+        children = []
+        for name in fields:
+            value = getattr(node, name)
+            if type(value) is tuple or type(value) is list:
+                children += value
+            elif value is not None and type(value) is not cst.MaybeSentinel:
+                children.append(value)
+        if children:
+            children.reverse()
+            push(children)
     return found
 
 
-def _collect(node: cst.CSTNode, root: cst.CSTNode, nested: bool, found: list[str]) -> None:
-    if type(node) is cst.Comment:
-        found.append(node.value)
-        return
-    if not nested and node is not root and isinstance(node, cst.BaseStatement):
-        return
-    for name in child_fields(type(node)):
-        value = getattr(node, name)
-        if type(value) is tuple or type(value) is list:
-            for child in value:
-                if isinstance(child, cst.CSTNode):
-                    _collect(child, root, nested, found)
-        elif isinstance(value, cst.CSTNode):
-            _collect(value, root, nested, found)
+_FIELDS: dict[type, tuple[str, ...]] = {}  # node type -> the fields holding its children
+_STATEMENTS: dict[type, bool] = {}  # node type -> whether it is a statement
 
 
 def lost(before: list[str], after: list[str]) -> list[str]:
@@ -107,9 +133,10 @@ def keep_in_statement(original: cst.CSTNode, result):
     put back above it (a compound statement's body keeps its own)."""
     if result is original:
         return result
-    before = comments(original, nested_statements=False)
+    before = own_comments(original)
     if not before:
         return result
     nodes = result.nodes if isinstance(result, cst.FlattenSentinel) else [result]
-    after = [text for node in nodes if isinstance(node, cst.CSTNode) for text in comments(node)]
+    # a comment may have moved onto a statement of the block (a block that was unwrapped)
+    after = [text for node in nodes if isinstance(node, cst.CSTNode) for text in _collect(node, _OWN_AND_ABOVE_NESTED)]
     return above(result, lost(before, after))

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import io
-import tokenize
 from functools import lru_cache
 
 import black
 import libcst as cst
+
+from transpiler.comments import comments
 
 _MAX_LINE = 88
 _MIN_LINE = 40
@@ -21,29 +21,13 @@ def _black(code: str, line_length: int) -> str | None:
         return None
 
 
-def _same_comments(code: str, formatted: str) -> bool:
-    """Whether black kept every comment as it was: when it joins lines it
-    can merge two comments into one (``# a  # b``), which loses the second."""
-    if "#" not in code:
-        return True
-    return _comment_tokens(code) == _comment_tokens(formatted)
-
-
-def _comment_tokens(code: str) -> list[str]:
-    try:
-        tokens = tokenize.generate_tokens(io.StringIO(code).readline)
-        return sorted(token.string for token in tokens if token.type == tokenize.COMMENT)
-    except (tokenize.TokenError, SyntaxError):
-        return []
-
-
 def format_statement(statement: cst.SimpleStatementLine, depth: int, module: cst.Module) -> cst.SimpleStatementLine:
     """Reformat one changed statement, keeping the comment lines above it."""
     body = statement.with_changes(leading_lines=())
     code = module.code_for_node(body)
     line_length = max(_MIN_LINE, _MAX_LINE - len(module.default_indent.expandtabs()) * depth)
     formatted = _black(code, line_length)
-    if formatted is None or formatted == code or not _same_comments(code, formatted):
+    if formatted is None or formatted == code:
         return statement
     try:
         parsed = cst.parse_module(formatted)
@@ -52,6 +36,9 @@ def format_statement(statement: cst.SimpleStatementLine, depth: int, module: cst
     if len(parsed.body) != 1 or not isinstance(parsed.body[0], cst.SimpleStatementLine):
         return statement
     result = parsed.body[0]
+    # when black joins lines it can merge two comments into one (`# a  # b`): keep the statement as it was
+    if "#" in code and sorted(comments(result)) != sorted(comments(body)):
+        return statement
     return result.with_changes(leading_lines=statement.leading_lines)
 
 

@@ -84,7 +84,9 @@ def convert_notebook(text: str, path: str, keep_outputs: bool = False) -> FileRe
         changed |= _clear_outputs(notebook)
     if not changed:
         return FileResult(path, "unchanged", text, diagnostics, result.timings)
-    return FileResult(path, "converted", nbformat.writes(notebook), diagnostics, result.timings)
+    output = nbformat.writes(notebook)
+    output += "" if output.endswith("\n") else "\n"  # as Jupyter writes the file
+    return FileResult(path, "converted", output, diagnostics, result.timings)
 
 
 def _prepare(index: int, source: str, token: str) -> tuple[_Cell | None, str | None]:
@@ -99,11 +101,11 @@ def _prepare(index: int, source: str, token: str) -> tuple[_Cell | None, str | N
         cell.header = header + newline
     if not body.endswith("\n"):
         body += "\n"
-    lines = body.splitlines(keepends=True)
+    lines = _lines(body)
     python = _ipython_as_python(body)
     if python is None:
-        return None, "IPython syntax spread over several lines"
-    python_lines = python.splitlines(keepends=True)
+        return None, "IPython cannot read it"
+    python_lines = _lines(python if python.endswith("\n") else python + "\n")
     if len(python_lines) != len(lines):
         return None, "IPython syntax spread over several lines"
     for n, (line, plain) in enumerate(zip(lines, python_lines)):
@@ -120,6 +122,11 @@ def _prepare(index: int, source: str, token: str) -> tuple[_Cell | None, str | N
     except (ValueError, MemoryError, RecursionError) as exc:
         return None, f"cannot be compiled: {exc}"
     return cell, None
+
+
+def _lines(text: str) -> list[str]:
+    """The lines of ``text`` (which ends with a newline), split on newlines only."""
+    return [line + "\n" for line in text.split("\n")[:-1]]
 
 
 def _ipython_as_python(body: str) -> str | None:

@@ -13,9 +13,10 @@ import sys
 import time
 from dataclasses import dataclass
 
-from transpiler.batch import UsageError, available_cores, check_paths, display_path, run
+from transpiler.batch import UsageError, check_paths, display_path, run
 from transpiler.cache import default_cache_root, open_cache, record_run
-from transpiler.config import ConfigError, config_for
+from transpiler.commands._tree_options import add_tree_arguments, first, tree_options
+from transpiler.config import ConfigError
 from transpiler.diffs import DiffWriter, diff_path, file_diff
 from transpiler.discovery import Exclusions, discover
 from transpiler.progress import Progress
@@ -31,16 +32,9 @@ def add_parser(subparsers) -> None:
                              "write nothing")
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                         help="colour the --diff output (default auto: on a terminal, unless NO_COLOR is set)")
-    parser.add_argument("-j", "--jobs", type=int, help="worker processes (default: the machine's cores)")
     parser.add_argument("--force", action="store_true", help="overwrite an existing output")
     parser.add_argument("--report", action="append", metavar="PATH",
                         help="write a report: .json for tools, .md for people (repeatable)")
-    parser.add_argument("--exclude", action="append", metavar="PATTERN",
-                        help="skip files and directories matching a gitignore-style pattern relative to the input "
-                             "directory, e.g. 'third_party/*' or '**/gen_*.py' (repeatable)")
-    parser.add_argument("--default-excludes", action=argparse.BooleanOptionalAction, default=None,
-                        help="skip hidden directories, virtualenvs, site-packages and build directories "
-                             "(default: yes; --no-default-excludes converts them too)")
     parser.add_argument("--keep-outputs", action=argparse.BooleanOptionalAction, default=None,
                         help="notebooks: keep the cells' outputs (default: clear them; they came from torch)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar, summary only")
@@ -53,9 +47,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--no-cache", action="store_true", help="convert every file again (default: reuse cached results)")
     parser.add_argument("--cache-dir", metavar="DIR",
                         help="keep the cache here (default: the user cache directory, or $MS_MIGRATE_CACHE_DIR)")
-    parser.add_argument("--config", metavar="PYPROJECT",
-                        help="read [tool.ms-migrate] from this file (default: the closest pyproject.toml above the input)")
-    parser.add_argument("--isolated", action="store_true", help="ignore configuration files")
+    add_tree_arguments(parser)
     parser.set_defaults(run=run_convert)
 
 
@@ -68,28 +60,22 @@ class Settings:
     reports: tuple[str, ...]
     cache_root: str
     keep_outputs: bool
-    rules: tuple[str, ...]
+    rules: tuple[str, ...]  # project rule modules (loading them is not implemented yet)
+    config_path: str | None  # the pyproject.toml these came from
 
 
 def settings_for(args) -> Settings:
-    config = config_for(args.source, args.config, args.isolated)
-    if args.exclude is not None:
-        exclusions = Exclusions(tuple(args.exclude), base=None)
-    else:
-        exclusions = Exclusions(config.exclude or (), base=config.directory)
-    default_excludes = _first(args.default_excludes, config.default_excludes, True)
+    tree = tree_options(args)
+    config = tree.config
     return Settings(
-        jobs=_first(args.jobs, config.jobs, available_cores()),
-        exclusions=dataclasses.replace(exclusions, defaults=default_excludes),
-        reports=tuple(_first(args.report, config.report, ())),
-        cache_root=_first(args.cache_dir, config.cache_dir, default_cache_root()),
-        keep_outputs=_first(args.keep_outputs, config.keep_outputs, False),
+        jobs=tree.jobs,
+        exclusions=tree.exclusions,
+        reports=tuple(first(args.report, config.report, ())),
+        cache_root=first(args.cache_dir, config.cache_dir, default_cache_root()),
+        keep_outputs=first(args.keep_outputs, config.keep_outputs, False),
         rules=config.rules or (),
+        config_path=config.path,
     )
-
-
-def _first(*values):
-    return next(value for value in values if value is not None)
 
 
 def _cache_for(args, settings: Settings, target):
@@ -112,8 +98,8 @@ def run_convert(args) -> int:
     try:
         settings = settings_for(args)
         if settings.rules:
-            raise UsageError("[tool.ms-migrate] rules: loading project rules is not available in this version yet; "
-                             "remove the key to convert with the built-in rules")
+            raise UsageError(f"{settings.config_path}: [tool.ms-migrate] rules: loading project rules is not "
+                             "available in this version yet; remove the key to convert with the built-in rules")
         check_paths(args.source, target, args.force, settings.cache_root)
     except (UsageError, ConfigError) as exc:
         print(f"ms-migrate: error: {exc}", file=sys.stderr)
