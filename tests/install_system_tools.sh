@@ -34,6 +34,6 @@ if command -v apt-get >/dev/null 2>&1; then
         echo "warning: apt-get could not install$missing" >&2
     fi
 fi
-echo "warning: the tests need$missing and it cannot be installed here (no root, no password-less sudo, or no" \
-     "apt-get): install it (e.g. sudo apt-get install$missing); until then the tests that use it fail." >&2
+echo "warning: the tests need these programs:$missing; they cannot be installed here (not root, no password-less" \
+     "sudo, or no apt-get). Install them (e.g. sudo apt-get install$missing); until then the tests that use them fail." >&2
 exit 0

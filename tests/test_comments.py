@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import io
 import tokenize
-import warnings
 from collections import Counter
 
 import pytest
@@ -15,6 +14,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from rewrite_rules.registry import load_rules
+from tests.conversion import compiles
 from tests.golden_files import convert_sample, sample_paths
 from transpiler.convert import convert_source
 
@@ -26,16 +26,6 @@ def comment_tokens(code: str) -> Counter:
 
 def lost_comments(source: str, output: str) -> Counter:
     return comment_tokens(source) - comment_tokens(output)
-
-
-def _compiles(code: str) -> bool:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compile(code, "<generated>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError):
-        return False
-    return True
 
 
 @pytest.mark.parametrize("sample", sample_paths(), ids=lambda p: p.name)
@@ -97,7 +87,7 @@ CASES = {
 def test_comments_of_rewritten_code_survive(source):
     result = convert_source(source, "case.py")
     assert result.output is not None and result.output != source, result.diagnostics
-    assert _compiles(result.output), result.output
+    assert compiles(result.output), result.output
     assert not lost_comments(source, result.output), result.output
 
 
@@ -222,9 +212,9 @@ def _program(draw) -> str:
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(_program())
 def test_every_comment_of_generated_programs_survives(source):
-    assume(_compiles(source))
+    assume(compiles(source))
     result = convert_source(source, "<generated>")
     assert not [d.one_line() for d in result.diagnostics if d.rule == "internal"]
     assert result.output is not None, result.diagnostics
-    assert _compiles(result.output), result.output
+    assert compiles(result.output), result.output
     assert not lost_comments(source, result.output), result.output

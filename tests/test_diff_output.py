@@ -22,7 +22,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 @pytest.fixture
 def awkward(tmp_path) -> pathlib.Path:
     """Files a naive diff gets wrong: no newline at the end, a form feed and
-    CRLF line endings, nested directories, files that do not change."""
+    CRLF line endings, spaces in names, nested directories, files that do not
+    change."""
     root = tmp_path / "awkward"
     (root / "pkg" / "sub").mkdir(parents=True)
     (root / "no_newline.py").write_text("import torch\nx = torch.zeros(2, 3)")
@@ -30,6 +31,8 @@ def awkward(tmp_path) -> pathlib.Path:
     (root / "pkg" / "sub" / "crlf.py").write_bytes(b"import torch\r\ny = torch.zeros(4)\r\n")
     (root / "pkg" / "plain.py").write_text("print('unchanged')\n")
     (root / "notes.txt").write_text("copied\n")
+    (root / "with space").mkdir()
+    (root / "with space" / "a model.py").write_text("import torch\nz = torch.ones(3)\n")
     return root
 
 
@@ -54,6 +57,8 @@ def test_diff_applies_to_a_copy_of_the_input(tree, tool, awkward, tmp_path):
     assert main(["convert", str(source), "-o", str(converted), "-q"]) == 0
     copy = tmp_path / "copy"
     shutil.copytree(source, copy)
+    if shutil.which(tool[0]) is None:
+        pytest.fail(f"{tool[0]} is needed to apply the diff: sh tests/install_system_tools.sh installs it")
     applied = subprocess.run(tool, input=patch.encode(), cwd=copy, capture_output=True, timeout=120)
     assert applied.returncode == 0, applied.stderr.decode() + applied.stdout.decode()
     assert _python_files(copy) == _python_files(converted)
@@ -84,6 +89,20 @@ def test_notebooks_are_shown_cell_by_cell(tmp_path):
     assert "--- a/nb.ipynb:cell 4\n+++ b/nb.ipynb:cell 4\n" in patch
     assert "-x = torch.zeros(2, 3)\n+x = ops.zeros((2, 3))\n" in patch
     assert "cell 3" not in patch and "cell 1" not in patch
+
+
+def test_git_apply_skips_the_notebook_cells_of_a_tree_when_told(tmp_path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "m.py").write_text("import torch\nx = torch.zeros(2)\n")
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import torch\ny = torch.ones(1)")])
+    nbformat.write(notebook, str(tree / "nb.ipynb"))
+    patch = _diff(tree)
+    assert "--- a/nb.ipynb:cell 1\n" in patch
+    applied = subprocess.run(["git", "apply", "--exclude=*.ipynb:*", "-"], input=patch.encode(), cwd=tree,
+                             capture_output=True, timeout=120)
+    assert applied.returncode == 0, applied.stderr.decode()
+    assert (tree / "m.py").read_text() == "from mindspore import ops\nx = ops.zeros(2)\n"
 
 
 class _Terminal:

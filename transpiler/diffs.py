@@ -48,7 +48,8 @@ def diff_path(display: str, root: str | None) -> str:
 def file_diff(original: str, output: str, path: str) -> str:
     if path.endswith(".ipynb"):
         return notebook_diff(original, output, path)
-    return unified(original, output, f"a/{path}", f"b/{path}")
+    end = "\t" if " " in path else ""  # as git writes it: GNU patch reads a name with spaces up to a tab
+    return unified(original, output, f"a/{path}{end}", f"b/{path}{end}")
 
 
 def notebook_diff(original: str, output: str, path: str) -> str:

@@ -164,9 +164,10 @@ def _split(output: str, cells: list[_Cell], token: str) -> list[str] | None:
         return None
     pieces = []
     for n, (cell, match) in enumerate(zip(cells, found)):
-        start = match.end() if n else 0  # anything added above the first boundary (imports) joins the first cell
         end = found[n + 1].start() if n + 1 < len(found) else len(output)
-        piece = output[start:end] if n else output[:match.start()] + output[match.end():end]
+        piece = output[match.end():end]
+        if n == 0:
+            piece = output[:match.start()] + piece  # anything added above the first cell (imports) joins it
         piece = _unmask(piece, cell)
         if piece is None:
             return None
