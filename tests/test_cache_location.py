@@ -110,3 +110,12 @@ def test_notebook_output_option_is_part_of_the_cache_key(mixed, tmp_path):
     assert nbformat.read(str(out / "demo.ipynb"), as_version=4).cells[1].outputs == []
     assert main(["convert", str(mixed), "-o", str(out), "-q", "--keep-outputs"]) == 0
     assert nbformat.read(str(out / "demo.ipynb"), as_version=4).cells[1].outputs != []
+
+
+def test_a_cache_that_cannot_be_written_only_costs_speed(mixed, tmp_path, monkeypatch, capsys):
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the cache directory would go")
+    monkeypatch.setenv("MS_MIGRATE_CACHE_DIR", str(blocked / "cache"))
+    assert main(["convert", str(mixed), "-o", str(tmp_path / "out"), "-q"]) == 0
+    assert "converting without a cache" in capsys.readouterr().err
+    assert set(_tree_state(tmp_path / "out")) == set(_tree_state(mixed))

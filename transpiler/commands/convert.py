@@ -82,9 +82,14 @@ def _cache_for(args, settings: Settings, target):
     """Results are cached for tree conversions (and wherever --cache-dir says)."""
     if args.no_cache or target is None:
         return None
-    if args.cache_dir or os.path.isdir(args.source):
+    if not (args.cache_dir or os.path.isdir(args.source)):
+        return None
+    try:
         return open_cache(settings.cache_root, options=f"keep_outputs={settings.keep_outputs}")
-    return None
+    except OSError as exc:  # a read-only home, say: the conversion does not need the cache
+        print(f"ms-migrate: warning: converting without a cache: {settings.cache_root}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return None
 
 
 def run_convert(args) -> int:
