@@ -161,14 +161,16 @@ def _run_record(root: str, output: str) -> str:
 
 
 def _identity(directory: str) -> list[int]:
+    """Which directory this is, and the last change to its entries: inode
+    numbers are reused at once, the time of a change is not."""
     info = os.stat(directory)
-    return [info.st_dev, info.st_ino]
+    return [info.st_dev, info.st_ino, info.st_mtime_ns]
 
 
 def record_run(root: str, source: str, output: str) -> None:
     """Remember that ``output`` (an existing directory) is the conversion of
-    ``source``, and which directory it is: one deleted and made again by
-    hand is not ours any more."""
+    ``source`` as it is now, after the run (or its interruption): a directory
+    deleted and made again, or given other files, is not ours any more."""
     data = {"source": os.path.realpath(source), "output": os.path.realpath(output), "identity": _identity(output)}
     try:
         write_atomic(_run_record(root, output), json.dumps(data).encode("utf-8", "surrogateescape"))

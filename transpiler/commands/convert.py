@@ -113,9 +113,6 @@ def run_convert(args) -> int:
     cache = _cache_for(args, settings, target)
     jobs = [dataclasses.replace(job, want_text=args.diff, cache=cache, keep_outputs=settings.keep_outputs)
             for job in jobs]
-    if target and os.path.isdir(args.source):
-        os.makedirs(target, exist_ok=True)
-        record_run(settings.cache_root, args.source, target)
     diff_root = os.path.abspath(args.source) if os.path.isdir(args.source) else None
     diffs = DiffWriter(args.color) if args.diff else None
     report = RunReport()
@@ -140,6 +137,7 @@ def run_convert(args) -> int:
         except KeyboardInterrupt:
             interrupted = True
     if interrupted:
+        _remember(args, settings, target)
         return _interrupted(report, done, len(jobs), cache is not None)
     import_failures = 0
     if target and (args.emit_tests or args.check):
@@ -156,7 +154,14 @@ def run_convert(args) -> int:
               file=sys.stderr)
     if target and not args.quiet:
         print(f"ms-migrate: output written to {display_path(os.path.abspath(target))}", file=sys.stderr)
+    _remember(args, settings, target)
     return 1 if report.failed or import_failures else 0
+
+
+def _remember(args, settings: Settings, target) -> None:
+    """Record the output tree as it is now, so the same command continues into it."""
+    if target and os.path.isdir(args.source) and os.path.isdir(target):
+        record_run(settings.cache_root, args.source, target)
 
 
 def _interrupted(report: RunReport, done: dict, total: int, cached: bool) -> int:
