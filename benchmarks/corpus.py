@@ -33,7 +33,7 @@ def torch_source_dir() -> str:
 
 
 def load_corpus(repo: str, step: int = 1) -> Corpus:
-    from transpiler.batch import discover
+    from transpiler.discovery import discover
     from transpiler.source_io import DecodeError, decode_source
 
     roots = [torch_source_dir(), os.path.join(repo, "samples")]

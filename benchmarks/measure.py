@@ -50,11 +50,11 @@ class Run:
 
 def convert_tree(corpus: Corpus, out: str, workers: int) -> Run:
     from transpiler.batch import Job, run
-    from transpiler.cache import CACHE_DIRNAME, open_cache
+    from transpiler.cache import open_cache
     from transpiler.report import RunReport
 
     start, cpu_start = time.perf_counter(), _cpu()
-    cache = open_cache(os.path.join(out, CACHE_DIRNAME), corpus.roots[0])
+    cache = open_cache(out + ".cache")  # next to the output, removed with it
     jobs = [Job(path, _target(corpus, out, path), path, "python", cache=cache) for path in corpus.paths]
     result = Run()
     report = RunReport()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
+import warnings
 
 from transpiler.convert import convert_source
 from transpiler.proof.verify import load_module
@@ -18,6 +19,17 @@ def convert_to(source: pathlib.Path | str, out_dir: pathlib.Path, rules=None, te
     out = out_dir / source.name
     out.write_text(result.output, encoding="utf-8")
     return out
+
+
+def compiles(code: str) -> bool:
+    """Whether ``code`` compiles under this Python (warnings silenced)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(code, "<generated>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 _counter = iter(range(10**9))

@@ -5,14 +5,13 @@ the input did)."""
 
 from __future__ import annotations
 
-import warnings
-
 import hypothesmith
 import libcst as cst
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rewrite_rules.registry import load_rules
+from tests.conversion import compiles
 from transpiler.convert import convert_source
 
 PRELUDE = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
@@ -26,16 +25,6 @@ PROPERTY = settings(
 )
 
 
-def _compiles(code: str) -> bool:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compile(code, "<generated>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError):
-        return False
-    return True
-
-
 def _check(source: str) -> None:
     result = convert_source(source, "<generated>")  # must not raise
     internal = [d.one_line() for d in result.diagnostics if d.rule == "internal"]
@@ -45,8 +34,8 @@ def _check(source: str) -> None:
         assert all(d.rule in ("syntax", "parse") for d in result.diagnostics), result.diagnostics
         return
     cst.parse_module(result.output)
-    if _compiles(source):
-        assert _compiles(result.output), result.output
+    if compiles(source):
+        assert compiles(result.output), result.output
 
 
 @PROPERTY

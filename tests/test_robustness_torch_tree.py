@@ -14,7 +14,8 @@ import warnings
 
 import pytest
 
-from transpiler.batch import discover, run
+from transpiler.batch import run
+from transpiler.discovery import discover
 
 WORKERS = 2
 

@@ -8,8 +8,6 @@ with the size of the tree.
 
 from __future__ import annotations
 
-import difflib
-import fnmatch
 import os
 import resource
 import signal
@@ -20,10 +18,8 @@ from dataclasses import dataclass, field
 from transpiler.cache import Cache, belongs_to
 from transpiler.convert import FileResult, convert_source
 from transpiler.diagnostics import Diagnostic, Severity
+from transpiler.notebooks import convert_notebook
 from transpiler.source_io import DecodeError, decode_source, encode_source, write_atomic
-
-DEFAULT_EXCLUDES = (".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", ".pytest_cache",
-                    ".ms-migrate-cache")
 
 
 class UsageError(Exception):
@@ -35,9 +31,10 @@ class Job:
     source: str  # absolute input path
     target: str | None  # absolute output path (None: do not write)
     display: str  # path shown in diagnostics
-    kind: str  # "python" or "copy"
+    kind: str  # "python", "notebook" or "copy"
     want_text: bool = False  # send the converted text back (for --diff)
     cache: Cache | None = None  # where per-file results are remembered
+    keep_outputs: bool = False  # notebooks: keep the cells' outputs
 
 
 @dataclass
@@ -52,34 +49,6 @@ class FileSummary:
     peak_kb: int = 0  # the worker's peak resident memory after this file
 
 
-def discover(source: str, target: str | None, excludes: tuple[str, ...] = ()) -> list[Job]:
-    """Every file under ``source`` with where it goes. A single file maps to
-    ``target`` itself (or into it, when it is a directory)."""
-    source = os.path.abspath(source)
-    if os.path.isfile(source):
-        out = None
-        if target is not None:
-            out = os.path.abspath(target)
-            if os.path.isdir(out):
-                out = os.path.join(out, os.path.basename(source))
-        kind = "python" if source.endswith(".py") else "copy"
-        return [Job(source, out, display_path(source), kind)]
-    patterns = DEFAULT_EXCLUDES + tuple(excludes)
-    target_abs = os.path.abspath(target) if target else None
-    jobs: list[Job] = []
-    for root, dirs, files in os.walk(source):
-        dirs[:] = sorted(d for d in dirs if not _excluded(d, patterns) and os.path.join(root, d) != target_abs)
-        for name in sorted(files):
-            if _excluded(name, patterns):
-                continue
-            path = os.path.join(root, name)
-            relative = os.path.relpath(path, source)
-            out = os.path.join(target_abs, relative) if target_abs else None
-            kind = "python" if name.endswith(".py") else "copy"
-            jobs.append(Job(path, out, display_path(path), kind))
-    return jobs
-
-
 def display_path(path: str) -> str:
     """The path as the user would write it: relative to the working directory
     when below it, absolute otherwise."""
@@ -87,12 +56,9 @@ def display_path(path: str) -> str:
     return path if relative.startswith("..") else relative
 
 
-def _excluded(name: str, patterns: tuple[str, ...]) -> bool:
-    return any(fnmatch.fnmatch(name, pattern) for pattern in patterns)
-
-
-def check_paths(source: str, target: str | None, force: bool) -> None:
-    """Refuse outputs that would overwrite the input or existing results."""
+def check_paths(source: str, target: str | None, force: bool, cache_root: str) -> None:
+    """Refuse outputs that would overwrite the input or existing results
+    (an output this conversion wrote before is continued: see cache.record_run)."""
     if not os.path.exists(source):
         raise UsageError(f"{source}: no such file or directory")
     if target is None:
@@ -105,7 +71,7 @@ def check_paths(source: str, target: str | None, force: bool) -> None:
     if os.path.isfile(src) and os.path.isdir(out):
         out = os.path.join(out, os.path.basename(src))
     if os.path.exists(out) and not force:
-        if os.path.isdir(out) and (not os.listdir(out) or belongs_to(out, source)):
+        if os.path.isdir(out) and (not os.listdir(out) or belongs_to(out, source, cache_root)):
             return  # empty, or an earlier run of this conversion: continue it
         raise UsageError(f"{target}: already exists; use --force to overwrite")
 
@@ -129,7 +95,7 @@ def _process(job: Job) -> FileSummary:
     key = None
     if job.cache is not None and not job.want_text:
         start = time.perf_counter()
-        key = job.cache.key(job.source, data)
+        key = job.cache.key(job.source, job.target, data)
         entry = job.cache.get(key, job.display)
         timings["cache"] = time.perf_counter() - start
         if entry is not None and entry.output_in_place(job.target):
@@ -149,7 +115,10 @@ def _convert(job: Job, data: bytes, timings) -> tuple[FileSummary, bool]:
         decoded = decode_source(data)
     except DecodeError as exc:
         return _failed(job, exc.line, exc.col, str(exc)), True
-    result: FileResult = convert_source(decoded.text, job.display)
+    if job.kind == "notebook":
+        result: FileResult = convert_notebook(decoded.text, job.display, job.keep_outputs)
+    else:
+        result = convert_source(decoded.text, job.display)
     timings.update(result.timings)
     if result.status == "failed" or result.output is None:
         return FileSummary(job.display, "failed", result.diagnostics, timings), True
@@ -182,6 +151,15 @@ def _failed(job: Job, line: int, col: int, message: str) -> FileSummary:
     return FileSummary(job.display, "failed", [diagnostic])
 
 
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity, as ruff counts
+    them), the default number of workers."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 def run(jobs: list[Job], workers: int = 1, on_result=None) -> list[FileSummary]:
     """Process jobs, in parallel when workers > 1, in input order.
 
@@ -189,7 +167,8 @@ def run(jobs: list[Job], workers: int = 1, on_result=None) -> list[FileSummary]:
     written finish or leave nothing (writes are atomic), queued files are
     dropped. ``on_result`` has seen every file that was done."""
     summaries: list[FileSummary] = []
-    if workers <= 1 or len(jobs) < 2:
+    workers = min(workers, len(jobs))
+    if workers <= 1:
         for job in jobs:
             summary = process(job)
             summaries.append(summary)
@@ -217,17 +196,3 @@ def _warm_up() -> None:
     from rewrite_rules.registry import load_rules
 
     load_rules()
-
-
-def unified_diff(summary: FileSummary) -> str:
-    if summary.original is None or summary.output is None or summary.original == summary.output:
-        return ""
-    return "".join(
-        difflib.unified_diff(
-            summary.original.splitlines(keepends=True),
-            summary.output.splitlines(keepends=True),
-            fromfile=f"a/{summary.display.lstrip('/')}",
-            tofile=f"b/{summary.display.lstrip('/')}",
-        )
-    )
-

@@ -1,17 +1,22 @@
 """A content-hash cache of per-file results, so re-running a conversion over
 an unchanged tree (or resuming an interrupted one) only redoes what changed.
 
-An entry is keyed by a hash of the file's bytes and its path below the input
-root, and filed under a directory named after the tool's version and the rule
-set's version: a new release or any rule edit starts a fresh directory (older
-ones are removed when the cache is opened). An entry holds the file's status
-and diagnostics, and the size and mtime of the output file written for it, so
-a hit whose output is still in place costs a read, a hash and a stat.
+An entry is keyed by a hash of the file's bytes, its path, where its output
+goes and the options that change the output, and filed under a directory
+named after the tool's version and the rule set's version: a new release or
+any rule edit starts a fresh directory (directories unused for a day are
+removed when the cache is opened). An entry holds the file's status and
+diagnostics, and the size and mtime of the output file written for it, so a
+hit whose output is still in place costs a read, a hash and a stat.
 
-The default location is ``.ms-migrate-cache/`` inside the output directory
-(excluded from discovery, safe to delete at any time). Entries are written
-atomically by the workers themselves; nothing is shared between processes
-but the file system.
+The cache lives where caches belong, as black's does: the user cache
+directory (``~/.cache/ms-migrate`` on Linux, from platformdirs), or
+``$MS_MIGRATE_CACHE_DIR``, or ``--cache-dir``; never in the output tree, so
+a converted tree holds the converted files and nothing else. It also records
+which output directory each conversion wrote (``runs/``), so that running
+the same command again continues into that directory instead of refusing it.
+Entries are written atomically by the workers themselves; nothing is shared
+between processes but the file system. Safe to delete at any time.
 """
 
 from __future__ import annotations
@@ -20,14 +25,22 @@ import hashlib
 import json
 import os
 import shutil
+import time
 from dataclasses import dataclass
 from functools import lru_cache
+
+import platformdirs
 
 from transpiler.diagnostics import Diagnostic
 from transpiler.source_io import write_atomic
 
-CACHE_DIRNAME = ".ms-migrate-cache"
-_SOURCE_FILE = "source"  # the input root this cache belongs to
+ENVIRONMENT_VARIABLE = "MS_MIGRATE_CACHE_DIR"
+_RUNS = "runs"  # which output directory each conversion wrote
+_UNUSED_FOR = 24 * 3600  # seconds after which another version's directory is removed
+
+
+def default_cache_root() -> str:
+    return os.environ.get(ENVIRONMENT_VARIABLE) or platformdirs.user_cache_dir("ms-migrate", appauthor=False)
 
 
 def cache_version() -> str:
@@ -77,12 +90,13 @@ class Cache:
     """A handle small enough to send to every worker with its job."""
 
     directory: str  # the versioned directory holding the entries
+    options: str = ""  # the options that change what is written (part of every key)
 
-    @staticmethod
-    def key(relative: str, data: bytes) -> str:
+    def key(self, source: str, target: str | None, data: bytes) -> str:
         digest = hashlib.blake2b(digest_size=20)
-        digest.update(relative.encode("utf-8", "surrogateescape"))
-        digest.update(b"\0")
+        for text in (source, target or "", self.options):
+            digest.update(text.encode("utf-8", "surrogateescape"))
+            digest.update(b"\0")
         digest.update(data)
         return digest.hexdigest()
 
@@ -118,27 +132,58 @@ class Cache:
             pass  # a cache that cannot be written only costs speed
 
 
-def open_cache(root: str, source: str) -> Cache:
+def open_cache(root: str, options: str = "") -> Cache:
     """The cache under ``root`` for this tool and rule version, made ready.
-    Directories of other versions are removed: they can never hit again."""
+    Directories of other versions that nobody used for a day are removed:
+    they will hardly hit again (a day's grace lets runs of another checkout
+    or release share the root)."""
     version = cache_version()
-    os.makedirs(root, exist_ok=True)
-    for name in os.listdir(root):
-        path = os.path.join(root, name)
-        if name != version and os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path, ignore_errors=True)
-    write_atomic(os.path.join(root, _SOURCE_FILE), os.path.realpath(source).encode("utf-8", "surrogateescape"))
     directory = os.path.join(root, version)
     os.makedirs(directory, exist_ok=True)
-    return Cache(directory)
+    os.utime(directory)  # in use
+    now = time.time()
+    for name in os.listdir(root):
+        path = os.path.join(root, name)
+        if name in (version, _RUNS) or not os.path.isdir(path) or os.path.islink(path):
+            continue
+        try:
+            unused = now - os.stat(path).st_mtime > _UNUSED_FOR
+        except OSError:
+            continue
+        if unused:
+            shutil.rmtree(path, ignore_errors=True)
+    return Cache(directory, options)
 
 
-def belongs_to(output: str, source: str) -> bool:
-    """Whether ``output`` is the output directory of an earlier conversion of
-    ``source`` (it holds our cache): such an output is continued, not refused."""
+def _run_record(root: str, output: str) -> str:
+    name = hashlib.blake2b(os.path.realpath(output).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+    return os.path.join(root, _RUNS, name + ".json")
+
+
+def _identity(directory: str) -> list[int]:
+    """Which directory this is, and the last change to its entries: inode
+    numbers are reused at once, the time of a change is not."""
+    info = os.stat(directory)
+    return [info.st_dev, info.st_ino, info.st_mtime_ns]
+
+
+def record_run(root: str, source: str, output: str) -> None:
+    """Remember that ``output`` (an existing directory) is the conversion of
+    ``source`` as it is now, after the run (or its interruption): a directory
+    deleted and made again, or given other files, is not ours any more."""
+    data = {"source": os.path.realpath(source), "output": os.path.realpath(output), "identity": _identity(output)}
     try:
-        with open(os.path.join(output, CACHE_DIRNAME, _SOURCE_FILE), "rb") as handle:
-            recorded = handle.read().decode("utf-8", "surrogateescape")
+        write_atomic(_run_record(root, output), json.dumps(data).encode("utf-8", "surrogateescape"))
     except OSError:
+        pass  # only costs a --force on the next run
+
+
+def belongs_to(output: str, source: str, root: str) -> bool:
+    """Whether ``output`` is the output directory an earlier conversion of
+    ``source`` wrote: such an output is continued, not refused."""
+    try:
+        with open(_run_record(root, output), "rb") as handle:
+            data = json.loads(handle.read().decode("utf-8", "surrogateescape"))
+        return data["source"] == os.path.realpath(source) and data["identity"] == _identity(output)
+    except (OSError, ValueError, KeyError, TypeError):
         return False
-    return recorded == os.path.realpath(source)

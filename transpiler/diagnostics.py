@@ -31,14 +31,23 @@ class Diagnostic:
     severity: Severity
     message: str
     outcome: Outcome = Outcome.NONE
+    cell: int | None = None  # notebooks: the cell (from 1) that ``line`` counts in
+
+    @property
+    def location(self) -> str:
+        """``path:line:col``; in a notebook ``path:cell N:line:col``, as ruff writes it."""
+        cell = f"cell {self.cell}:" if self.cell is not None else ""
+        return f"{self.path}:{cell}{self.line}:{self.col}"
 
     def one_line(self) -> str:
-        return f"{self.path}:{self.line}:{self.col}: {self.severity.value}: {self.message}"
+        return f"{self.location}: {self.severity.value}: {self.message}"
 
     def to_dict(self) -> dict:
         data = asdict(self)
         data["severity"] = self.severity.value
         data["outcome"] = self.outcome.value
+        if self.cell is None:
+            del data["cell"]
         return data
 
     @classmethod

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from rewrite_rules.spec import ApiRule, Arg, Drop, MethodRule, Unconvertible, Unsupported
+from transpiler import comments
 from transpiler.context import FileContext, parse_expr
 
 _NO_SPACE = cst.AssignEqual(
@@ -186,7 +187,7 @@ def render(bound: BoundCall, func: cst.BaseExpression) -> cst.Call:
             elements = [cst.StarredElement(a.value) if a.star else cst.Element(a.value) for a in bound.varargs]
             args.append(cst.Arg(cst.Tuple(elements)))
         else:
-            args.extend(a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in bound.varargs)
+            args.extend(bound.varargs)  # with their commas: a comment after one stays on its line
     # 3. everything else as keywords, in torch signature order
     order = [p.name for p in rule.params if p.kind in ("positional", "keyword", "varkw")]
     order += [n for n in bound.values if n not in order]
@@ -198,7 +199,11 @@ def render(bound: BoundCall, func: cst.BaseExpression) -> cst.Call:
         args.append(_arg(bound, name, _ms_name(bound, name)))
     for ms_name, expr in bound.appended:
         args.append(keyword_arg(ms_name, expr))
-    return cst.Call(func=func, args=_fix_commas(args, bound.original))
+    original = bound.original
+    call = cst.Call(func=func, args=_fix_commas(args, original), whitespace_after_func=original.whitespace_after_func,
+                    whitespace_before_args=original.whitespace_before_args)
+    # comments of dropped or repacked arguments: after the last argument
+    return comments.inside_call(call, comments.lost(comments.comments(original), comments.comments(call)))
 
 
 def _ms_name(bound: BoundCall, name: str) -> str:
@@ -230,8 +235,8 @@ def _fix_commas(args: list[cst.Arg], original: cst.Call) -> list[cst.Arg]:
         last = i == len(args) - 1
         if last:
             comma = cst.Comma() if trailing else cst.MaybeSentinel.DEFAULT
-            if trailing and isinstance(arg.comma, cst.Comma):
-                comma = arg.comma
+            if isinstance(arg.comma, cst.Comma) and (trailing or comments.comments(arg.comma)):
+                comma = arg.comma  # a comment after it stays where it was
         elif isinstance(arg.comma, cst.Comma):
             comma = arg.comma
         else:

@@ -7,6 +7,8 @@ from functools import lru_cache
 import black
 import libcst as cst
 
+from transpiler.comments import comments
+
 _MAX_LINE = 88
 _MIN_LINE = 40
 
@@ -34,6 +36,9 @@ def format_statement(statement: cst.SimpleStatementLine, depth: int, module: cst
     if len(parsed.body) != 1 or not isinstance(parsed.body[0], cst.SimpleStatementLine):
         return statement
     result = parsed.body[0]
+    # when black joins lines it can merge two comments into one (`# a  # b`): keep the statement as it was
+    if "#" in code and sorted(comments(result)) != sorted(comments(body)):
+        return statement
     return result.with_changes(leading_lines=statement.leading_lines)
 
 

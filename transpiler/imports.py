@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from transpiler.comments import keep_in_statement
 from transpiler.context import FileContext
 from transpiler.engine import code_of
 from transpiler.names import is_torch_name
@@ -136,7 +137,7 @@ class _ImportEditor(cst.CSTTransformer):
     def leave_SimpleStatementLine(self, original_node, updated_node):
         if not updated_node.body:
             return self.placeholders.make(original_node)
-        return updated_node
+        return keep_in_statement(original_node, updated_node)  # comments of removed names
 
     def leave_IndentedBlock(self, original_node, updated_node):
         return updated_node.with_changes(body=self.placeholders.compact(list(updated_node.body)))

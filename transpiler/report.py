@@ -91,7 +91,7 @@ class RunReport:
             lines += ["| location | API | message |", "|---|---|---|"]
             for d in items:
                 message = d.message.replace("|", "\\|")
-                lines.append(f"| `{d.path}:{d.line}:{d.col}` | `{d.rule}` | {message} |")
+                lines.append(f"| `{d.location}` | `{d.rule}` | {message} |")
         converted = Counter(d.rule for d in self.diagnostics if d.outcome is Outcome.CONVERTED)
         lines += ["", f"## Converted APIs ({sum(converted.values())} uses)", "", "| API | uses |", "|---|---|"]
         lines += [f"| `{rule}` | {count} |" for rule, count in sorted(converted.items(), key=lambda kv: (-kv[1], kv[0]))]

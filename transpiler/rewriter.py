@@ -16,7 +16,7 @@ import libcst as cst
 from rewrite_rules.registry import RuleSet
 from rewrite_rules.spec import InPlace, Unconvertible
 from rewrite_rules.tensor_methods_data import BUILTIN_NAMED_TENSOR_METHODS, TORCH_ONLY_TENSOR_METHODS
-from transpiler import structural
+from transpiler import comments, structural
 from transpiler.context import FileContext
 from transpiler.diagnostics import Outcome, Severity
 from transpiler.engine import convert_call, convert_method
@@ -103,13 +103,16 @@ class Rewriter(cst.CSTTransformer):
             result = self._finish_statement(original_node, result, self.frames.pop())
             result = self.checkpoints.leave(original_node, result)
             result = self.surroundings.leave(original_node, result)
-        return self.training.leave(original_node, result)
+        result = self.training.leave(original_node, result)
+        if isinstance(original_node, cst.BaseStatement):
+            result = comments.keep_in_statement(original_node, result)  # what a rewrite dropped goes above it
+        return result
 
     def _finish_statement(self, original, result, frame: _Frame):
         if isinstance(result, cst.SimpleStatementLine) and isinstance(original, cst.SimpleStatementLine):
             if structural.is_noop_statement(original, result):
                 self.ctx.converted(original, "statement", "removed a statement that only moved a device")
-                return self.placeholders.make(result)
+                return self.placeholders.make(original)  # with every comment, in order
         if frame.markers:
             # comments above the first statement are parsed into the module header
             header = self._header_comments if self.module.body and original is self.module.body[0] else ()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from transpiler.comments import comments
 from transpiler.node_sets import NodeSet
 
 
@@ -21,10 +22,9 @@ class Placeholders:
         self._track = track if track is not None else NodeSet()
 
     def make(self, statement: cst.BaseStatement) -> cst.SimpleStatementLine:
-        lines = list(statement.leading_lines)
-        trailing = getattr(statement, "trailing_whitespace", None)
-        if trailing is not None and trailing.comment is not None:
-            lines.append(cst.EmptyLine(comment=trailing.comment))
+        # every comment of the statement, the one on its line and any inside it
+        inner = comments(statement.with_changes(leading_lines=()))
+        lines = [*statement.leading_lines, *(cst.EmptyLine(comment=cst.Comment(text)) for text in inner)]
         node = cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=lines)
         self._made.add(node)
         return node

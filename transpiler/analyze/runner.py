@@ -17,8 +17,8 @@ from transpiler.analyze.facts import index_file
 from transpiler.analyze.findings import run_checkers
 from transpiler.analyze.model import ChecklistItem, FileAnalysis, FileDiff, ProjectAnalysis
 from transpiler.analyze.param_probe import count_parameters
-from transpiler.batch import discover
 from transpiler.convert import _method_names, convert_source
+from transpiler.discovery import Exclusions, discover
 from transpiler.names import ECOSYSTEM_ROOTS, analyse
 from transpiler.source_io import DecodeError, decode_source
 from transpiler.structural import is_module_base
@@ -69,7 +69,8 @@ def _analyze_job(job) -> FileAnalysis:
     return analyze_file(job.source, job.display)
 
 
-def analyze_tree(source: str, *, jobs: int = 1, excludes: tuple[str, ...] = (), converted: str | None = None,
+def analyze_tree(source: str, *, jobs: int = 1, excludes: Exclusions | tuple[str, ...] = (),
+                 converted: str | None = None,
                  import_timeout: float = 60.0) -> ProjectAnalysis:
     python_jobs = [j for j in discover(source, None, excludes) if j.kind == "python"]
     project = ProjectAnalysis(source)

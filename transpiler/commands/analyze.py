@@ -7,6 +7,8 @@ import sys
 
 from transpiler.analyze.formats import formats, render
 from transpiler.analyze.runner import analyze_tree
+from transpiler.commands._tree_options import add_tree_arguments, tree_options
+from transpiler.config import ConfigError
 from transpiler.source_io import write_atomic
 
 _ALIASES = {"md": "markdown", "terminal": "text"}
@@ -22,12 +24,11 @@ def add_parser(subparsers) -> None:
     parser.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
     parser.add_argument("--converted", metavar="OUT_DIR",
                         help="the output of `ms-migrate convert` for SRC: the HTML report shows each file's diff")
-    parser.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
-    parser.add_argument("--exclude", action="append", default=[], metavar="GLOB", help="skip matching names")
     parser.add_argument("--import-timeout", type=float, default=60.0, metavar="SECONDS",
                         help="import the files in a child process to count parameters; 0 disables (default 60)")
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                         help="colour in the text report (default: only on a terminal)")
+    add_tree_arguments(parser)
     parser.set_defaults(run=run_analyze)
 
 
@@ -43,10 +44,15 @@ def run_analyze(args) -> int:
     if args.converted is not None and not os.path.exists(args.converted):
         print(f"ms-migrate: error: {args.converted}: no such file or directory", file=sys.stderr)
         return 2
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         print("ms-migrate: error: -j must be at least 1", file=sys.stderr)
         return 2
-    project = analyze_tree(args.source, jobs=args.jobs, excludes=tuple(args.exclude), converted=args.converted,
+    try:
+        tree = tree_options(args)  # the same files and workers as convert, from the same configuration
+    except ConfigError as exc:
+        print(f"ms-migrate: error: {exc}", file=sys.stderr)
+        return 2
+    project = analyze_tree(args.source, jobs=tree.jobs, excludes=tree.exclusions, converted=args.converted,
                            import_timeout=args.import_timeout)
     to_terminal = args.output is None and sys.stdout.isatty()
     color = args.color == "always" or (args.color == "auto" and to_terminal and not os.environ.get("NO_COLOR"))

@@ -1,28 +1,42 @@
-"""``ms-migrate convert SRC [-o OUT] [--diff] [-j N]``"""
+"""``ms-migrate convert SRC [-o OUT] [--diff] [-j N]``
+
+Options come from the command line, then from ``[tool.ms-migrate]`` in the
+closest pyproject.toml above the input (transpiler.config), then defaults.
+"""
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import os
 import sys
 import time
+from dataclasses import dataclass
 
-from transpiler.batch import UsageError, check_paths, discover, display_path, run, unified_diff
-from transpiler.cache import CACHE_DIRNAME, open_cache
+from transpiler.batch import UsageError, check_paths, display_path, run
+from transpiler.cache import default_cache_root, open_cache, record_run
+from transpiler.commands._tree_options import add_tree_arguments, first, tree_options
+from transpiler.config import ConfigError
+from transpiler.diffs import DiffWriter, diff_path, file_diff
+from transpiler.discovery import Exclusions, discover
 from transpiler.progress import Progress
 from transpiler.report import RunReport
 
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("convert", help="convert a file or a tree from PyTorch to MindSpore")
-    parser.add_argument("source", help="a .py file or a directory")
+    parser.add_argument("source", help="a .py or .ipynb file, or a directory")
     parser.add_argument("-o", "--output", help="output file or directory (mirrors the input tree)")
-    parser.add_argument("--diff", action="store_true", help="print a unified diff; write nothing")
-    parser.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument("--diff", action="store_true",
+                        help="print a unified diff (applies with git apply / patch -p1 in the input directory); "
+                             "write nothing")
+    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                        help="colour the --diff output (default auto: on a terminal, unless NO_COLOR is set)")
     parser.add_argument("--force", action="store_true", help="overwrite an existing output")
-    parser.add_argument("--report", action="append", default=[], metavar="PATH",
+    parser.add_argument("--report", action="append", metavar="PATH",
                         help="write a report: .json for tools, .md for people (repeatable)")
-    parser.add_argument("--exclude", action="append", default=[], metavar="GLOB", help="skip matching names")
+    parser.add_argument("--keep-outputs", action=argparse.BooleanOptionalAction, default=None,
+                        help="notebooks: keep the cells' outputs (default: clear them; they came from torch)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar, summary only")
     parser.add_argument("--emit-tests", action="store_true",
                         help="write next to each converted module a pytest file comparing each Cell with its torch original")
@@ -30,42 +44,77 @@ def add_parser(subparsers) -> None:
                         help="after writing, import each converted module in a child process; report errors as path:line")
     parser.add_argument("--check-timeout", type=float, default=60.0, metavar="SECONDS",
                         help="per-module import timeout for --check (default 60)")
-    parser.add_argument("--no-cache", action="store_true",
-                        help=f"convert every file again (default: reuse results kept in OUTPUT/{CACHE_DIRNAME})")
-    parser.add_argument("--cache-dir", metavar="DIR", help=f"keep the cache here instead of OUTPUT/{CACHE_DIRNAME}")
+    parser.add_argument("--no-cache", action="store_true", help="convert every file again (default: reuse cached results)")
+    parser.add_argument("--cache-dir", metavar="DIR",
+                        help="keep the cache here (default: the user cache directory, or $MS_MIGRATE_CACHE_DIR)")
+    add_tree_arguments(parser)
     parser.set_defaults(run=run_convert)
 
 
-def _cache_for(args, target):
+@dataclass(frozen=True)
+class Settings:
+    """The options of one run: command line over configuration over defaults."""
+
+    jobs: int
+    exclusions: Exclusions
+    reports: tuple[str, ...]
+    cache_root: str
+    keep_outputs: bool
+    rules: tuple[str, ...]  # project rule modules (loading them is not implemented yet)
+    config_path: str | None  # the pyproject.toml these came from
+
+
+def settings_for(args) -> Settings:
+    tree = tree_options(args)
+    config = tree.config
+    return Settings(
+        jobs=tree.jobs,
+        exclusions=tree.exclusions,
+        reports=tuple(first(args.report, config.report, ())),
+        cache_root=first(args.cache_dir, config.cache_dir, default_cache_root()),
+        keep_outputs=first(args.keep_outputs, config.keep_outputs, False),
+        rules=config.rules or (),
+        config_path=config.path,
+    )
+
+
+def _cache_for(args, settings: Settings, target):
     """Results are cached for tree conversions (and wherever --cache-dir says)."""
     if args.no_cache or target is None:
         return None
-    if args.cache_dir:
-        return open_cache(args.cache_dir, args.source)
-    if os.path.isdir(args.source):
-        return open_cache(os.path.join(target, CACHE_DIRNAME), args.source)
-    return None
+    if not (args.cache_dir or os.path.isdir(args.source)):
+        return None
+    try:
+        return open_cache(settings.cache_root, options=f"keep_outputs={settings.keep_outputs}")
+    except OSError as exc:  # a read-only home, say: the conversion does not need the cache
+        print(f"ms-migrate: warning: converting without a cache: {settings.cache_root}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return None
 
 
 def run_convert(args) -> int:
     if not args.diff and not args.output:
         print("ms-migrate: error: convert needs -o OUTPUT or --diff", file=sys.stderr)
         return 2
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         print("ms-migrate: error: -j must be at least 1", file=sys.stderr)
         return 2
     target = None if args.diff else args.output
     try:
-        check_paths(args.source, target, args.force)
-    except UsageError as exc:
+        settings = settings_for(args)
+        if settings.rules:
+            raise UsageError(f"{settings.config_path}: [tool.ms-migrate] rules: loading project rules is not "
+                             "available in this version yet; remove the key to convert with the built-in rules")
+        check_paths(args.source, target, args.force, settings.cache_root)
+    except (UsageError, ConfigError) as exc:
         print(f"ms-migrate: error: {exc}", file=sys.stderr)
         return 2
-    jobs = discover(args.source, target, tuple(args.exclude))
-    if args.diff:
-        jobs = [job.__class__(**{**job.__dict__, "want_text": True}) for job in jobs]
-    cache = _cache_for(args, target)
-    if cache is not None:
-        jobs = [dataclasses.replace(job, cache=cache) for job in jobs]
+    jobs = discover(args.source, target, settings.exclusions)
+    cache = _cache_for(args, settings, target)
+    jobs = [dataclasses.replace(job, want_text=args.diff, cache=cache, keep_outputs=settings.keep_outputs)
+            for job in jobs]
+    diff_root = os.path.abspath(args.source) if os.path.isdir(args.source) else None
+    diffs = DiffWriter(args.color) if args.diff else None
     report = RunReport()
     done = {"files": 0, "cached": 0}
     interrupted = False
@@ -80,16 +129,15 @@ def run_convert(args) -> int:
             for diagnostic in summary.diagnostics:
                 if diagnostic.severity.value == "error":
                     progress.print(diagnostic.one_line())
-            if args.diff:
-                text = unified_diff(summary)
-                if text:
-                    sys.stdout.write(text)
+            if diffs is not None and summary.original is not None and summary.output is not None:
+                diffs.write(file_diff(summary.original, summary.output, diff_path(summary.display, diff_root)))
 
         try:
-            run(jobs, args.jobs, on_result)
+            run(jobs, settings.jobs, on_result)
         except KeyboardInterrupt:
             interrupted = True
     if interrupted:
+        _remember(args, settings, target)
         return _interrupted(report, done, len(jobs), cache is not None)
     import_failures = 0
     if target and (args.emit_tests or args.check):
@@ -97,7 +145,7 @@ def run_convert(args) -> int:
 
         import_failures = after_write(args, jobs, report)
     report.elapsed = time.perf_counter() - start
-    for path in args.report:
+    for path in settings.reports:
         report.write(path)
     for line in report.summary_lines():
         print(f"ms-migrate: {line}", file=sys.stderr)
@@ -106,7 +154,14 @@ def run_convert(args) -> int:
               file=sys.stderr)
     if target and not args.quiet:
         print(f"ms-migrate: output written to {display_path(os.path.abspath(target))}", file=sys.stderr)
+    _remember(args, settings, target)
     return 1 if report.failed or import_failures else 0
+
+
+def _remember(args, settings: Settings, target) -> None:
+    """Record the output tree as it is now, so the same command continues into it."""
+    if target and os.path.isdir(args.source) and os.path.isdir(target):
+        record_run(settings.cache_root, args.source, target)
 
 
 def _interrupted(report: RunReport, done: dict, total: int, cached: bool) -> int:

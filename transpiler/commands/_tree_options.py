@@ -1,0 +1,51 @@
+"""The options ``convert`` and ``analyze`` share: which files of a tree to take,
+how many workers, and where the configuration comes from. Command line over
+``[tool.ms-migrate]`` over defaults, the same for both commands, so that they
+never disagree about which files make up the project."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+from transpiler.batch import available_cores
+from transpiler.config import Config, config_for
+from transpiler.discovery import Exclusions
+
+
+def add_tree_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-j", "--jobs", type=int, help="worker processes (default: the machine's cores)")
+    parser.add_argument("--exclude", action="append", metavar="PATTERN",
+                        help="skip files and directories matching a gitignore-style pattern relative to the input "
+                             "directory, e.g. 'third_party/*' or '**/gen_*.py' (repeatable)")
+    parser.add_argument("--default-excludes", action=argparse.BooleanOptionalAction, default=None,
+                        help="skip hidden directories, virtualenvs, site-packages and build directories "
+                             "(default: yes; --no-default-excludes takes them too)")
+    parser.add_argument("--config", metavar="PYPROJECT",
+                        help="read [tool.ms-migrate] from this file "
+                             "(default: the closest pyproject.toml above the input)")
+    parser.add_argument("--isolated", action="store_true", help="ignore configuration files")
+
+
+@dataclasses.dataclass(frozen=True)
+class TreeOptions:
+    config: Config
+    jobs: int
+    exclusions: Exclusions
+
+
+def tree_options(args) -> TreeOptions:
+    """Raises ConfigError for a configuration that cannot be used."""
+    config = config_for(args.source, args.config, args.isolated)
+    if args.exclude is not None:
+        exclusions = Exclusions(tuple(args.exclude))  # relative to the input directory
+    else:
+        exclusions = Exclusions(config.exclude or (), base=config.directory)
+    defaults = first(args.default_excludes, config.default_excludes, True)
+    return TreeOptions(config, first(args.jobs, config.jobs, available_cores()),
+                       dataclasses.replace(exclusions, defaults=defaults))
+
+
+def first(*values):
+    """The first value that is set."""
+    return next(value for value in values if value is not None)
