@@ -46,6 +46,8 @@ class FileContext:
     known_kinds: dict[str, str] = field(default_factory=dict)
     # ids of statements the rewrite changed: black formats exactly these
     to_format: NodeSet = field(default_factory=NodeSet)
+    # torch Import/ImportFrom nodes that must stay: marked statements still need them
+    kept_imports: NodeSet = field(default_factory=NodeSet)
     # (index in diagnostics, node) for diagnostics whose position is pending
     _unplaced: list[tuple[int, cst.CSTNode]] = field(default_factory=list, repr=False)
 

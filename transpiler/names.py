@@ -52,6 +52,11 @@ class ImportBinding:
     qualified: str
     statement: cst.CSTNode  # the Import/ImportFrom node
     module_level: bool
+    module: str = ""  # the module the statement names: ``import a.b as c`` -> "a.b"; ``from a.b import c`` -> "a.b"
+
+    @property
+    def from_import(self) -> bool:
+        return isinstance(self.statement, cst.ImportFrom)
 
 
 @dataclass
@@ -301,7 +306,7 @@ class NameAnalyzer(cst.CSTVisitor):
             self.result.ecosystem_imports.append((node, module))
         if not module_level and not is_torch_name(qualified):
             self._bind(local)  # a local import of something else shadows like any binding
-        self.result.imports[local] = ImportBinding(local, qualified, node, module_level)
+        self.result.imports[local] = ImportBinding(local, qualified, node, module_level, module)
         if is_torch_name(qualified):
             self._mark_interesting()
 

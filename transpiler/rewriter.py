@@ -20,6 +20,7 @@ from transpiler import structural
 from transpiler.context import FileContext
 from transpiler.diagnostics import Outcome, Severity
 from transpiler.engine import convert_call, convert_method
+from transpiler.marked import LeftReference, MarkedStatements
 from transpiler.names import chain_parts
 from transpiler.statements import Placeholders
 from transpiler.walk import LAYOUT_TYPES
@@ -32,6 +33,8 @@ _NOT_TENSOR = frozenset({"cell", "any", "optimizer"})
 class _Frame:
     markers: list[str] = field(default_factory=list)
     changed: bool = False
+    # torch references left as written (id of the node in the output -> reference)
+    left: dict[int, LeftReference] = field(default_factory=dict)
 
 
 class Rewriter(cst.CSTTransformer):
@@ -56,6 +59,7 @@ class Rewriter(cst.CSTTransformer):
         self.placeholders = Placeholders(track=ctx.to_format)
         self.training = structural.TrainingLoops(self)
         self.checkpoints = structural.Checkpoints(self)  # dicts of states in torch.save / torch.load
+        self.marked = MarkedStatements(ctx)
         self._header_comments = {line.comment.value for line in module.header if line.comment is not None}
 
     # -- infrastructure -------------------------------------------------------
@@ -85,6 +89,7 @@ class Rewriter(cst.CSTTransformer):
             self.frames.append(_Frame())
         elif isinstance(node, cst.IndentedBlock):
             self.depth += 1
+            self.marked.record_block(node.body)
         return super().on_visit(node)
 
     def on_leave(self, original_node, updated_node):
@@ -105,15 +110,18 @@ class Rewriter(cst.CSTTransformer):
             if structural.is_noop_statement(original, result):
                 self.ctx.converted(original, "statement", "removed a statement that only moved a device")
                 return self.placeholders.make(result)
-        if frame.markers:
-            # comments above the first statement are parsed into the module header
-            header = self._header_comments if self.module.body and original is self.module.body[0] else ()
-            result = _add_markers(result, frame.markers, header)
         if frame.changed and isinstance(result, cst.SimpleStatementLine):
             self.ctx.to_format.add(result)  # black runs after the import edits
+        if frame.markers:
+            # the torch imports a marked statement still needs go just above it
+            result, standing = self.marked.localise(original, result, frame.left)
+            # comments above the first statement are parsed into the module header
+            header = self._header_comments if self.module.body and original is self.module.body[0] else frozenset()
+            result = _add_markers(result, frame.markers, header | standing)
         return result
 
     def visit_Module(self, node: cst.Module) -> None:
+        self.marked.record_block(node.body)
         self.training.plan(node)
         self.checkpoints.plan(node)
         structural.record_dataset_columns(node, self.ctx)
@@ -263,9 +271,16 @@ class Rewriter(cst.CSTTransformer):
 
     def _maybe_reference(self, original, updated):
         qualified = self.analysis.qualified(original)
-        if qualified is None or id(original) in self.call_funcs or id(original) in self.handled:
+        if qualified is None:
             return updated
-        return self._reference(original, qualified, updated)
+        if id(original) in self.call_funcs or id(original) in self.handled:
+            result = updated  # the call (or structural transform) decides
+        else:
+            result = self._reference(original, qualified, updated)
+        if result is updated and self.frames:
+            alias = self.analysis.reference_alias.get(id(original), "")
+            self.frame.left[id(result)] = LeftReference(result, original, alias, qualified)
+        return result
 
     def _reference(self, original, qualified, updated=None):
         """A torch name used as a value: a dtype, a class in isinstance(), a base class ..."""

@@ -1,0 +1,170 @@
+"""Marked statements keep their torch code without poisoning the module.
+
+A statement the converter cannot convert stays as written under its marker.
+If the torch imports it still needs stayed at the top of the file, one marked
+statement anywhere would make the whole module fail to import on a machine
+without torch. So the imports a marked statement needs move to just above it,
+under its marker: the module imports without torch, and the marked statement
+fails only when it is reached, with its marker saying why.
+
+    # TODO(ms-migrate): torch.distributions.Gamma: no MindSpore rule for this API
+    import torch
+    g = torch.distributions.Gamma(a, b)
+
+The statement keeps its own spelling (``F.gelu``, ``save_image``) with the
+import that binds it, except where the alias is a name the converted code uses
+for MindSpore (``nn``, ``ops``, ...): a function-local ``import torch.nn as nn``
+would hide MindSpore's ``nn`` from the whole function, so such references are
+spelled out (``torch.nn.Foo``) under ``import torch.nn``.
+
+Converting the output again changes nothing: imports already standing right
+above the statement are kept instead of added twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from transpiler.context import SPELLINGS, FileContext, parse_expr
+from transpiler.names import ImportBinding
+from transpiler.walk import LAYOUT_TYPES, walk
+
+_MINDSPORE_LOCALS = frozenset(local for _, local, _ in SPELLINGS)
+
+
+@dataclass
+class LeftReference:
+    """A torch reference the rewrite left in place (its node in the output)."""
+
+    node: cst.CSTNode
+    original: cst.CSTNode
+    alias: str
+    qualified: str
+
+
+@dataclass
+class MarkedStatements:
+    ctx: FileContext
+    # id(statement) -> the statement before it in its block (original tree)
+    previous: dict[int, cst.CSTNode] = field(default_factory=dict)
+
+    def record_block(self, body) -> None:
+        for before, statement in zip(body, body[1:]):
+            self.previous[id(statement)] = before
+
+    def localise(self, original, result, left: dict[int, LeftReference]):
+        """``result`` (the marked statement) with the torch imports it needs
+        placed above it. Returns (statement or FlattenSentinel, comments already
+        standing above it), the latter so markers are not written twice."""
+        present = _present(result, left)
+        if not present:
+            return result, frozenset()
+        imports: dict[str, str] = {}  # name bound -> import statement code, in order of first use
+        respelled: dict[int, cst.BaseExpression] = {}
+        for ref in present:
+            binding = self.ctx.analysis.imports.get(ref.alias)
+            if binding is None:
+                continue
+            self.ctx.consume(ref.original)
+            if _must_spell_out(binding, self.ctx):
+                respelled[id(ref.node)] = parse_expr(ref.qualified).deep_clone()
+                imports.setdefault(binding.module.split(".", 1)[0], f"import {binding.module}")
+            else:
+                imports.setdefault(binding.local, _import_as_written(binding))
+        if respelled:
+            result = result.visit(_Replace(respelled))
+        standing = self._imports_above(original)
+        already: set[str] = set()
+        new: list[cst.SimpleStatementLine] = []
+        for name, code in imports.items():
+            found = standing.get(name)
+            if found is not None:
+                self.ctx.kept_imports.add(found.body[0])
+                already.update(line.comment.value for line in found.leading_lines if line.comment is not None)
+                continue
+            statement = cst.parse_statement(code + "\n")
+            self.ctx.kept_imports.add(statement.body[0])
+            new.append(statement)
+        if not new:
+            return result, frozenset(already)
+        new[0] = new[0].with_changes(leading_lines=result.leading_lines)
+        return cst.FlattenSentinel([*new, result.with_changes(leading_lines=())]), frozenset(already)
+
+    def _imports_above(self, original) -> dict[str, cst.SimpleStatementLine]:
+        """The import statements standing directly above ``original``, by the
+        name they bind (placed there by an earlier conversion)."""
+        found = {}
+        statement = self.previous.get(id(original))
+        while _is_single_import(statement):
+            for alias in statement.body[0].names:
+                found.setdefault(_bound_name(alias), statement)
+            statement = self.previous.get(id(statement))
+        return found
+
+
+def _present(statement, left: dict[int, LeftReference]) -> list[LeftReference]:
+    """The left references that are still in the statement (a reference the
+    rewrite replaced afterwards, as part of a converted call, is not)."""
+    if not left:
+        return []
+    finder = _Finder(left)
+    walk(statement, finder, prune=LAYOUT_TYPES)
+    return finder.found
+
+
+class _Finder(cst.CSTVisitor):
+    def __init__(self, left: dict[int, LeftReference]):
+        super().__init__()
+        self.left = left
+        self.found: list[LeftReference] = []
+
+    def on_visit(self, node) -> bool:
+        ref = self.left.get(id(node))
+        if ref is not None and ref.node is node:
+            self.found.append(ref)
+            return False
+        return True
+
+
+class _Replace(cst.CSTTransformer):
+    def __init__(self, replacements: dict[int, cst.BaseExpression]):
+        super().__init__()
+        self.replacements = replacements
+
+    def on_leave(self, original_node, updated_node):
+        replacement = self.replacements.get(id(original_node))
+        if replacement is None:
+            return updated_node
+        return replacement.with_changes(lpar=original_node.lpar, rpar=original_node.rpar)
+
+
+def _must_spell_out(binding: ImportBinding, ctx: FileContext) -> bool:
+    # a local import under this name would hide what the converted code means by it
+    return binding.local in _MINDSPORE_LOCALS or binding.local in ctx.analysis.bound_names
+
+
+def _import_as_written(binding: ImportBinding) -> str:
+    if binding.from_import:
+        name = binding.qualified[len(binding.module) + 1 :]
+        alias = "" if name == binding.local else f" as {binding.local}"
+        return f"from {binding.module} import {name}{alias}"
+    if binding.module.split(".", 1)[0] == binding.local:
+        return f"import {binding.module}"
+    return f"import {binding.module} as {binding.local}"
+
+
+def _is_single_import(statement) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], (cst.Import, cst.ImportFrom))
+        and not isinstance(statement.body[0].names, cst.ImportStar)
+    )
+
+
+def _bound_name(alias: cst.ImportAlias) -> str:
+    if alias.asname is not None:
+        return cst.Module([]).code_for_node(alias.asname.name)
+    return cst.Module([]).code_for_node(alias.name).split(".", 1)[0]
