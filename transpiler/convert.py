@@ -102,6 +102,7 @@ def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, ti
     ctx = FileContext(path, analysis)
     rewriter = Rewriter(ctx, rules, module)
     converted = module.visit(rewriter)
+    converted = rewriter.adapters.insert(converted)
     converted = fix_imports(converted, ctx)
     timings["rewrite"] = time.perf_counter() - start
     start = time.perf_counter()

@@ -17,9 +17,10 @@ from rewrite_rules.registry import RuleSet
 from rewrite_rules.spec import InPlace, Unconvertible
 from rewrite_rules.tensor_methods_data import TORCH_ONLY_TENSOR_METHODS
 from transpiler import structural
+from transpiler.adapters import Adapters
 from transpiler.context import FileContext
 from transpiler.diagnostics import Outcome, Severity
-from transpiler.engine import convert_call, convert_method
+from transpiler.engine import code_of, convert_call, convert_method
 from transpiler.marked import LeftReference, MarkedStatements
 from transpiler.names import chain_parts
 from transpiler.statements import Placeholders
@@ -60,6 +61,7 @@ class Rewriter(cst.CSTTransformer):
         self.training = structural.TrainingLoops(self)
         self.checkpoints = structural.Checkpoints(self)  # dicts of states in torch.save / torch.load
         self.marked = MarkedStatements(ctx)
+        self.adapters = Adapters(ctx)  # torch signatures for layers used as values, bases, with **kwargs
         self._header_comments = {line.comment.value for line in module.header if line.comment is not None}
 
     # -- infrastructure -------------------------------------------------------
@@ -214,8 +216,24 @@ class Rewriter(cst.CSTTransformer):
         try:
             result = convert_call(rule, updated, self.ctx, source=original)
         except Unconvertible as exc:
-            self.mark(original, qualified, exc.reason)
-            return updated
+            if not any(arg.star for arg in original.args):
+                self.mark(original, qualified, exc.reason)
+                return updated
+            # arguments unpacked at run time: torch's signature applies the rule there
+            try:
+                if rule.is_plain_rename and not rule.args:
+                    adapter = self.ctx.ref(rule.target)  # the same signature: the arguments pass as they are
+                else:
+                    adapter = self.adapters.reference(qualified, rule)
+                result = updated.with_changes(func=adapter)
+            except Unconvertible as no_adapter:
+                self.mark(original, qualified, f"{exc.reason}; {no_adapter.reason}")
+                return updated
+            self.ctx.consume(original.func)
+            self.changed()
+            self.ctx.converted(original, qualified, f"{qualified} with unpacked arguments -> {code_of(result.func)}, "
+                               "which applies the rule to them at run time")
+            return result
         self.ctx.consume(original.func)
         self.changed()
         outcome = f"-> {rule.target}" if rule.target else f"rewritten ({rule.notes})" if rule.notes else "rewritten"
@@ -296,9 +314,19 @@ class Rewriter(cst.CSTTransformer):
             as_type = id(original) in self.type_context
             if as_type or rule.is_plain_rename:
                 return self._renamed(original, qualified, rule.target)
-            where = "as a base class" if id(original) in self.base_context else "as a value"
-            self.mark(original, qualified, f"used {where}; its arguments can only be converted where it is called")
-            return updated
+        if rule is not None and (rule.target is not None or rule.hook is not None):
+            as_base = id(original) in self.base_context
+            where = "as a base class" if as_base else "as a value"
+            try:
+                adapter = self.adapters.reference(qualified, rule, subclassed=as_base)
+            except Unconvertible as exc:
+                self.mark(original, qualified, f"used {where}: {exc.reason}")
+                return updated
+            self.ctx.consume(original)
+            self.changed()
+            self.ctx.converted(original, qualified, f"{qualified} used {where} -> {code_of(adapter)}, "
+                               "which has torch's signature and applies the rule to its arguments")
+            return adapter
         self.mark(original, qualified, "no MindSpore rule for this API")
         return updated
 
