@@ -73,8 +73,9 @@ class MarkedStatements:
                 imports.setdefault(binding.module.split(".", 1)[0], f"import {binding.module}")
             else:
                 imports.setdefault(binding.local, _import_as_written(binding))
+        statements = list(result.nodes) if isinstance(result, cst.FlattenSentinel) else [result]
         if respelled:
-            result = result.visit(_Replace(respelled))
+            statements = [statement.visit(_Replace(respelled)) for statement in statements]
         standing = self._imports_above(original)
         already: set[str] = set()
         new: list[cst.SimpleStatementLine] = []
@@ -87,10 +88,12 @@ class MarkedStatements:
             statement = cst.parse_statement(code + "\n")
             self.ctx.kept_imports.add(statement.body[0])
             new.append(statement)
-        if not new:
-            return result, frozenset(already)
-        new[0] = new[0].with_changes(leading_lines=result.leading_lines)
-        return cst.FlattenSentinel([*new, result.with_changes(leading_lines=())]), frozenset(already)
+        if new:
+            first = statements[0]
+            new[0] = new[0].with_changes(leading_lines=first.leading_lines)
+            statements = [*new, first.with_changes(leading_lines=()), *statements[1:]]
+        result = statements[0] if len(statements) == 1 else cst.FlattenSentinel(statements)
+        return result, frozenset(already)
 
     def _imports_above(self, original) -> dict[str, cst.SimpleStatementLine]:
         """The import statements standing directly above ``original``, by the
@@ -110,7 +113,8 @@ def _present(statement, left: dict[int, LeftReference]) -> list[LeftReference]:
     if not left:
         return []
     finder = _Finder(left)
-    walk(statement, finder, prune=LAYOUT_TYPES)
+    for node in statement.nodes if isinstance(statement, cst.FlattenSentinel) else [statement]:
+        walk(node, finder, prune=LAYOUT_TYPES)
     return finder.found
 
 

@@ -61,6 +61,7 @@ class Rewriter(cst.CSTTransformer):
         self.training = structural.TrainingLoops(self)
         self.checkpoints = structural.Checkpoints(self)  # dicts of states in torch.save / torch.load
         self.marked = MarkedStatements(ctx)
+        self.elifs: set[int] = set()  # `elif` branches (If nodes in an If's orelse)
         self.adapters = Adapters(ctx)  # torch signatures for layers used as values, bases, with **kwargs
         self._header_comments = {line.comment.value for line in module.header if line.comment is not None}
 
@@ -114,7 +115,12 @@ class Rewriter(cst.CSTTransformer):
                 return self.placeholders.make(result)
         if frame.changed and isinstance(result, cst.SimpleStatementLine):
             self.ctx.to_format.add(result)  # black runs after the import edits
-        if frame.markers:
+        if frame.markers and id(original) in self.elifs and self.frames:
+            # nothing can stand between `if` and `elif`: the whole if statement carries it
+            parent = self.frames[-1]
+            parent.markers.extend(m for m in frame.markers if m not in parent.markers)
+            parent.left.update(frame.left)
+        elif frame.markers:
             # the torch imports a marked statement still needs go just above it
             result, standing = self.marked.localise(original, result, frame.left)
             # comments above the first statement are parsed into the module header
@@ -153,6 +159,10 @@ class Rewriter(cst.CSTTransformer):
         if original_node.name.value in self.analysis.cell_classes:
             self.changed()
         return structural.convert_dataset_class(self, original_node, updated_node)
+
+    def visit_If(self, node: cst.If) -> None:
+        if isinstance(node.orelse, cst.If):
+            self.elifs.add(id(node.orelse))
 
     def visit_Annotation(self, node: cst.Annotation) -> None:
         self.type_context.update(structural.reference_ids(node.annotation))
