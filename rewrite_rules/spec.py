@@ -174,6 +174,10 @@ class ApiRule:
         weights move; unlisted parameters keep their name (used by the weight
         converter, ``transpiler.proof.weights``).
     aliases: further torch names that mean the same thing.
+    no_op: the API has no effect in MindSpore (TorchScript, torch.compile, fx
+        markers): a call returns its first argument unchanged (``torch.jit.script(fn)``
+        -> ``fn``; a statement left with nothing to do is removed), and as a
+        decorator, with or without arguments, it is removed.
     """
 
     torch: str
@@ -185,6 +189,7 @@ class ApiRule:
     hook: Callable | None = None
     weights: WeightMapping = field(default_factory=dict)
     aliases: tuple[str, ...] = ()
+    no_op: bool = False
     notes: str = ""
     examples: tuple[Example, ...] = ()
 

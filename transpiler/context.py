@@ -21,6 +21,8 @@ SPELLINGS: tuple[tuple[str, str, str | None], ...] = (
     ("mindspore.ops", "ops", "mindspore"),
     ("mindspore", "mindspore", None),
     ("numpy", "np", None),
+    ("math", "math", None),
+    ("typing", "typing", None),
 )
 
 

@@ -37,7 +37,8 @@ class FileResult:
 def _method_names(rules: RuleSet) -> frozenset[str]:
     from rewrite_rules.tensor_methods_data import TORCH_ONLY_TENSOR_METHODS
 
-    return frozenset(rules.methods) | TORCH_ONLY_TENSOR_METHODS | {"forward", "register_buffer"}
+    # .apply: autograd Function classes converted to Cells are called through it
+    return frozenset(rules.methods) | TORCH_ONLY_TENSOR_METHODS | {"forward", "register_buffer", "apply"}
 
 
 def mentions_torch(text: str) -> bool:

@@ -242,6 +242,11 @@ def _fix_commas(args: list[cst.Arg], original: cst.Call) -> list[cst.Arg]:
 
 def convert_call(rule: ApiRule, call: cst.Call, ctx: FileContext, source: cst.Call | None = None) -> cst.BaseExpression:
     """The MindSpore form of ``call``; raises Unconvertible."""
+    if rule.no_op:
+        positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+        if not positional:
+            raise Unconvertible(f"{rule.torch} has no effect in MindSpore; remove it")
+        return positional[0]
     if rule.target is None and rule.hook is None:
         raise Unconvertible(rule.notes or f"{rule.torch} has no MindSpore equivalent")
     bound = bind(rule, call, ctx, source)

@@ -22,6 +22,9 @@ from transpiler.context import FileContext
 from transpiler.diagnostics import Outcome, Severity
 from transpiler.engine import code_of, convert_call, convert_method
 from transpiler.marked import LeftReference, MarkedStatements
+from transpiler.structural.autograd_function import convert_function_class, function_base
+from transpiler.structural.feature_checks import answer as feature_answer
+from transpiler.structural.feature_checks import feature_check
 from transpiler.names import chain_parts
 from transpiler.statements import Placeholders
 from transpiler.walk import LAYOUT_TYPES
@@ -52,6 +55,7 @@ class Rewriter(cst.CSTTransformer):
         self.depth = 0
         self.classes: list[str | None] = []  # enclosing classes; the name if it is a Cell
         self.type_context: set[int] = set()  # isinstance()/annotation references
+        self.annotation_refs: set[int] = set()  # annotation references (no effect at run time)
         self.base_context: set[int] = set()  # class bases
         self.call_funcs: set[int] = set()  # callee expressions (handled in leave_Call)
         self.handled: set[int] = set()  # nodes a structural transform consumes whole
@@ -62,6 +66,10 @@ class Rewriter(cst.CSTTransformer):
         self.checkpoints = structural.Checkpoints(self)  # dicts of states in torch.save / torch.load
         self.marked = MarkedStatements(ctx)
         self.elifs: set[int] = set()  # `elif` branches (If nodes in an If's orelse)
+        self.no_op_decorators: dict[int, str] = {}  # id(decorator expression) -> torch API
+        self.feature_checks: dict[int, str] = {}  # id(hasattr call) -> the torch API it asks about
+        self.function_classes: dict[int, int] = {}  # id(autograd Function class) -> index of that base
+        self.function_cells: set[str] = set()  # autograd Function classes converted to Cells
         self.adapters = Adapters(ctx)  # torch signatures for layers used as values, bases, with **kwargs
         self._header_comments = {line.comment.value for line in module.header if line.comment is not None}
 
@@ -111,7 +119,7 @@ class Rewriter(cst.CSTTransformer):
     def _finish_statement(self, original, result, frame: _Frame):
         if isinstance(result, cst.SimpleStatementLine) and isinstance(original, cst.SimpleStatementLine):
             if structural.is_noop_statement(original, result):
-                self.ctx.converted(original, "statement", "removed a statement that only moved a device")
+                self.ctx.converted(original, "statement", "removed a statement that does nothing in MindSpore (a device move, a TorchScript or fx marker)")
                 return self.placeholders.make(result)
         if frame.changed and isinstance(result, cst.SimpleStatementLine):
             self.ctx.to_format.add(result)  # black runs after the import edits
@@ -148,6 +156,12 @@ class Rewriter(cst.CSTTransformer):
 
     # -- contexts set on the way down ----------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        for decorator in node.decorators:
+            self._drop_if_no_op(decorator)
+        base = function_base(node, self.analysis)
+        if base is not None:
+            self.handled.add(id(base.value))
+            self.function_classes[id(node)] = node.bases.index(base)
         is_cell = node.name.value in self.analysis.cell_classes
         self.classes.append(node.name.value if is_cell else None)
         structural.visit_dataset_class(self, node)
@@ -156,6 +170,9 @@ class Rewriter(cst.CSTTransformer):
 
     def leave_ClassDef(self, original_node, updated_node):
         self.classes.pop()
+        updated_node = structural.drop_no_op_decorators(self, original_node, updated_node)
+        if id(original_node) in self.function_classes:
+            updated_node = self._autograd_function(original_node, updated_node)
         if original_node.name.value in self.analysis.cell_classes:
             self.changed()
         return structural.convert_dataset_class(self, original_node, updated_node)
@@ -164,11 +181,31 @@ class Rewriter(cst.CSTTransformer):
         if isinstance(node.orelse, cst.If):
             self.elifs.add(id(node.orelse))
 
+    def _autograd_function(self, original, updated):
+        index = self.function_classes.pop(id(original))
+        try:
+            result = convert_function_class(self.ctx, updated, updated.bases[index])
+        except Unconvertible as exc:
+            self.mark(original, "torch.autograd.Function", exc.reason)
+            return updated
+        self.ctx.consume(original.bases[index].value)
+        self.changed()
+        self.function_cells.add(original.name.value)
+        self.ctx.converted(original, "torch.autograd.Function", f"autograd Function {original.name.value} -> a Cell "
+                           "whose bprop is its backward; .apply(...) calls an instance")
+        return result
+
     def visit_Annotation(self, node: cst.Annotation) -> None:
-        self.type_context.update(structural.reference_ids(node.annotation))
+        names = structural.reference_ids(node.annotation)
+        self.type_context.update(names)
+        self.annotation_refs.update(names)
 
     def visit_Call(self, node: cst.Call) -> None:
         self.call_funcs.add(id(node.func))
+        check = feature_check(self, node)
+        if check is not None:
+            self.handled.add(id(check[0]))
+            self.feature_checks[id(node)] = check[1]
         if isinstance(node.func, cst.Name) and node.func.value in ("isinstance", "issubclass") and len(node.args) >= 2:
             self.type_context.update(structural.reference_ids(node.args[1].value))
 
@@ -181,6 +218,16 @@ class Rewriter(cst.CSTTransformer):
         for decorator in node.decorators:
             if structural.is_grad_context(decorator.decorator, self.analysis):
                 self.handled.add(id(decorator.decorator))
+            else:
+                self._drop_if_no_op(decorator)
+
+    def _drop_if_no_op(self, decorator: cst.Decorator) -> None:
+        """``@torch.jit.ignore``, ``@torch.jit.unused(...)``: no effect in MindSpore."""
+        reference = structural.grad_context_reference(decorator.decorator)
+        rule = self.rules.calls.get(self.analysis.qualified(reference) or "")
+        if rule is not None and rule.no_op:
+            self.handled.add(id(decorator.decorator))
+            self.no_op_decorators[id(decorator.decorator)] = rule.torch
 
     def visit_Assign(self, node: cst.Assign) -> None:
         structural.record_known_kinds(node, self.ctx)
@@ -206,13 +253,21 @@ class Rewriter(cst.CSTTransformer):
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
         if id(original_node) in self.handled:
             return updated_node
+        if id(original_node) in self.feature_checks:
+            return feature_answer(self, original_node, self.feature_checks.pop(id(original_node)))
         func = original_node.func
         qualified = self.analysis.qualified(func)
         if qualified is not None:
             return _keep_parentheses(updated_node, self._api_call(original_node, updated_node, qualified))
         if isinstance(func, cst.Attribute):
+            if self._is_function_apply(func):  # SwishFn.apply(x) -> SwishFn()(x)
+                self.changed()
+                return updated_node.with_changes(func=cst.Call(func.value))
             return _keep_parentheses(updated_node, self._method_call(original_node, updated_node, func.attr.value))
         return updated_node
+
+    def _is_function_apply(self, func: cst.Attribute) -> bool:
+        return func.attr.value == "apply" and isinstance(func.value, cst.Name) and func.value.value in self.function_cells
 
     def _api_call(self, original, updated, qualified):
         rule = self.rules.calls.get(qualified)
@@ -292,6 +347,9 @@ class Rewriter(cst.CSTTransformer):
         return parts is not None and parts[0] in self.analysis.imports
 
     def leave_Attribute(self, original_node, updated_node):
+        if self._is_function_apply(original_node) and id(original_node) not in self.call_funcs:
+            self.changed()
+            return cst.Call(original_node.value)  # fn = SwishFn.apply -> an instance, called like apply
         return self._maybe_reference(original_node, updated_node)
 
     def leave_Name(self, original_node, updated_node):
@@ -316,8 +374,7 @@ class Rewriter(cst.CSTTransformer):
         attribute = self.rules.attributes.get(qualified)
         if attribute is not None:
             if attribute.target is None:
-                self.mark(original, qualified, attribute.reason or "no MindSpore equivalent")
-                return updated
+                return self._unconverted(original, updated, qualified, attribute.reason or "no MindSpore equivalent")
             return self._renamed(original, qualified, attribute.target)
         rule = self.rules.calls.get(qualified)
         if rule is not None and rule.target is not None:
@@ -330,15 +387,25 @@ class Rewriter(cst.CSTTransformer):
             try:
                 adapter = self.adapters.reference(qualified, rule, subclassed=as_base)
             except Unconvertible as exc:
-                self.mark(original, qualified, f"used {where}: {exc.reason}")
-                return updated
+                return self._unconverted(original, updated, qualified, f"used {where}: {exc.reason}")
             self.ctx.consume(original)
             self.changed()
             self.ctx.converted(original, qualified, f"{qualified} used {where} -> {code_of(adapter)}, "
                                "which has torch's signature and applies the rule to its arguments")
             return adapter
-        self.mark(original, qualified, "no MindSpore rule for this API")
-        return updated
+        return self._unconverted(original, updated, qualified, "no MindSpore rule for this API")
+
+    def _unconverted(self, original, updated, qualified: str, reason: str):
+        if id(original) not in self.annotation_refs:
+            self.mark(original, qualified, reason)
+            return updated
+        # an annotation has no effect at run time: a torch type with no MindSpore
+        # counterpart stays readable as a string (a forward reference)
+        self.ctx.consume(original)
+        self.changed()
+        self.ctx.converted(original, qualified, f"{qualified} in an annotation kept as the string annotation "
+                           f"'{code_of(original)}' ({reason})", Severity.WARNING)
+        return cst.SimpleString(repr(code_of(original)).replace("'", '"'))
 
     def _renamed(self, original, qualified, target):
         self.ctx.consume(original)
