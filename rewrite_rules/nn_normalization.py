@@ -213,12 +213,29 @@ RULES = [
     ),
     ApiRule(
         "torch.nn.SyncBatchNorm",
-        None,
+        "mindspore.nn.SyncBatchNorm",
         signature="num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, process_group=None, "
         "device=None, dtype=None, *, bias=True",
-        notes="mindspore.nn.SyncBatchNorm needs an initialised communication group (no single-process CPU run); "
-        "use nn.BatchNorm2d with momentum=1-m for a single device",
-        examples=(Example("layer = nn.SyncBatchNorm(8)", marked="communication group"),),
+        args={
+            "momentum": Arg(explicit=True, value=one_minus),
+            "track_running_stats": Arg(to="use_batch_statistics", value=_track_running_stats),
+            "process_group": Unsupported("torch process groups have no MindSpore counterpart; "
+                                         "pass process_groups (lists of ranks) to mindspore.nn.SyncBatchNorm"),
+            "device": DEVICE,
+            "dtype": DTYPE,
+            "bias": _NO_BIAS,
+        },
+        positional=2,
+        weights=_bn_weights(),
+        notes="momentum becomes 1 - momentum. Synchronises over all devices when MindSpore's communication is "
+        "initialised; on one process it is BatchNorm (torch's needs a process group to train).",
+        examples=(
+            # torch's SyncBatchNorm trains only inside a process group: compare eval mode
+            Example("layer = nn.SyncBatchNorm(4, eps=0.001, momentum=0.3)\nlayer.eval()\nresult = layer(x)",
+                    "layer = nn.SyncBatchNorm(4, eps=0.001, momentum=0.7)\nlayer.set_train(False)\nresult = layer(x)",
+                    inputs={"x": "randn(6, 4, 3, 5)"}, atol=1e-5),
+            Example("layer = nn.SyncBatchNorm(8, process_group=group)", marked="process groups"),
+        ),
     ),
     ApiRule(
         "torch.nn.RMSNorm",

@@ -174,6 +174,10 @@ class ApiRule:
         weights move; unlisted parameters keep their name (used by the weight
         converter, ``transpiler.proof.weights``).
     aliases: further torch names that mean the same thing.
+    after_init: statements run on the new Cell (``self``) after the MindSpore
+        constructor, for what no constructor argument says (``"self.gamma.requires_grad
+        = False"`` for a frozen layer); every use then goes through the layer's
+        adapter class, which has torch's signature (see ``transpiler.adapters``).
     no_op: the API has no effect in MindSpore (TorchScript, torch.compile, fx
         markers): a call returns its first argument unchanged (``torch.jit.script(fn)``
         -> ``fn``; a statement left with nothing to do is removed), and as a
@@ -189,6 +193,7 @@ class ApiRule:
     hook: Callable | None = None
     weights: WeightMapping = field(default_factory=dict)
     aliases: tuple[str, ...] = ()
+    after_init: tuple[str, ...] = ()
     no_op: bool = False
     notes: str = ""
     examples: tuple[Example, ...] = ()

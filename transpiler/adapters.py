@@ -76,6 +76,9 @@ class Adapters:
         body = list(module.body)
         index = _after_imports(body)
         new = [format_compound(_namespace(namespace, members), module) for namespace, members in namespaces.items()]
+        if index < len(body) and not _starts_with_blank_lines(body[index]):
+            body[index] = body[index].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine(),
+                                                                  *body[index].leading_lines])
         body[index:index] = new
         return module.with_changes(body=body)
 
@@ -83,8 +86,7 @@ class Adapters:
 def _namespace(name: str, members: list[_Adapter]) -> cst.ClassDef:
     torch_module = name.rstrip("_").replace("_", ".")
     docstring = cst.SimpleStatementLine([cst.Expr(cst.SimpleString(
-        f'"""{torch_module} signatures over their MindSpore forms, written by ms-migrate\n'
-        '    for layers passed as values, subclassed or called with unpacked arguments."""'
+        f'"""{torch_module} signatures over MindSpore (written by ms-migrate)."""'
     ))])
     body = [docstring]
     for member in members:
@@ -126,14 +128,16 @@ def _build(qualified: str, rule: ApiRule, ctx: FileContext) -> _Adapter:
         namespace += "_"  # the file has a name of its own like it
     signature = cst.parse_statement(f"def f(self, {rule.signature}):\n    pass\n").params
     if isinstance(result, cst.Call) and target is not None and target == rule.target:
+        construct = _statement(cst.Call(func=cst.Attribute(cst.Call(cst.Name("super")), cst.Name("__init__")),
+                                        args=result.args))
+        after = [cst.parse_statement(text + "\n") for text in rule.after_init]
         init = cst.FunctionDef(
-            name=cst.Name("__init__"),
-            params=signature,
-            body=cst.IndentedBlock([*guards, _statement(cst.Call(
-                func=cst.Attribute(cst.Call(cst.Name("super")), cst.Name("__init__")), args=result.args))]),
+            name=cst.Name("__init__"), params=signature, body=cst.IndentedBlock([*guards, construct, *after]),
         )
         definition = cst.ClassDef(name=cst.Name(name), body=cst.IndentedBlock([init]), bases=[cst.Arg(result.func)])
         return _Adapter(name, namespace, definition, is_class=True)
+    if rule.after_init:
+        raise Unconvertible("the rule's MindSpore form is not a Cell class its statements could follow")
     params_without_self = signature.with_changes(params=signature.params[1:])
     definition = cst.FunctionDef(
         name=cst.Name(name),
@@ -208,6 +212,11 @@ def _after_imports(body: list) -> int:
             continue
         break
     return index
+
+
+def _starts_with_blank_lines(statement) -> bool:
+    lines = statement.leading_lines
+    return len(lines) >= 2 and lines[0].comment is None and lines[1].comment is None
 
 
 def _is_docstring(small) -> bool:

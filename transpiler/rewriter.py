@@ -24,7 +24,7 @@ from transpiler.engine import code_of, convert_call, convert_method
 from transpiler.marked import LeftReference, MarkedStatements
 from transpiler.structural.autograd_function import convert_function_class, function_base
 from transpiler.structural.feature_checks import answer as feature_answer
-from transpiler.structural.feature_checks import feature_check
+from transpiler.structural.feature_checks import FeatureCheck, feature_check
 from transpiler.names import chain_parts
 from transpiler.statements import Placeholders
 from transpiler.walk import LAYOUT_TYPES
@@ -67,7 +67,7 @@ class Rewriter(cst.CSTTransformer):
         self.marked = MarkedStatements(ctx)
         self.elifs: set[int] = set()  # `elif` branches (If nodes in an If's orelse)
         self.no_op_decorators: dict[int, str] = {}  # id(decorator expression) -> torch API
-        self.feature_checks: dict[int, str] = {}  # id(hasattr call) -> the torch API it asks about
+        self.feature_checks: dict[int, FeatureCheck] = {}  # by id(hasattr/getattr call)
         self.function_classes: dict[int, int] = {}  # id(autograd Function class) -> index of that base
         self.function_cells: set[str] = set()  # autograd Function classes converted to Cells
         self.adapters = Adapters(ctx)  # torch signatures for layers used as values, bases, with **kwargs
@@ -204,8 +204,8 @@ class Rewriter(cst.CSTTransformer):
         self.call_funcs.add(id(node.func))
         check = feature_check(self, node)
         if check is not None:
-            self.handled.add(id(check[0]))
-            self.feature_checks[id(node)] = check[1]
+            self.handled.add(id(check.module))
+            self.feature_checks[id(node)] = check
         if isinstance(node.func, cst.Name) and node.func.value in ("isinstance", "issubclass") and len(node.args) >= 2:
             self.type_context.update(structural.reference_ids(node.args[1].value))
 
@@ -254,7 +254,7 @@ class Rewriter(cst.CSTTransformer):
         if id(original_node) in self.handled:
             return updated_node
         if id(original_node) in self.feature_checks:
-            return feature_answer(self, original_node, self.feature_checks.pop(id(original_node)))
+            return feature_answer(self, original_node, updated_node, self.feature_checks.pop(id(original_node)))
         func = original_node.func
         qualified = self.analysis.qualified(func)
         if qualified is not None:
@@ -279,9 +279,11 @@ class Rewriter(cst.CSTTransformer):
             self.mark(original, qualified, "no MindSpore rule for this API")
             return updated
         try:
+            if rule.after_init:
+                raise Unconvertible("the layer needs statements after its constructor")
             result = convert_call(rule, updated, self.ctx, source=original)
         except Unconvertible as exc:
-            if not any(arg.star for arg in original.args):
+            if not any(arg.star for arg in original.args) and not rule.after_init:
                 self.mark(original, qualified, exc.reason)
                 return updated
             # arguments unpacked at run time: torch's signature applies the rule there
@@ -296,8 +298,8 @@ class Rewriter(cst.CSTTransformer):
                 return updated
             self.ctx.consume(original.func)
             self.changed()
-            self.ctx.converted(original, qualified, f"{qualified} with unpacked arguments -> {code_of(result.func)}, "
-                               "which applies the rule to them at run time")
+            self.ctx.converted(original, qualified, f"{qualified} -> {code_of(result.func)}, which has torch's "
+                               "signature and applies the rule to the arguments at run time")
             return result
         self.ctx.consume(original.func)
         self.changed()

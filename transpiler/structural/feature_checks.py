@@ -1,36 +1,71 @@
-"""Feature checks on torch modules: ``hasattr(F, "scaled_dot_product_attention")``.
+"""Feature checks on torch modules: ``hasattr(F, "scaled_dot_product_attention")``,
+``getattr(torch, "compiler", None)``.
 
 Code written for several torch versions asks whether an API exists before
 using it. After conversion the question is whether the converted code has it:
-the check becomes True when a rule converts ``module.name`` and False when
-none does, so the code takes the branch it can run."""
+``hasattr`` becomes True when a rule converts ``module.name`` and False when
+none does, so the code takes the branch it can run; ``getattr`` becomes the
+MindSpore form of ``module.name`` when it can stand as a value, else the
+default the code gave for a missing API."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import libcst as cst
 
 from rewrite_rules.registry import converts
+from rewrite_rules.spec import Unconvertible
 
 
-def feature_check(rewriter, call: cst.Call) -> tuple[cst.BaseExpression, str] | None:
-    """(the torch module reference, the API asked about) for ``hasattr(torch_module, "literal")``."""
-    if not (isinstance(call.func, cst.Name) and call.func.value == "hasattr"):
+@dataclass
+class FeatureCheck:
+    function: str  # "hasattr" or "getattr"
+    module: cst.BaseExpression  # the torch module reference asked
+    api: str  # the torch API asked about
+
+
+def feature_check(rewriter, call: cst.Call) -> FeatureCheck | None:
+    """``hasattr(torch_module, "name")`` or ``getattr(torch_module, "name", default)``."""
+    function = call.func.value if isinstance(call.func, cst.Name) else None
+    if function not in ("hasattr", "getattr") or function in rewriter.analysis.bound_names:
         return None
-    if "hasattr" in rewriter.analysis.bound_names or len(call.args) != 2 or any(a.star or a.keyword for a in call.args):
+    if len(call.args) != (2 if function == "hasattr" else 3) or any(a.star or a.keyword for a in call.args):
         return None
     module, name = call.args[0].value, call.args[1].value
     qualified = rewriter.analysis.qualified(module)
     if qualified is None or not isinstance(name, cst.SimpleString):
         return None
-    return module, f"{qualified}.{name.evaluated_value}"
+    return FeatureCheck(function, module, f"{qualified}.{name.evaluated_value}")
 
 
-def answer(rewriter, original: cst.Call, api: str) -> cst.Name:
+def answer(rewriter, original: cst.Call, updated: cst.Call, check: FeatureCheck) -> cst.BaseExpression:
     rules = rewriter.rules
-    candidates = [rules.calls.get(api), rules.attributes.get(api)]
-    exists = any(rule is not None and converts(rule) for rule in candidates)
-    rewriter.ctx.consume(original.args[0].value)
+    rule, attribute = rules.calls.get(check.api), rules.attributes.get(check.api)
+    exists = any(r is not None and converts(r) for r in (rule, attribute))
+    rewriter.ctx.consume(check.module)
     rewriter.changed()
-    rewriter.ctx.converted(original, "hasattr", f"hasattr(..., {api!r}) -> {exists}: "
-                           + ("ms-migrate converts it" if exists else "the converted code has no equivalent"))
-    return cst.Name("True" if exists else "False")
+    if check.function == "hasattr":
+        rewriter.ctx.converted(original, "hasattr", f"hasattr(..., {check.api!r}) -> {exists}: "
+                               + ("ms-migrate converts it" if exists else "the converted code has no equivalent"))
+        return cst.Name("True" if exists else "False")
+    value = _as_value(rewriter, check.api, rule, attribute) if exists else None
+    if value is None:
+        rewriter.ctx.converted(original, "getattr", f"getattr(..., {check.api!r}) -> its default: "
+                               "the converted code has no equivalent")
+        return updated.args[2].value
+    rewriter.ctx.converted(original, "getattr", f"getattr(..., {check.api!r}) -> its MindSpore form")
+    return value
+
+
+def _as_value(rewriter, api: str, rule, attribute) -> cst.BaseExpression | None:
+    if attribute is not None and attribute.target is not None:
+        return rewriter.ctx.ref(attribute.target)
+    if rule is None:
+        return None
+    if rule.target is not None and rule.is_plain_rename:
+        return rewriter.ctx.ref(rule.target)
+    try:
+        return rewriter.adapters.reference(api, rule)
+    except Unconvertible:
+        return None
