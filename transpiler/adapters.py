@@ -84,7 +84,7 @@ class Adapters:
 
 
 def _namespace(name: str, members: list[_Adapter]) -> cst.ClassDef:
-    torch_module = name.rstrip("_").replace("_", ".")
+    torch_module = name.rstrip("_").removesuffix("_functions").replace("_", ".")
     docstring = cst.SimpleStatementLine([cst.Expr(cst.SimpleString(
         f'"""{torch_module} signatures over MindSpore (written by ms-migrate)."""'
     ))])
@@ -123,7 +123,8 @@ def _build(qualified: str, rule: ApiRule, ctx: FileContext) -> _Adapter:
     guards += [_guard(qualified, name, defaults[name], f"only torch's default converts ({first_reason})")
                for name in optional if name in fixed]
     name = qualified.rsplit(".", 1)[-1]
-    namespace = qualified.rsplit(".", 1)[0].replace(".", "_")
+    module = qualified.rsplit(".", 1)[0]
+    namespace = module.replace(".", "_") if "." in module else f"{module}_functions"
     while namespace in ctx.analysis.bound_names or namespace in ctx.analysis.imports:
         namespace += "_"  # the file has a name of its own like it
     signature = cst.parse_statement(f"def f(self, {rule.signature}):\n    pass\n").params

@@ -118,6 +118,15 @@ def _present(statement, left: dict[int, LeftReference]) -> list[LeftReference]:
     return finder.found
 
 
+def present_nodes(statement, nodes: list[cst.CSTNode]) -> set[int]:
+    """The ids of those ``nodes`` that are (by identity) in the statement."""
+    wanted = {id(node): node for node in nodes}
+    found = _Finder({key: LeftReference(node, node, "", "") for key, node in wanted.items()})
+    for node in statement.nodes if isinstance(statement, cst.FlattenSentinel) else [statement]:
+        walk(node, found, prune=LAYOUT_TYPES)
+    return {id(ref.node) for ref in found.found}
+
+
 class _Finder(cst.CSTVisitor):
     def __init__(self, left: dict[int, LeftReference]):
         super().__init__()

@@ -21,7 +21,7 @@ from transpiler.adapters import Adapters
 from transpiler.context import FileContext
 from transpiler.diagnostics import Outcome, Severity
 from transpiler.engine import code_of, convert_call, convert_method
-from transpiler.marked import LeftReference, MarkedStatements
+from transpiler.marked import LeftReference, MarkedStatements, present_nodes
 from transpiler.structural.autograd_function import convert_function_class, function_base
 from transpiler.structural.feature_checks import answer as feature_answer
 from transpiler.structural.feature_checks import FeatureCheck, feature_check
@@ -34,8 +34,19 @@ _NOT_TENSOR = frozenset({"cell", "any", "optimizer"})
 
 
 @dataclass
+class _PendingMark:
+    """A marker for a torch reference, kept only if the reference is still in
+    the statement when it is finished (a rule may drop the argument holding it)."""
+
+    node: cst.CSTNode  # the reference as returned (identity in the output)
+    original: cst.CSTNode
+    api: str
+    text: str
+
+
+@dataclass
 class _Frame:
-    markers: list[str] = field(default_factory=list)
+    markers: list = field(default_factory=list)  # marker texts and _PendingMarks, in order
     changed: bool = False
     # torch references left as written (id of the node in the output -> reference)
     left: dict[int, LeftReference] = field(default_factory=dict)
@@ -116,7 +127,26 @@ class Rewriter(cst.CSTTransformer):
             result = self.checkpoints.leave(original_node, result)
         return self.training.leave(original_node, result)
 
+    def _settle_pending_marks(self, result, frame: _Frame) -> None:
+        pending = [m for m in frame.markers if isinstance(m, _PendingMark)]
+        if not pending:
+            return
+        present = present_nodes(result, [m.node for m in pending])
+        markers = []
+        for marker in frame.markers:
+            if not isinstance(marker, _PendingMark):
+                markers.append(marker)
+            elif id(marker.node) in present:
+                self.ctx.report(marker.original, marker.api, Severity.MARKER, marker.text, Outcome.MARKED)
+                if marker.text not in markers:
+                    markers.append(marker.text)
+            else:
+                self.ctx.consume(marker.original)
+                self.ctx.converted(marker.original, marker.api, f"{marker.api}: removed with the argument that held it")
+        frame.markers = markers
+
     def _finish_statement(self, original, result, frame: _Frame):
+        self._settle_pending_marks(result, frame)
         if isinstance(result, cst.SimpleStatementLine) and isinstance(original, cst.SimpleStatementLine):
             if structural.is_noop_statement(original, result):
                 self.ctx.converted(original, "statement", "removed a statement that does nothing in MindSpore (a device move, a TorchScript or fx marker)")
@@ -383,7 +413,7 @@ class Rewriter(cst.CSTTransformer):
             as_type = id(original) in self.type_context
             if as_type or rule.is_plain_rename:
                 return self._renamed(original, qualified, rule.target)
-        if rule is not None and (rule.target is not None or rule.hook is not None):
+        if rule is not None and (rule.target is not None or rule.hook is not None) and id(original) not in self.type_context:
             as_base = id(original) in self.base_context
             where = "as a base class" if as_base else "as a value"
             try:
@@ -399,7 +429,11 @@ class Rewriter(cst.CSTTransformer):
 
     def _unconverted(self, original, updated, qualified: str, reason: str):
         if id(original) not in self.annotation_refs:
-            self.mark(original, qualified, reason)
+            if not self.frames:
+                self.mark(original, qualified, reason)
+            else:
+                text = reason if reason.startswith(qualified) else f"{qualified}: {reason}"
+                self.frame.markers.append(_PendingMark(updated, original, qualified, text))
             return updated
         # an annotation has no effect at run time: a torch type with no MindSpore
         # counterpart stays readable as a string (a forward reference)
