@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from transpiler.cache import Cache, belongs_to
 from transpiler.convert import FileResult, convert_source
 from transpiler.diagnostics import Diagnostic, Severity
+from transpiler.project import SiblingFacts
 from transpiler.source_io import DecodeError, decode_source, encode_source, write_atomic
 
 DEFAULT_EXCLUDES = (".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", ".pytest_cache",
@@ -38,6 +39,7 @@ class Job:
     kind: str  # "python" or "copy"
     want_text: bool = False  # send the converted text back (for --diff)
     cache: Cache | None = None  # where per-file results are remembered
+    siblings: SiblingFacts | None = None  # what the project index knows about the file's imports
 
 
 @dataclass
@@ -129,7 +131,8 @@ def _process(job: Job) -> FileSummary:
     key = None
     if job.cache is not None and not job.want_text:
         start = time.perf_counter()
-        key = job.cache.key(job.source, data)
+        # the output depends on what the siblings define too
+        key = job.cache.key(job.source, data + (job.siblings.digest().encode() if job.siblings else b""))
         entry = job.cache.get(key, job.display)
         timings["cache"] = time.perf_counter() - start
         if entry is not None and entry.output_in_place(job.target):
@@ -149,7 +152,7 @@ def _convert(job: Job, data: bytes, timings) -> tuple[FileSummary, bool]:
         decoded = decode_source(data)
     except DecodeError as exc:
         return _failed(job, exc.line, exc.col, str(exc)), True
-    result: FileResult = convert_source(decoded.text, job.display)
+    result: FileResult = convert_source(decoded.text, job.display, siblings=job.siblings)
     timings.update(result.timings)
     if result.status == "failed" or result.output is None:
         return FileSummary(job.display, "failed", result.diagnostics, timings), True

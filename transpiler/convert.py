@@ -15,6 +15,7 @@ from transpiler.diagnostics import Diagnostic, Severity
 from transpiler.formatting import format_changed
 from transpiler.imports import fix_imports
 from transpiler.names import analyse
+from transpiler.project import SiblingFacts
 from transpiler.rewriter import Rewriter
 from transpiler.structural import is_module_base
 
@@ -45,9 +46,12 @@ def mentions_torch(text: str) -> bool:
     return "torch" in text
 
 
-def convert_source(text: str, path: str = "<string>", rules: RuleSet | None = None) -> FileResult:
+def convert_source(text: str, path: str = "<string>", rules: RuleSet | None = None,
+                   siblings: SiblingFacts | None = None) -> FileResult:
+    """``siblings``: what the project index knows about the classes this file
+    imports from other files of its tree."""
     timings: dict[str, float] = {}
-    if not mentions_torch(text):
+    if not mentions_torch(text) and not siblings:
         return FileResult(path, "unchanged", text, [], timings)
     rules = rules or load_rules()
     start = time.perf_counter()
@@ -62,7 +66,7 @@ def convert_source(text: str, path: str = "<string>", rules: RuleSet | None = No
         return FileResult(path, "failed", None, [diagnostic], timings)
     timings["parse"] = time.perf_counter() - start
     try:
-        return _convert_module(module, text, path, rules, timings)
+        return _convert_module(module, text, path, rules, timings, siblings or SiblingFacts())
     except RecursionError:
         diagnostic = Diagnostic(path, 1, 1, "internal", Severity.ERROR, "file nests too deeply to convert")
         return FileResult(path, "failed", None, [diagnostic], timings)
@@ -93,15 +97,15 @@ def _syntax_error(text: str, exc: cst.ParserSyntaxError) -> tuple[int, int, str]
     return exc.raw_line, exc.raw_column + 1, " ".join(str(exc.message).split())
 
 
-def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, timings) -> FileResult:
+def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, timings, siblings) -> FileResult:
     start = time.perf_counter()
-    analysis = analyse(module, _method_names(rules), is_module_base)
+    analysis = analyse(module, _method_names(rules), is_module_base, siblings.cells)
     timings["analyse"] = time.perf_counter() - start
     if not analysis.interesting:
         return FileResult(path, "unchanged", text, [], timings)
     start = time.perf_counter()
     ctx = FileContext(path, analysis)
-    rewriter = Rewriter(ctx, rules, module)
+    rewriter = Rewriter(ctx, rules, module, siblings.functions)
     converted = module.visit(rewriter)
     converted = rewriter.adapters.insert(converted)
     converted = fix_imports(converted, ctx)

@@ -22,6 +22,10 @@ def unused_torch_aliases(ctx: FileContext, converted: cst.Module | None = None) 
     unused = set()
     present = None
     for local, binding in ctx.analysis.torch_aliases().items():
+        if binding.optional and not ctx.analysis.alias_uses.get(local):
+            # ``try: from torch import _assert`` / ``except ImportError:`` a fallback: the name
+            # is for other modules; without torch the fallback defines it, as the code intends
+            continue
         remaining = ctx.analysis.alias_uses.get(local, 0) - ctx.consumed.get(local, 0)
         if remaining > 0 and converted is not None:
             if present is None:

@@ -53,6 +53,7 @@ class ImportBinding:
     statement: cst.CSTNode  # the Import/ImportFrom node
     module_level: bool
     module: str = ""  # the module the statement names: ``import a.b as c`` -> "a.b"; ``from a.b import c`` -> "a.b"
+    optional: bool = False  # inside ``try: ... except ImportError:``: the code has a fallback
 
     @property
     def from_import(self) -> bool:
@@ -89,11 +90,12 @@ class Analysis:
 class NameAnalyzer(cst.CSTVisitor):
     """Resolves names; see the module docstring."""
 
-    def __init__(self, method_names: frozenset[str], module_base: "callable"):
+    def __init__(self, method_names: frozenset[str], module_base: "callable", sibling_cells: frozenset[str] = frozenset()):
         super().__init__()
         self.result = Analysis()
         self._method_names = method_names
         self._is_module_base = module_base
+        self._sibling_cells = sibling_cells  # Module subclasses other files of the project define
         self._scopes: list[_Scope] = []
         self._statements: list[cst.CSTNode] = []
         self._skip: set[int] = set()
@@ -190,7 +192,7 @@ class NameAnalyzer(cst.CSTVisitor):
             parts = chain_parts(base.value)
             if parts is None:
                 continue
-            if len(parts) == 1 and parts[0] in self.result.cell_classes:
+            if len(parts) == 1 and parts[0] in self.result.cell_classes or ".".join(parts) in self._sibling_cells:
                 self.result.cell_classes.add(node.name.value)
                 self._mark_interesting()
                 continue
@@ -306,7 +308,8 @@ class NameAnalyzer(cst.CSTVisitor):
             self.result.ecosystem_imports.append((node, module))
         if not module_level and not is_torch_name(qualified):
             self._bind(local)  # a local import of something else shadows like any binding
-        self.result.imports[local] = ImportBinding(local, qualified, node, module_level, module)
+        optional = any(isinstance(s, cst.Try) and _catches_import_error(s) for s in self._statements)
+        self.result.imports[local] = ImportBinding(local, qualified, node, module_level, module, optional)
         if is_torch_name(qualified):
             self._mark_interesting()
 
@@ -345,6 +348,16 @@ class NameAnalyzer(cst.CSTVisitor):
         pass
 
 
+def _catches_import_error(statement: cst.Try) -> bool:
+    for handler in statement.handlers:
+        if handler.type is None:
+            return True
+        names = handler.type.elements if isinstance(handler.type, cst.Tuple) else [cst.Element(handler.type)]
+        if any(_dotted(e.value) in ("ImportError", "ModuleNotFoundError", "Exception") for e in names):
+            return True
+    return False
+
+
 def _dotted(node: cst.BaseExpression) -> str:
     parts = chain_parts(node)
     return ".".join(parts) if parts else ""
@@ -356,8 +369,8 @@ def _alias_local(alias: cst.ImportAlias) -> str | None:
     return _dotted(alias.name).split(".", 1)[0]
 
 
-def analyse(module: cst.Module, method_names: frozenset[str], module_base) -> Analysis:
-    analyzer = NameAnalyzer(method_names, module_base)
+def analyse(module: cst.Module, method_names: frozenset[str], module_base, sibling_cells=frozenset()) -> Analysis:
+    analyzer = NameAnalyzer(method_names, module_base, sibling_cells)
     # libcst's visit semantics without rebuilding the tree; layout holds no names
     walk(module, analyzer, prune=LAYOUT_TYPES)
     return analyzer.result

@@ -56,7 +56,7 @@ class Rewriter(cst.CSTTransformer):
     # Diagnostics get their positions after the traversal (FileContext.resolve_positions):
     # no metadata wrapper, no position table for every node.
 
-    def __init__(self, ctx: FileContext, rules: RuleSet, module: cst.Module):
+    def __init__(self, ctx: FileContext, rules: RuleSet, module: cst.Module, sibling_functions=frozenset()):
         super().__init__()
         self.ctx = ctx
         self.rules = rules
@@ -80,7 +80,8 @@ class Rewriter(cst.CSTTransformer):
         self.no_op_decorators: dict[int, str] = {}  # id(decorator expression) -> torch API
         self.feature_checks: dict[int, FeatureCheck] = {}  # by id(hasattr/getattr call)
         self.function_classes: dict[int, int] = {}  # id(autograd Function class) -> index of that base
-        self.function_cells: set[str] = set()  # autograd Function classes converted to Cells
+        # autograd Function classes converted to Cells (here or in another file of the project)
+        self.function_cells: set[str] = set(sibling_functions)
         self.adapters = Adapters(ctx)  # torch signatures for layers used as values, bases, with **kwargs
         self._header_comments = {line.comment.value for line in module.header if line.comment is not None}
 

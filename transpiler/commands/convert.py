@@ -10,6 +10,7 @@ import time
 from transpiler.batch import UsageError, check_paths, discover, display_path, run, unified_diff
 from transpiler.cache import CACHE_DIRNAME, open_cache
 from transpiler.progress import Progress
+from transpiler.project import with_siblings
 from transpiler.report import RunReport
 
 
@@ -60,7 +61,7 @@ def run_convert(args) -> int:
     except UsageError as exc:
         print(f"ms-migrate: error: {exc}", file=sys.stderr)
         return 2
-    jobs = discover(args.source, target, tuple(args.exclude))
+    jobs = with_siblings(args.source, discover(args.source, target, tuple(args.exclude)))
     if args.diff:
         jobs = [job.__class__(**{**job.__dict__, "want_text": True}) for job in jobs]
     cache = _cache_for(args, target)
