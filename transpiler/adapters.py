@@ -25,7 +25,7 @@ conversion needs literal arguments gets no adapter (the use stays marked).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 
 import libcst as cst
@@ -42,32 +42,39 @@ class _Adapter:
     namespace: str  # e.g. torch_nn
     definition: cst.BaseCompoundStatement
     is_class: bool
+    imports: frozenset = frozenset()  # the MindSpore imports its definition needs
 
 
 @dataclass
 class Adapters:
     ctx: FileContext
     made: dict[str, _Adapter | None] = field(default_factory=dict)  # torch name -> adapter (None: impossible)
+    used: dict[str, None] = field(default_factory=dict)  # torch names whose adapter the output refers to
 
     def reference(self, qualified: str, rule: ApiRule, *, subclassed: bool = False) -> cst.BaseExpression:
         """``torch_nn.X`` for the torch API ``qualified``; raises Unconvertible
         when the rule cannot be applied at run time (or, with ``subclassed``,
         gives no class to derive from)."""
         if qualified not in self.made:
+            before = set(self.ctx.imports_needed)
             try:
-                self.made[qualified] = _build(qualified, rule, self.ctx)
+                adapter = _build(qualified, rule, self.ctx)
+                self.made[qualified] = replace(adapter, imports=frozenset(self.ctx.imports_needed - before))
             except Unconvertible:
                 self.made[qualified] = None
+            self.ctx.imports_needed = before  # queued again when the adapter is used
         adapter = self.made[qualified]
         if adapter is None:
             raise Unconvertible("its arguments need converting where it is called (the rule needs literal values)")
         if subclassed and not adapter.is_class:
             raise Unconvertible("the MindSpore form is not a class that can be derived from")
+        self.used[qualified] = None
+        self.ctx.imports_needed |= adapter.imports
         return cst.Attribute(cst.Name(adapter.namespace), cst.Name(adapter.name))
 
     def insert(self, module: cst.Module) -> cst.Module:
         """The module with the namespaces of the adapters it uses, after its imports."""
-        adapters = [a for a in self.made.values() if a is not None]
+        adapters = [self.made[name] for name in self.used]
         if not adapters:
             return module
         namespaces: dict[str, list[_Adapter]] = {}
@@ -128,7 +135,8 @@ def _build(qualified: str, rule: ApiRule, ctx: FileContext) -> _Adapter:
     while namespace in ctx.analysis.bound_names or namespace in ctx.analysis.imports:
         namespace += "_"  # the file has a name of its own like it
     signature = cst.parse_statement(f"def f(self, {rule.signature}):\n    pass\n").params
-    if isinstance(result, cst.Call) and target is not None and target == rule.target:
+    makes_a_class = rule.target is not None and rule.target.rsplit(".", 1)[-1][:1].isupper()
+    if isinstance(result, cst.Call) and target is not None and target == rule.target and makes_a_class:
         construct = _statement(cst.Call(func=cst.Attribute(cst.Call(cst.Name("super")), cst.Name("__init__")),
                                         args=result.args))
         after = [cst.parse_statement(text + "\n") for text in rule.after_init]

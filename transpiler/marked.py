@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from transpiler.context import SPELLINGS, FileContext, parse_expr
+from transpiler.diagnostics import MARKER_PREFIX
 from transpiler.names import ImportBinding
 from transpiler.walk import LAYOUT_TYPES, walk
 
@@ -54,10 +55,17 @@ class MarkedStatements:
         for before, statement in zip(body, body[1:]):
             self.previous[id(statement)] = before
 
-    def localise(self, original, result, left: dict[int, LeftReference]):
+    def localise(self, original, result, left: dict[int, LeftReference], guard: bool = False,
+                 inside: cst.Try | None = None):
         """``result`` (the marked statement) with the torch imports it needs
         placed above it. Returns (statement or FlattenSentinel, comments already
-        standing above it), the latter so markers are not written twice."""
+        standing above it), the latter so markers are not written twice.
+
+        ``guard``: the statement runs when the module is imported (module or
+        class level): the imports and the statement go into ``try: ... except
+        ImportError:``, so that the module imports without torch; what the
+        statement defines is then missing, and fails where it is used.
+        ``inside``: the ``try ... except ImportError`` the statement stands in."""
         present = _present(result, left)
         if not present:
             return result, frozenset()
@@ -76,18 +84,22 @@ class MarkedStatements:
         statements = list(result.nodes) if isinstance(result, cst.FlattenSentinel) else [result]
         if respelled:
             statements = [statement.visit(_Replace(respelled)) for statement in statements]
-        standing = self._imports_above(original)
-        already: set[str] = set()
+        standing = self._imports_above(original, inside is not None)
+        already: set[str] = set(_comments(inside)) if inside is not None else set()
         new: list[cst.SimpleStatementLine] = []
         for name, code in imports.items():
             found = standing.get(name)
             if found is not None:
                 self.ctx.kept_imports.add(found.body[0])
-                already.update(line.comment.value for line in found.leading_lines if line.comment is not None)
+                already.update(_comments(found))
                 continue
             statement = cst.parse_statement(code + "\n")
             self.ctx.kept_imports.add(statement.body[0])
             new.append(statement)
+        if new and guard:
+            first = statements[0]
+            body = [*new, first.with_changes(leading_lines=()), *statements[1:]]
+            return _guarded(body, first.leading_lines), frozenset(already)
         if new:
             first = statements[0]
             new[0] = new[0].with_changes(leading_lines=first.leading_lines)
@@ -95,16 +107,21 @@ class MarkedStatements:
         result = statements[0] if len(statements) == 1 else cst.FlattenSentinel(statements)
         return result, frozenset(already)
 
-    def _imports_above(self, original) -> dict[str, cst.SimpleStatementLine]:
-        """The import statements standing directly above ``original``, by the
-        name they bind (placed there by an earlier conversion)."""
-        found = {}
+    def _imports_above(self, original, guarded: bool) -> dict[str, cst.SimpleStatementLine]:
+        """The import statements an earlier conversion placed directly above
+        ``original``, by the name they bind: a run of imports under a marker,
+        or opening the ``try`` block of a guarded statement."""
+        found, top = {}, None
         statement = self.previous.get(id(original))
         while _is_single_import(statement):
             for alias in statement.body[0].names:
                 found.setdefault(_bound_name(alias), statement)
+            top = statement
             statement = self.previous.get(id(statement))
-        return found
+        if top is None:
+            return {}
+        marked = any(c.startswith(MARKER_PREFIX) for c in _comments(top))
+        return found if marked or (guarded and statement is None) else {}
 
 
 def _present(statement, left: dict[int, LeftReference]) -> list[LeftReference]:
@@ -154,8 +171,9 @@ class _Replace(cst.CSTTransformer):
 
 
 def _must_spell_out(binding: ImportBinding, ctx: FileContext) -> bool:
-    # a local import under this name would hide what the converted code means by it
-    return binding.local in _MINDSPORE_LOCALS or binding.local in ctx.analysis.bound_names
+    # a local import under this name would hide what the converted code means by it;
+    # a name a sibling passed on has no import of its own here
+    return binding.local in _MINDSPORE_LOCALS or binding.local in ctx.analysis.bound_names or binding.via_sibling
 
 
 def _import_as_written(binding: ImportBinding) -> str:
@@ -166,6 +184,23 @@ def _import_as_written(binding: ImportBinding) -> str:
     if binding.module.split(".", 1)[0] == binding.local:
         return f"import {binding.module}"
     return f"import {binding.module} as {binding.local}"
+
+
+def _guarded(body: list, leading_lines) -> cst.Try:
+    """``try: <body> except ImportError: pass``, with a comment saying why."""
+    comment = cst.TrailingWhitespace(
+        whitespace=cst.SimpleWhitespace("  "),
+        comment=cst.Comment("# without torch this stays undefined and fails where it is used"),
+    )
+    handler = cst.ExceptHandler(
+        body=cst.IndentedBlock([cst.SimpleStatementLine([cst.Pass()], trailing_whitespace=comment)]),
+        type=cst.Name("ImportError"),
+    )
+    return cst.Try(body=cst.IndentedBlock(body), handlers=[handler], leading_lines=leading_lines)
+
+
+def _comments(statement) -> list[str]:
+    return [line.comment.value for line in statement.leading_lines if line.comment is not None]
 
 
 def _is_single_import(statement) -> bool:

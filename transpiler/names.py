@@ -54,6 +54,7 @@ class ImportBinding:
     module_level: bool
     module: str = ""  # the module the statement names: ``import a.b as c`` -> "a.b"; ``from a.b import c`` -> "a.b"
     optional: bool = False  # inside ``try: ... except ImportError:``: the code has a fallback
+    via_sibling: bool = False  # bound by another file of the project (``from .layers import *``)
 
     @property
     def from_import(self) -> bool:
@@ -90,12 +91,18 @@ class Analysis:
 class NameAnalyzer(cst.CSTVisitor):
     """Resolves names; see the module docstring."""
 
-    def __init__(self, method_names: frozenset[str], module_base: "callable", sibling_cells: frozenset[str] = frozenset()):
+    def __init__(self, method_names: frozenset[str], module_base: "callable", siblings=None):
         super().__init__()
         self.result = Analysis()
         self._method_names = method_names
         self._is_module_base = module_base
-        self._sibling_cells = sibling_cells  # Module subclasses other files of the project define
+        # Module subclasses other files of the project define
+        self._sibling_cells = siblings.cells if siblings is not None else frozenset()
+        for local, qualified in siblings.torch_names if siblings is not None else ():
+            # torch names a sibling passes on (``from .layers import *``): as if imported here
+            root = qualified.split(".", 1)[0]
+            self.result.imports[local] = ImportBinding(local, qualified, _plain_import(root), True, root,
+                                                       via_sibling=True)
         self._scopes: list[_Scope] = []
         self._statements: list[cst.CSTNode] = []
         self._skip: set[int] = set()
@@ -308,7 +315,7 @@ class NameAnalyzer(cst.CSTVisitor):
             self.result.ecosystem_imports.append((node, module))
         if not module_level and not is_torch_name(qualified):
             self._bind(local)  # a local import of something else shadows like any binding
-        optional = any(isinstance(s, cst.Try) and _catches_import_error(s) for s in self._statements)
+        optional = any(isinstance(s, cst.Try) and catches_import_error(s) for s in self._statements)
         self.result.imports[local] = ImportBinding(local, qualified, node, module_level, module, optional)
         if is_torch_name(qualified):
             self._mark_interesting()
@@ -348,7 +355,12 @@ class NameAnalyzer(cst.CSTVisitor):
         pass
 
 
-def _catches_import_error(statement: cst.Try) -> bool:
+def _plain_import(qualified: str) -> cst.Import:
+    """``import a.b`` (a statement that binds nothing in this file's tree)."""
+    return cst.Import(names=[cst.ImportAlias(name=cst.parse_expression(qualified))])
+
+
+def catches_import_error(statement: cst.Try) -> bool:
     for handler in statement.handlers:
         if handler.type is None:
             return True
@@ -369,8 +381,9 @@ def _alias_local(alias: cst.ImportAlias) -> str | None:
     return _dotted(alias.name).split(".", 1)[0]
 
 
-def analyse(module: cst.Module, method_names: frozenset[str], module_base, sibling_cells=frozenset()) -> Analysis:
-    analyzer = NameAnalyzer(method_names, module_base, sibling_cells)
+def analyse(module: cst.Module, method_names: frozenset[str], module_base, siblings=None) -> Analysis:
+    """``siblings``: the project index's SiblingFacts for this file."""
+    analyzer = NameAnalyzer(method_names, module_base, siblings)
     # libcst's visit semantics without rebuilding the tree; layout holds no names
     walk(module, analyzer, prune=LAYOUT_TYPES)
     return analyzer.result

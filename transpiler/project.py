@@ -30,13 +30,17 @@ class SiblingFacts:
 
     cells: frozenset[str] = frozenset()  # Module subclasses: they become Cells
     functions: frozenset[str] = frozenset()  # autograd Functions: they become Cells with a bprop
+    # names that reach the file through a sibling but are torch's (``from .layers import *``
+    # where layers did ``import torch.nn as nn``): local name -> torch qualified name
+    torch_names: tuple[tuple[str, str], ...] = ()
 
     def digest(self) -> str:
-        text = "\0".join(sorted(self.cells)) + "\1" + "\0".join(sorted(self.functions))
+        text = "\0".join([*sorted(self.cells), "\1", *sorted(self.functions), "\1",
+                          *(f"{a}={b}" for a, b in self.torch_names)])
         return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
     def __bool__(self) -> bool:
-        return bool(self.cells or self.functions)
+        return bool(self.cells or self.functions or self.torch_names)
 
 
 @dataclass
@@ -76,7 +80,58 @@ class ProjectIndex:
         cells, functions = set(), set()
         for local, kind in self._imported_kinds(module).items():
             (cells if kind == "cell" else functions).add(local)
-        return SiblingFacts(frozenset(cells), frozenset(functions))
+        return SiblingFacts(frozenset(cells), frozenset(functions), tuple(sorted(self._imported_torch(module).items())))
+
+    def _imported_torch(self, module: _Module) -> dict[str, str]:
+        """Names ``module`` gets from siblings that the sibling bound to torch."""
+        found = {}
+        for local, (target, name) in module.bindings.items():
+            if name is not None and target in self.modules:
+                qualified = self._torch_binding(target, name)
+                if qualified:
+                    found[local] = qualified
+        for star in module.stars:
+            if star not in self.modules:
+                continue
+            starred = self.modules[star]
+            names = starred.public if starred.public is not None else [
+                n for n in (*starred.bindings, *self._star_names(star)) if not n.startswith("_")]
+            for name in names:
+                qualified = self._torch_binding(star, name)
+                if qualified and name not in module.bindings and name not in module.classes:
+                    found.setdefault(name, qualified)
+        return found
+
+    def _star_names(self, module_name: str, seen=None) -> set[str]:
+        seen = seen if seen is not None else set()
+        module = self.modules.get(module_name)
+        if module is None or module_name in seen:
+            return set()
+        seen.add(module_name)
+        names = set(module.bindings) | set(module.classes)
+        for star in module.stars:
+            names |= self._star_names(star, seen)
+        return names
+
+    def _torch_binding(self, module_name: str, name: str, seen=None) -> str | None:
+        """The torch name ``module_name.name`` is bound to, through imports."""
+        seen = seen if seen is not None else set()
+        module = self.modules.get(module_name)
+        if module is None or (module_name, name) in seen or name in module.classes:
+            return None
+        seen.add((module_name, name))
+        torch_name = self._torch_name(module, name)
+        if torch_name is not None:
+            return torch_name
+        binding = module.bindings.get(name)
+        if binding is not None:
+            target, imported = binding
+            return self._torch_binding(target, imported, seen) if imported is not None else None
+        for star in module.stars:
+            found = self._torch_binding(star, name, seen)
+            if found:
+                return found
+        return None
 
     # -- resolution -----------------------------------------------------------
     def _imported_kinds(self, module: _Module) -> dict[str, str]:

@@ -19,17 +19,16 @@ from rewrite_rules.tensor_methods_data import TORCH_ONLY_TENSOR_METHODS
 from transpiler import structural
 from transpiler.adapters import Adapters
 from transpiler.context import FileContext
-from transpiler.diagnostics import Outcome, Severity
+from transpiler.diagnostics import MARKER_PREFIX, Outcome, Severity
 from transpiler.engine import code_of, convert_call, convert_method
 from transpiler.marked import LeftReference, MarkedStatements, present_nodes
 from transpiler.structural.autograd_function import convert_function_class, function_base
 from transpiler.structural.feature_checks import answer as feature_answer
-from transpiler.structural.feature_checks import FeatureCheck, feature_check
-from transpiler.names import chain_parts
+from transpiler.structural.feature_checks import FeatureCheck, feature_check, membership_check
+from transpiler.names import catches_import_error, chain_parts
 from transpiler.statements import Placeholders
 from transpiler.walk import LAYOUT_TYPES
 
-MARKER_PREFIX = "# TODO(ms-migrate): "
 _NOT_TENSOR = frozenset({"cell", "any", "optimizer"})
 
 
@@ -77,6 +76,8 @@ class Rewriter(cst.CSTTransformer):
         self.checkpoints = structural.Checkpoints(self)  # dicts of states in torch.save / torch.load
         self.marked = MarkedStatements(ctx)
         self.elifs: set[int] = set()  # `elif` branches (If nodes in an If's orelse)
+        self.function_depth = 0  # statements outside any function run when the module is imported
+        self.import_guards: list[cst.Try] = []  # enclosing `try: ... except ImportError:` blocks
         self.no_op_decorators: dict[int, str] = {}  # id(decorator expression) -> torch API
         self.feature_checks: dict[int, FeatureCheck] = {}  # by id(hasattr/getattr call)
         self.function_classes: dict[int, int] = {}  # id(autograd Function class) -> index of that base
@@ -161,7 +162,9 @@ class Rewriter(cst.CSTTransformer):
             parent.left.update(frame.left)
         elif frame.markers:
             # the torch imports a marked statement still needs go just above it
-            result, standing = self.marked.localise(original, result, frame.left)
+            guard = self.import_guards[-1] if self.import_guards else None
+            at_import = self.function_depth == 0 and guard is None
+            result, standing = self.marked.localise(original, result, frame.left, guard=at_import, inside=guard)
             # comments above the first statement are parsed into the module header
             header = self._header_comments if self.module.body and original is self.module.body[0] else frozenset()
             result = _add_markers(result, frame.markers, header | standing)
@@ -245,7 +248,17 @@ class Rewriter(cst.CSTTransformer):
             if structural.is_grad_context(item.item, self.analysis):
                 self.handled.add(id(item.item))
 
+    def visit_Try(self, node: cst.Try) -> None:
+        if catches_import_error(node):
+            self.import_guards.append(node)
+
+    def leave_Try(self, original_node, updated_node):
+        if self.import_guards and self.import_guards[-1] is original_node:
+            self.import_guards.pop()
+        return updated_node
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.function_depth += 1
         for decorator in node.decorators:
             if structural.is_grad_context(decorator.decorator, self.analysis):
                 self.handled.add(id(decorator.decorator))
@@ -269,6 +282,7 @@ class Rewriter(cst.CSTTransformer):
 
     # -- structural rewrites on the way up ----------------------------------
     def leave_FunctionDef(self, original_node, updated_node):
+        self.function_depth -= 1
         return structural.convert_function(self, original_node, updated_node)
 
     def leave_With(self, original_node, updated_node):
@@ -281,6 +295,19 @@ class Rewriter(cst.CSTTransformer):
         return structural.convert_buffer_registration(self, original_node, updated_node)
 
     # -- references and calls ------------------------------------------------
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        check = membership_check(self, node)
+        if check is not None:
+            self.handled.add(id(check.module))
+            self.feature_checks[id(node)] = check
+
+    def leave_Comparison(self, original_node, updated_node):
+        check = self.feature_checks.pop(id(original_node), None)
+        if check is None:
+            return updated_node
+        return feature_answer(self, original_node, updated_node, check).with_changes(
+            lpar=updated_node.lpar, rpar=updated_node.rpar)
+
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
         if id(original_node) in self.handled:
             return updated_node

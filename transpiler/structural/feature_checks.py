@@ -1,5 +1,5 @@
 """Feature checks on torch modules: ``hasattr(F, "scaled_dot_product_attention")``,
-``getattr(torch, "compiler", None)``.
+``"silu" in dir(F)``, ``getattr(torch, "compiler", None)``.
 
 Code written for several torch versions asks whether an API exists before
 using it. After conversion the question is whether the converted code has it:
@@ -37,6 +37,24 @@ def feature_check(rewriter, call: cst.Call) -> FeatureCheck | None:
     if qualified is None or not isinstance(name, cst.SimpleString):
         return None
     return FeatureCheck(function, module, f"{qualified}.{name.evaluated_value}")
+
+
+def membership_check(rewriter, comparison: cst.Comparison) -> FeatureCheck | None:
+    """``"name" in dir(torch_module)``: the same question as hasattr."""
+    if len(comparison.comparisons) != 1 or not isinstance(comparison.left, cst.SimpleString):
+        return None
+    target = comparison.comparisons[0]
+    call = target.comparator
+    if not isinstance(target.operator, cst.In) or not isinstance(call, cst.Call):
+        return None
+    if not (isinstance(call.func, cst.Name) and call.func.value == "dir") or "dir" in rewriter.analysis.bound_names:
+        return None
+    if len(call.args) != 1 or call.args[0].star or call.args[0].keyword:
+        return None
+    qualified = rewriter.analysis.qualified(call.args[0].value)
+    if qualified is None:
+        return None
+    return FeatureCheck("hasattr", call.args[0].value, f"{qualified}.{comparison.left.evaluated_value}")
 
 
 def answer(rewriter, original: cst.Call, updated: cst.Call, check: FeatureCheck) -> cst.BaseExpression:
