@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import json
+
 import libcst as cst
 
 from transpiler.context import SPELLINGS, FileContext, parse_expr
@@ -187,16 +189,27 @@ def _import_as_written(binding: ImportBinding) -> str:
 
 
 def _guarded(body: list, leading_lines) -> cst.Try:
-    """``try: <body> except ImportError: pass``, with a comment saying why."""
-    comment = cst.TrailingWhitespace(
-        whitespace=cst.SimpleWhitespace("  "),
-        comment=cst.Comment("# without torch this stays undefined and fails where it is used"),
-    )
-    handler = cst.ExceptHandler(
-        body=cst.IndentedBlock([cst.SimpleStatementLine([cst.Pass()], trailing_whitespace=comment)]),
-        type=cst.Name("ImportError"),
-    )
+    """``try: <body> except ImportError: <stand-ins>``: without torch, a class
+    or function the body defines is a stand-in that raises when it is used
+    (so importing it from elsewhere still works); other names stay undefined."""
+    stand_ins = [_stand_in(s) for s in body if isinstance(s, (cst.ClassDef, cst.FunctionDef))]
+    if not stand_ins:
+        comment = cst.TrailingWhitespace(
+            whitespace=cst.SimpleWhitespace("  "),
+            comment=cst.Comment("# without torch what this defines stays undefined"),
+        )
+        stand_ins = [cst.SimpleStatementLine([cst.Pass()], trailing_whitespace=comment)]
+    handler = cst.ExceptHandler(body=cst.IndentedBlock(stand_ins), type=cst.Name("ImportError"))
     return cst.Try(body=cst.IndentedBlock(body), handlers=[handler], leading_lines=leading_lines)
+
+
+def _stand_in(definition: cst.ClassDef | cst.FunctionDef) -> cst.BaseCompoundStatement:
+    name = definition.name.value
+    message = f"{name} needs torch: ms-migrate did not convert it (see the TODO(ms-migrate) marker at its definition)"
+    if isinstance(definition, cst.ClassDef):
+        return cst.parse_statement(
+            f"class {name}:\n    def __init__(self, *args, **kwargs):\n        raise NotImplementedError({json.dumps(message)})\n")
+    return cst.parse_statement(f"def {name}(*args, **kwargs):\n    raise NotImplementedError({json.dumps(message)})\n")
 
 
 def _comments(statement) -> list[str]:
