@@ -23,9 +23,8 @@ above the statement are kept instead of added twice.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import json
+from dataclasses import dataclass, field
 
 import libcst as cst
 
@@ -75,8 +74,8 @@ class MarkedStatements:
         respelled: dict[int, cst.BaseExpression] = {}
         for ref in present:
             binding = self.ctx.analysis.imports.get(ref.alias)
-            if binding is None:
-                continue
+            if binding is None or binding.optional:
+                continue  # an optional import (``try: ... except ImportError:``) stays where the code has it
             self.ctx.consume(ref.original)
             if _must_spell_out(binding, self.ctx):
                 respelled[id(ref.node)] = parse_expr(ref.qualified).deep_clone()

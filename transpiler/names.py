@@ -315,10 +315,20 @@ class NameAnalyzer(cst.CSTVisitor):
             self.result.ecosystem_imports.append((node, module))
         if not module_level and not is_torch_name(qualified):
             self._bind(local)  # a local import of something else shadows like any binding
-        optional = any(isinstance(s, cst.Try) and catches_import_error(s) for s in self._statements)
+        optional = self._in_optional_import_block()
         self.result.imports[local] = ImportBinding(local, qualified, node, module_level, module, optional)
         if is_torch_name(qualified):
             self._mark_interesting()
+
+    def _in_optional_import_block(self) -> bool:
+        """In the body of ``try: ... except ImportError: <a fallback without torch>``."""
+        stack = self._statements
+        for index, statement in enumerate(stack[:-1]):
+            if isinstance(statement, cst.Try) and catches_import_error(statement):
+                inner = stack[index + 1]
+                if any(s is inner for s in statement.body.body) and not _handlers_import_torch(statement):
+                    return True
+        return False
 
     # -- references ---------------------------------------------------------
     def visit_Attribute(self, node: cst.Attribute) -> bool:
@@ -358,6 +368,17 @@ class NameAnalyzer(cst.CSTVisitor):
 def _plain_import(qualified: str) -> cst.Import:
     """``import a.b`` (a statement that binds nothing in this file's tree)."""
     return cst.Import(names=[cst.ImportAlias(name=cst.parse_expression(qualified))])
+
+
+def _handlers_import_torch(statement: cst.Try) -> bool:
+    for handler in statement.handlers:
+        for line in handler.body.body:
+            for small in getattr(line, "body", ()):
+                if isinstance(small, cst.Import) and any(is_torch_name(_dotted(a.name)) for a in small.names):
+                    return True
+                if isinstance(small, cst.ImportFrom) and small.module is not None and is_torch_name(_dotted(small.module)):
+                    return True
+    return False
 
 
 def catches_import_error(statement: cst.Try) -> bool:
