@@ -208,14 +208,17 @@ def _with_commas(args: list[cst.Arg]) -> list[cst.Arg]:
 
 
 def _after_imports(body: list) -> int:
-    """Where definitions go: after the docstring and the imports at the top."""
+    """Where definitions go: after the imports at the top of the module (and
+    the docstrings and string literals among them)."""
     index = 0
     for i, statement in enumerate(body):
-        if isinstance(statement, cst.SimpleStatementLine) and all(
-            isinstance(s, (cst.Import, cst.ImportFrom)) or (i == 0 and _is_docstring(s)) for s in statement.body
-        ):
-            index = i + 1
-            continue
+        if isinstance(statement, cst.SimpleStatementLine):
+            if all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body):
+                index = i + 1
+                continue
+            if all(_is_docstring(s) for s in statement.body):
+                index = i + 1
+                continue
         if isinstance(statement, cst.Try) and _only_imports(statement):
             index = i + 1
             continue
