@@ -34,6 +34,7 @@ from rewrite_rules.spec import ApiRule, Unconvertible, Unsupported
 from transpiler.context import FileContext, parse_expr
 from transpiler.engine import convert_call, is_literal
 from transpiler.formatting import format_compound
+from transpiler.walk import LAYOUT_TYPES, walk
 
 
 @dataclass
@@ -81,7 +82,7 @@ class Adapters:
         for adapter in adapters:
             namespaces.setdefault(adapter.namespace, []).append(adapter)
         body = list(module.body)
-        index = _after_imports(body)
+        index = _after_imports(body, set(namespaces))
         new = [format_compound(_namespace(namespace, members), module) for namespace, members in namespaces.items()]
         if index < len(body) and not _starts_with_blank_lines(body[index]):
             body[index] = body[index].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine(),
@@ -207,32 +208,41 @@ def _with_commas(args: list[cst.Arg]) -> list[cst.Arg]:
     return [a.with_changes(comma=comma) for a in args[:-1]] + args[-1:]
 
 
-def _after_imports(body: list) -> int:
-    """Where definitions go: after the imports at the top of the module (and
-    the docstrings and string literals among them)."""
+def _after_imports(body: list, namespaces: set[str]) -> int:
+    """Where definitions go: after the last import at the top of the module,
+    before the first definition and the first statement using them."""
     index = 0
     for i, statement in enumerate(body):
-        if isinstance(statement, cst.SimpleStatementLine):
-            if all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body):
-                index = i + 1
-                continue
-            if all(_is_docstring(s) for s in statement.body):
-                index = i + 1
-                continue
-        if isinstance(statement, cst.Try) and _only_imports(statement):
+        if isinstance(statement, (cst.ClassDef, cst.FunctionDef)) or _uses(statement, namespaces):
+            break
+        if isinstance(statement, cst.SimpleStatementLine) and all(
+            isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body
+        ):
             index = i + 1
-            continue
-        break
+        elif isinstance(statement, cst.Try) and _only_imports(statement):
+            index = i + 1
     return index
+
+
+def _uses(statement, names: set[str]) -> bool:
+    finder = _NameFinder(names)
+    walk(statement, finder, prune=LAYOUT_TYPES)
+    return finder.found
+
+
+class _NameFinder(cst.CSTVisitor):
+    def __init__(self, names: set[str]):
+        super().__init__()
+        self.names = names
+        self.found = False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found = self.found or node.value in self.names
 
 
 def _starts_with_blank_lines(statement) -> bool:
     lines = statement.leading_lines
     return len(lines) >= 2 and lines[0].comment is None and lines[1].comment is None
-
-
-def _is_docstring(small) -> bool:
-    return isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString))
 
 
 def _only_imports(statement: cst.Try) -> bool:
