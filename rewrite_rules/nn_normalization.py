@@ -22,7 +22,7 @@ import libcst as cst
 from rewrite_rules.helpers import DEVICE, as_tuple, literal_or_none, one_minus
 from rewrite_rules.cases import SHAPES
 from rewrite_rules.nn_shared import DTYPE, P, layer_cases
-from rewrite_rules.spec import ApiRule, Arg, Example, Unconvertible, Unsupported, WeightMove
+from rewrite_rules.spec import ApiRule, Arg, Example, Unconvertible, UnknownValue, Unsupported, WeightMove
 from transpiler.engine import code_of
 
 _NO_BIAS = Unsupported("bias=False (affine weight without bias) has no MindSpore equivalent")
@@ -93,21 +93,20 @@ def _layer_norm_hook(call, ctx):
             "normalized_shape over several axes: MindSpore's LayerNorm accepts begin_norm_axis -1 "
             "or a non-negative axis (input rank unknown here); set begin_norm_axis=x.ndim - len(shape) by hand"
         )
-    known, affine = literal_or_none(call, "elementwise_affine")
-    if not known or affine is not True:
-        raise Unconvertible("elementwise_affine=False has no MindSpore LayerNorm equivalent")
-    call.remove("elementwise_affine")
-    known, bias = literal_or_none(call, "bias")
-    if not known or bias is not True:
-        raise Unconvertible("bias=False has no MindSpore LayerNorm equivalent")
-    call.remove("bias")
+    for name in ("elementwise_affine", "bias"):
+        known, value = literal_or_none(call, name)
+        if value is not True:
+            error = Unconvertible if known else UnknownValue
+            raise error(f"{name}=False has no MindSpore LayerNorm equivalent")
+        call.remove(name)
 
 
 def _instance_norm_hook(call, ctx):
     """InstanceNorm -> GroupNorm(C, C): MindSpore's InstanceNorm has no CPU kernel."""
     known, tracking = literal_or_none(call, "track_running_stats")
     if not known or tracking:
-        raise Unconvertible("track_running_stats=True: eval mode would read running statistics GroupNorm does not keep")
+        error = Unconvertible if known else UnknownValue
+        raise error("track_running_stats=True: eval mode would read running statistics GroupNorm does not keep")
     call.remove("track_running_stats")
     call.remove("momentum")  # only used for running statistics
     features = call.get("num_features")

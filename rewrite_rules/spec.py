@@ -25,6 +25,13 @@ class Unconvertible(Exception):
         self.reason = reason
 
 
+class UnknownValue(Unconvertible):
+    """Raised when the conversion depends on a value known only at run time
+    (an argument that converts only at torch's default, passed through a
+    variable). The call then goes through the API's adapter, which has torch's
+    signature and checks the value when it arrives (``transpiler.adapters``)."""
+
+
 @dataclass(frozen=True)
 class Drop:
     """The argument has no effect on the result in MindSpore (e.g. ``device=``,

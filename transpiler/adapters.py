@@ -32,7 +32,7 @@ import libcst as cst
 
 from rewrite_rules.spec import ApiRule, Unconvertible, Unsupported
 from transpiler.context import FileContext, parse_expr
-from transpiler.engine import convert_call, is_literal
+from transpiler.engine import bind, code_of, convert_call, is_literal, literal_value
 from transpiler.formatting import format_compound
 from transpiler.walk import LAYOUT_TYPES, walk
 
@@ -43,6 +43,7 @@ class _Adapter:
     namespace: str  # e.g. torch_nn
     definition: cst.BaseCompoundStatement
     is_class: bool
+    checked: dict[str, str]  # parameters checked at run time -> torch's default (source text)
     imports: frozenset = frozenset()  # the MindSpore imports its definition needs
 
 
@@ -52,10 +53,12 @@ class Adapters:
     made: dict[str, _Adapter | None] = field(default_factory=dict)  # torch name -> adapter (None: impossible)
     used: dict[str, None] = field(default_factory=dict)  # torch names whose adapter the output refers to
 
-    def reference(self, qualified: str, rule: ApiRule, *, subclassed: bool = False) -> cst.BaseExpression:
+    def reference(self, qualified: str, rule: ApiRule, *, subclassed: bool = False,
+                  call: cst.Call | None = None) -> cst.BaseExpression:
         """``torch_nn.X`` for the torch API ``qualified``; raises Unconvertible
         when the rule cannot be applied at run time (or, with ``subclassed``,
-        gives no class to derive from)."""
+        gives no class to derive from; or ``call`` passes a literal the adapter
+        would refuse at run time: that is known now)."""
         if qualified not in self.made:
             before = set(self.ctx.imports_needed)
             try:
@@ -69,6 +72,8 @@ class Adapters:
             raise Unconvertible("its arguments need converting where it is called (the rule needs literal values)")
         if subclassed and not adapter.is_class:
             raise Unconvertible("the MindSpore form is not a class that can be derived from")
+        if call is not None:
+            _refuse_known_values(rule, call, adapter.checked, self.ctx)
         self.used[qualified] = None
         self.ctx.imports_needed |= adapter.imports
         return cst.Attribute(cst.Name(adapter.namespace), cst.Name(adapter.name))
@@ -127,6 +132,7 @@ def _build(qualified: str, rule: ApiRule, ctx: FileContext) -> _Adapter:
     else:
         raise Unconvertible(first_reason or "the rule does not apply")
     defaults = {p.name: p.default for p in params}
+    checked = {name: defaults[name] or "None" for name in [*unsupported, *(n for n in optional if n in fixed)]}
     guards = [_guard(qualified, name, defaults[name], reason) for name, reason in unsupported.items()]
     guards += [_guard(qualified, name, defaults[name], f"only torch's default converts ({first_reason})")
                for name in optional if name in fixed]
@@ -145,7 +151,7 @@ def _build(qualified: str, rule: ApiRule, ctx: FileContext) -> _Adapter:
             name=cst.Name("__init__"), params=signature, body=cst.IndentedBlock([*guards, construct, *after]),
         )
         definition = cst.ClassDef(name=cst.Name(name), body=cst.IndentedBlock([init]), bases=[cst.Arg(result.func)])
-        return _Adapter(name, namespace, definition, is_class=True)
+        return _Adapter(name, namespace, definition, True, checked)
     if rule.after_init:
         raise Unconvertible("the rule's MindSpore form is not a Cell class its statements could follow")
     params_without_self = signature.with_changes(params=signature.params[1:])
@@ -155,7 +161,7 @@ def _build(qualified: str, rule: ApiRule, ctx: FileContext) -> _Adapter:
         body=cst.IndentedBlock([*guards, cst.SimpleStatementLine([cst.Return(result)])]),
         decorators=[cst.Decorator(cst.Name("staticmethod"))],
     )
-    return _Adapter(name, namespace, definition, is_class=False)
+    return _Adapter(name, namespace, definition, False, checked)
 
 
 def _call(qualified: str, params, left_out: set[str]) -> cst.Call:
@@ -175,12 +181,25 @@ def _call(qualified: str, params, left_out: set[str]) -> cst.Call:
     return cst.Call(func=cst.Name(qualified.rsplit(".", 1)[-1]), args=_with_commas(args))
 
 
+def _refuse_known_values(rule: ApiRule, call: cst.Call, checked: dict[str, str], ctx: FileContext) -> None:
+    """A call whose literal arguments the adapter's checks would refuse is not
+    converted: the refusal is known now, and marked."""
+    try:
+        bound = bind(rule, call, ctx)
+    except Unconvertible:
+        return  # unpacked arguments: bound at run time
+    for name, default in checked.items():
+        value = bound.values.get(name)
+        if value is not None and is_literal(value) and literal_value(value) != literal_value(parse_expr(default)):
+            raise Unconvertible(f"argument {name}={code_of(value)} is refused at run time too")
+
+
 def _convert_quietly(rule: ApiRule, call: cst.Call, ctx: FileContext):
     """Apply the rule; what it reports belongs to the call sites, not here.
     Returns (result, the MindSpore name the result calls, if the rule named it)."""
     diagnostics, unplaced, refs = len(ctx.diagnostics), len(ctx._unplaced), len(ctx.generated_refs)
     try:
-        result = convert_call(rule, call, ctx, source=call)
+        result = convert_call(rule, call, ctx, source=call, for_adapter=True)
     finally:
         del ctx.diagnostics[diagnostics:]
         del ctx._unplaced[unplaced:]

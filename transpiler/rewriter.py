@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from rewrite_rules.registry import RuleSet
-from rewrite_rules.spec import InPlace, Unconvertible
+from rewrite_rules.spec import InPlace, Unconvertible, UnknownValue
 from rewrite_rules.tensor_methods_data import TORCH_ONLY_TENSOR_METHODS
 from transpiler import structural
 from transpiler.adapters import Adapters
@@ -338,31 +338,36 @@ class Rewriter(cst.CSTTransformer):
             return updated
         try:
             if rule.after_init:
-                raise Unconvertible("the layer needs statements after its constructor")
+                raise UnknownValue("the layer needs statements after its constructor")
             result = convert_call(rule, updated, self.ctx, source=original)
         except Unconvertible as exc:
-            if not any(arg.star for arg in original.args) and not rule.after_init:
+            if not (isinstance(exc, UnknownValue) or any(arg.star for arg in original.args)):
                 self.mark(original, qualified, exc.reason)
                 return updated
-            # arguments unpacked at run time: torch's signature applies the rule there
-            try:
-                if rule.is_plain_rename and not rule.args:
-                    adapter = self.ctx.ref(rule.target)  # the same signature: the arguments pass as they are
-                else:
-                    adapter = self.adapters.reference(qualified, rule)
-                result = updated.with_changes(func=adapter)
-            except Unconvertible as no_adapter:
-                self.mark(original, qualified, f"{exc.reason}; {no_adapter.reason}")
-                return updated
-            self.ctx.consume(original.func)
-            self.changed()
-            self.ctx.converted(original, qualified, f"{qualified} -> {code_of(result.func)}, which has torch's "
-                               "signature and applies the rule to the arguments at run time")
-            return result
+            return self._adapted_call(original, updated, qualified, rule, exc.reason)
         self.ctx.consume(original.func)
         self.changed()
         outcome = f"-> {rule.target}" if rule.target else f"rewritten ({rule.notes})" if rule.notes else "rewritten"
         self.ctx.converted(original, qualified, f"{qualified} {outcome}")
+        return result
+
+    def _adapted_call(self, original, updated, qualified, rule, reason: str):
+        """Arguments known only at run time (unpacked, or through variables where the
+        rule needs a value): the call goes through the API's adapter, which has
+        torch's signature and applies the rule when the values arrive."""
+        try:
+            if rule.is_plain_rename and not rule.args:
+                adapter = self.ctx.ref(rule.target)  # the same signature: the arguments pass as they are
+            else:
+                adapter = self.adapters.reference(qualified, rule, call=updated)
+        except Unconvertible as no_adapter:
+            self.mark(original, qualified, f"{reason}; {no_adapter.reason}")
+            return updated
+        result = updated.with_changes(func=adapter)
+        self.ctx.consume(original.func)
+        self.changed()
+        self.ctx.converted(original, qualified, f"{qualified} -> {code_of(adapter)}, which has torch's "
+                           "signature and applies the rule to the arguments at run time")
         return result
 
     def _method_call(self, original, updated, name):
@@ -438,8 +443,9 @@ class Rewriter(cst.CSTTransformer):
             return self._renamed(original, qualified, attribute.target)
         rule = self.rules.calls.get(qualified)
         if rule is not None and rule.target is not None:
-            as_type = id(original) in self.type_context
-            if as_type or rule.is_plain_rename:
+            # as a value it is called later with torch's arguments: only a rule that
+            # changes none of them can stand as the MindSpore name
+            if id(original) in self.type_context or (rule.is_plain_rename and not rule.args):
                 return self._renamed(original, qualified, rule.target)
         if rule is not None and (rule.target is not None or rule.hook is not None) and id(original) not in self.type_context:
             as_base = id(original) in self.base_context
