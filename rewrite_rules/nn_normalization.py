@@ -179,7 +179,9 @@ RULES = [
                          {"x": "randn(2, 3, 5)"}, atol=1e-5, shapes=SHAPES[:4]),
             *layer_cases("LayerNorm", [P("normalized_shape", "5"), P("eps", "0.001")], {"x": "randn(2, 3, 5)"},
                          shapes=("variables",), atol=1e-5),
-            Example("ln = nn.LayerNorm(8, elementwise_affine=affine)", marked="elementwise_affine=False"),
+            Example("affine = True\nlayer = nn.LayerNorm(5, elementwise_affine=affine)\nresult = layer(x)",
+                    inputs={"x": "randn(2, 3, 5)"}, atol=1e-5,
+                    notes="through a variable: the torch.nn.LayerNorm adapter checks the value at run time"),
             Example("ln = nn.LayerNorm((3, 5))", marked="several axes"),
             Example("ln = nn.LayerNorm(8, elementwise_affine=False)", marked="elementwise_affine=False"),
         ),
@@ -234,6 +236,7 @@ RULES = [
                     "layer = nn.SyncBatchNorm(4, eps=0.001, momentum=0.7)\nlayer.set_train(False)\nresult = layer(x)",
                     inputs={"x": "randn(6, 4, 3, 5)"}, atol=1e-5),
             Example("layer = nn.SyncBatchNorm(8, process_group=group)", marked="process groups"),
+            Example("layer = nn.SyncBatchNorm(8, bias=False)", marked="bias=False"),
         ),
     ),
     ApiRule(

@@ -134,8 +134,13 @@ def _build(qualified: str, rule: ApiRule, ctx: FileContext) -> _Adapter:
     defaults = {p.name: p.default for p in params}
     checked = {name: defaults[name] or "None" for name in [*unsupported, *(n for n in optional if n in fixed)]}
     guards = [_guard(qualified, name, defaults[name], reason) for name, reason in unsupported.items()]
-    guards += [_guard(qualified, name, defaults[name], f"only torch's default converts ({first_reason})")
-               for name in optional if name in fixed]
+    for name in (n for n in optional if n in fixed):  # why each fixed parameter needs its default
+        try:
+            _convert_quietly(rule, _call(qualified, params, set(unsupported) | fixed - {name}), ctx)
+            reason = first_reason
+        except Unconvertible as exc:
+            reason = exc.reason
+        guards.append(_guard(qualified, name, defaults[name], f"only torch's default converts ({reason})"))
     name = qualified.rsplit(".", 1)[-1]
     module = qualified.rsplit(".", 1)[0]
     namespace = module.replace(".", "_") if "." in module else f"{module}_functions"

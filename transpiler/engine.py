@@ -156,7 +156,9 @@ def apply_mapping(bound: BoundCall) -> None:
             if param.default is not None and _equals_literal(bound.values[param.name], param.default):
                 bound.remove(param.name)
                 continue
-            error = Unconvertible if is_literal(bound.values[param.name]) else UnknownValue
+            # a wrapper forwarding its own parameter (``dtype=dtype``) may pass torch's default:
+            # known at run time only; any other value is taken as what it says
+            error = UnknownValue if _forwards(bound.values[param.name], param.name) else Unconvertible
             raise error(f"argument '{param.name}' cannot be carried: {spec.reason}")
         elif isinstance(spec, Arg):
             if spec.explicit and not present and param.default is not None:
@@ -164,6 +166,13 @@ def apply_mapping(bound: BoundCall) -> None:
                 present = True
             if spec.value is not None and present:
                 bound.values[param.name] = spec.value(bound.values[param.name], bound.ctx)
+
+
+def _forwards(value: cst.BaseExpression, name: str) -> bool:
+    """``name=name`` or ``name=self.name``: a parameter passed on under its own name."""
+    if isinstance(value, cst.Name):
+        return value.value == name
+    return isinstance(value, cst.Attribute) and value.attr.value == name
 
 
 def _equals_literal(expr: cst.BaseExpression, default_text: str) -> bool:

@@ -373,7 +373,7 @@ def _plain_import(qualified: str) -> cst.Import:
 def _handlers_import_torch(statement: cst.Try) -> bool:
     for handler in statement.handlers:
         for line in handler.body.body:
-            for small in getattr(line, "body", ()):
+            for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
                 if isinstance(small, cst.Import) and any(is_torch_name(_dotted(a.name)) for a in small.names):
                     return True
                 if isinstance(small, cst.ImportFrom) and small.module is not None and is_torch_name(_dotted(small.module)):

@@ -166,7 +166,8 @@ class Rewriter(cst.CSTTransformer):
             at_import = self.function_depth == 0 and guard is None
             result, standing = self.marked.localise(original, result, frame.left, guard=at_import, inside=guard)
             # comments above the first statement are parsed into the module header
-            header = self._header_comments if self.module.body and original is self.module.body[0] else frozenset()
+            first = self.module.body[0] if self.module.body else None
+            header = self._header_comments if first is not None and first in (original, guard) else frozenset()
             result = _add_markers(result, frame.markers, header | standing)
         return result
 
