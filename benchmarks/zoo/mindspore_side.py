@@ -11,24 +11,16 @@ Prints one JSON line: verdict, max error, first error line.
 
 from __future__ import annotations
 
-import importlib.abc
 import json
 import linecache
 import os
 import sys
 import traceback
 
+from transpiler.proof.no_torch import block_torch
+
 ATOL, RTOL = 1e-4, 1e-3
 MARKER = "# TODO(ms-migrate):"
-
-
-class _NoTorch(importlib.abc.MetaPathFinder):
-    """A machine without torch: importing it fails as it would there."""
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname.split(".", 1)[0] in ("torch", "torchvision"):
-            raise ModuleNotFoundError(f"No module named {fullname!r} (blocked: the converted code must not need torch)")
-        return None
 
 
 def _marker_above(filename: str, lineno: int) -> str | None:
@@ -60,7 +52,7 @@ def _failure(stage: str, exc: BaseException, converted_dir: str) -> dict:
 
 
 def run(converted_dir: str, reference: str, name: str) -> dict:
-    sys.meta_path.insert(0, _NoTorch())
+    block_torch()
     sys.path.insert(0, converted_dir)
     import numpy as np
 
