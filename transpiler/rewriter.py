@@ -77,6 +77,8 @@ class Rewriter(cst.CSTTransformer):
         self.marked = MarkedStatements(ctx)
         self.elifs: set[int] = set()  # `elif` branches (If nodes in an If's orelse)
         self.function_depth = 0  # statements outside any function run when the module is imported
+        self.forward_depth = 0  # inside a Cell's forward (gradients flow: no ops.assign on locals)
+        self.return_depth = 0  # inside a return statement
         self.import_guards: list[cst.Try] = []  # enclosing `try: ... except ImportError:` blocks
         self.no_op_decorators: dict[int, str] = {}  # id(decorator expression) -> torch API
         self.feature_checks: dict[int, FeatureCheck] = {}  # by id(hasattr/getattr call)
@@ -258,8 +260,17 @@ class Rewriter(cst.CSTTransformer):
             self.import_guards.pop()
         return updated_node
 
+    def visit_Return(self, node: cst.Return) -> None:
+        self.return_depth += 1
+
+    def leave_Return(self, original_node, updated_node):
+        self.return_depth -= 1
+        return updated_node
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.function_depth += 1
+        if self.forward_depth or (node.name.value == "forward" and self.in_cell_class()):
+            self.forward_depth += 1  # a Cell's forward, and functions defined in it
         for decorator in node.decorators:
             if structural.is_grad_context(decorator.decorator, self.analysis):
                 self.handled.add(id(decorator.decorator))
@@ -284,6 +295,7 @@ class Rewriter(cst.CSTTransformer):
     # -- structural rewrites on the way up ----------------------------------
     def leave_FunctionDef(self, original_node, updated_node):
         self.function_depth -= 1
+        self.forward_depth = max(0, self.forward_depth - 1)
         return structural.convert_function(self, original_node, updated_node)
 
     def leave_With(self, original_node, updated_node):
@@ -292,7 +304,7 @@ class Rewriter(cst.CSTTransformer):
     def leave_Expr(self, original_node, updated_node):
         pending = self.in_place.pop(id(original_node.value), None)
         if pending is not None:
-            return structural.assign_in_place(self.ctx, *pending)
+            return structural.assign_in_place(self.ctx, *pending, in_forward=self.forward_depth > 0)
         return structural.convert_buffer_registration(self, original_node, updated_node)
 
     # -- references and calls ------------------------------------------------
@@ -396,11 +408,12 @@ class Rewriter(cst.CSTTransformer):
             return updated
         try:
             result = convert_method(rule, updated.func.value, updated, self.ctx, source=original)
-            if isinstance(result, InPlace):
-                if id(original) not in self.statement_calls:
-                    raise Unconvertible("in-place operation inside an expression; make it a statement of its own")
+            if isinstance(result, InPlace) and id(original) in self.statement_calls:
                 self.in_place[id(original)] = (updated.func.value, result.value, result.rebinds)
                 result = updated
+            elif isinstance(result, InPlace):
+                result = structural.in_place_value(self.ctx, updated.func.value, result.value, result.rebinds,
+                                                   in_forward=self.forward_depth > 0, returned=self.return_depth > 0)
         except Unconvertible as exc:
             self.mark(original, rule.torch, exc.reason)
             return updated

@@ -7,13 +7,14 @@ from transpiler.structural.checkpoints import Checkpoints
 from transpiler.structural.datasets import convert_dataset_class, record_dataset_columns, visit_dataset_class
 from transpiler.structural.cells import convert_function, drop_no_op_decorators, is_module_base, is_self_or_super
 from transpiler.structural.devices import is_noop_statement, record_known_kinds
-from transpiler.structural.in_place import assign_in_place
+from transpiler.structural.in_place import assign_in_place, in_place_value
 from transpiler.structural.grad_mode import grad_context_reference, is_grad_context, unwrap_grad_context
 from transpiler.structural.references import reference_ids
 from transpiler.structural.training_loop import TrainingLoops
 
 __all__ = [
     "assign_in_place",
+    "in_place_value",
     "Checkpoints",
     "convert_buffer_registration",
     "convert_dataset_class",
