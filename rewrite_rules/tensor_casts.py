@@ -81,7 +81,11 @@ _CASTS = ["float", "double", "half", "long", "int", "short", "bool", "bfloat16"]
 
 RULES = [
     *(same(name, arity=(0, 0), examples=call_cases(f"result = x.{name}()", [], X)) for name in _CASTS if name != "bfloat16"),
-    same("bfloat16", arity=(0, 0), examples=call_cases("result = x.bfloat16().float()", [], X, rtol=1e-2, atol=1e-2)),
+    # bfloat16 rounds to nearest, ties to even, in both: bitwise equal (measured, ties included)
+    same("bfloat16", arity=(0, 0), examples=(
+        *call_cases("result = x.bfloat16()", [], {"x": "randn(40, 50)"}, rtol=0.0, atol=0.0),
+        *call_cases("result = x.bfloat16().float()", [], {"x": "tensor([1.00390625, 1.01171875, -1.00390625, 3.0e38])"},
+                    rtol=0.0, atol=0.0, notes="ties"))),
     same("byte", arity=(0, 0), examples=call_cases("result = (x.abs() * 10).byte()", [], X)),
     method("char", "memory_format=None", hook=_astype("int8"), args={"memory_format": Drop("layout")},
            notes="Tensor.char does not exist in MindSpore: astype(mindspore.int8)",

@@ -326,8 +326,17 @@ def test_marker_is_not_duplicated_on_reconversion():
 
 
 def test_in_place_in_expression_is_marked():
-    out = convert("import torch\nclass A:\n    def f(self, x):\n        return torch.nn.functional.relu(x).frobnicate_()\n")
-    cst.parse_module(out)
+    # a known in-place method inside an expression, and one no rule knows on a torch result
+    known = convert("import torch\nclass A:\n    def f(self, x):\n        return torch.relu(x).add_(1).sum()\n")
+    assert (f"        {MARKER_PREFIX}torch.Tensor.add_: in-place operation inside an expression; make it a statement "
+            "of its own\n        return ops.relu(x).add_(1).sum()\n") in known
+    unknown = convert("import torch\nclass A:\n    def f(self, x):\n        return torch.nn.functional.relu(x).frobnicate_()\n")
+    assert (f"        {MARKER_PREFIX}torch.Tensor.frobnicate_: in-place method with no rule; no MindSpore form is "
+            "known\n        return ops.relu(x).frobnicate_()\n") in unknown
+    cst.parse_module(unknown)
+    # not a torch result: an object's own method ending in _ is left alone
+    plain = convert("import torch\nclass A:\n    def f(self, x):\n        return self.cache.frobnicate_()\n")
+    assert MARKER_PREFIX not in plain
 
 
 # -- reporting ----------------------------------------------------------------------

@@ -1,6 +1,8 @@
 """Done means: every sample and every model in tests/models/ converts, its
 weights convert with nothing unplaced or unfilled, and ``verify`` (outputs and
-parameter gradients) passes at atol 1e-4 in float32."""
+parameter gradients, every one compared: the stochastic ones through replayed
+random draws, in training mode too for the models a file lists in TRAIN)
+passes at atol 1e-4 in float32."""
 
 from __future__ import annotations
 
@@ -32,13 +34,16 @@ SAMPLE_MODELS = {
 
 def _cases():
     for path in MODEL_FILES:
-        for name, inputs in load(path).VERIFY.items():
-            yield pytest.param(path, name, inputs, id=f"{path.stem}.{name}")
+        module = load(path)
+        for name, inputs in module.VERIFY.items():
+            yield pytest.param(path, name, inputs, False, id=f"{path.stem}.{name}")
+            if name in getattr(module, "TRAIN", ()):  # stochastic in training mode (dropout)
+                yield pytest.param(path, name, inputs, True, id=f"{path.stem}.{name}.train")
     for path in sample_paths():
         if "(nn.Module)" not in path.read_text():
             continue
         for name, inputs in SAMPLE_MODELS.get(path.name, [(None, None)]):
-            yield pytest.param(path, name, inputs, id=f"samples.{path.stem}.{name}")
+            yield pytest.param(path, name, inputs, False, id=f"samples.{path.stem}.{name}")
 
 
 def test_there_are_twenty_model_classes():
@@ -58,11 +63,12 @@ def converted(tmp_path_factory):
     return get
 
 
-@pytest.mark.parametrize("path, name, inputs", list(_cases()))
-def test_verify_passes(path, name, inputs, converted):
+@pytest.mark.parametrize("path, name, inputs, train", list(_cases()))
+def test_verify_passes(path, name, inputs, train, converted):
     assert name is not None, f"add {path.name}'s models to SAMPLE_MODELS (model class and --input specs)"
     request = VerifyRequest(str(path), str(converted(path)), name, [parse_input(i) for i in inputs],
-                            rtol=1e-4, atol=1e-4, grad=True)
+                            rtol=1e-4, atol=1e-4, grad=True, train=train)
     result = verify(request)
     assert result.status == MATCH, "\n".join(result.lines())
     assert result.weights.ok and not result.weights.unplaced
+    assert not result.not_compared, "\n".join(result.lines())  # every output and gradient compared

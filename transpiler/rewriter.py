@@ -396,6 +396,10 @@ class Rewriter(cst.CSTTransformer):
         kinds = _NOT_TENSOR if on_self else None
         rule = self.rules.method_rule(name, positional, kinds)
         if rule is None:
+            if _is_in_place_name(name) and self._is_torch_result(original.func.value):
+                # on a tensor for sure: MindSpore's in-place methods are missing or no-ops on CPU
+                self.mark(original, f"torch.Tensor.{name}", "in-place method with no rule; no MindSpore form is known")
+                return updated
             if name in TORCH_ONLY_TENSOR_METHODS and not on_self:
                 self.ctx.report(
                     original, f"torch.Tensor.{name}", Severity.WARNING,
@@ -420,6 +424,17 @@ class Rewriter(cst.CSTTransformer):
         self.changed()
         self.ctx.converted(original, rule.torch, f".{name}() -> MindSpore form")
         return result
+
+    def _is_torch_result(self, receiver: cst.BaseExpression) -> bool:
+        """The receiver is what a torch API call (or a method on its result) returns."""
+        while isinstance(receiver, cst.Call):
+            qualified = self.analysis.qualified(receiver.func)
+            if qualified is not None:
+                return qualified.startswith("torch.")
+            if not isinstance(receiver.func, cst.Attribute):
+                return False
+            receiver = receiver.func.value
+        return False
 
     def _is_module_function(self, receiver: cst.BaseExpression) -> bool:
         parts = chain_parts(receiver)
@@ -496,6 +511,10 @@ class Rewriter(cst.CSTTransformer):
         self.changed()
         self.ctx.converted(original, qualified, f"{qualified} -> {target}")
         return self.ctx.ref(target)
+
+
+def _is_in_place_name(name: str) -> bool:
+    return name.endswith("_") and not name.startswith("_")
 
 
 def _keep_parentheses(before: cst.BaseExpression, after):

@@ -9,6 +9,14 @@ So a snippet only has to construct its layers in their own statements,
 ``layer = nn.Linear(3, 4)`` then ``result = layer(x)``, in any order relative
 to the use of inputs.
 
+Random ops are replayed (``transpiler.proof.replay``): the draws each torch
+statement makes are fed, in order, to the MindSpore random ops of the
+converted statements, so ``torch.randn``, ``Tensor.normal_``, ``nn.init.*``,
+dropout in training mode and the like compare by value. A statement that
+builds a layer is the exception: its draws (initial weights) are dropped, the
+weights are copied. A MindSpore draw that does not fit torch's, or a torch
+draw MindSpore never asks for, fails the case.
+
 Every result is forced to host memory (``asnumpy``) and the device is
 synchronised before the reply, so MindSpore's asynchronous errors surface in
 the case that caused them. After any exception the worker asks to be replaced,
@@ -24,6 +32,7 @@ from dataclasses import dataclass, field
 
 from tests.harness.inputs import build_all
 from tests.harness.values import Value, python_value, tensor_value
+from transpiler.proof.replay import ReplayMismatch, Tape
 
 
 @dataclass(frozen=True)
@@ -67,6 +76,9 @@ class Frameworks:
         mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
         mindspore.set_device("CPU")
         torch.set_num_threads(1)
+        from transpiler.proof import replay
+
+        replay.install()
         self.torch = torch
         self.ms = mindspore
         self.np = numpy
@@ -140,17 +152,27 @@ def run_job(fw: Frameworks, job: Job) -> Outcome:
         ms.set_seed(job.seed)
         torch_ns = _namespace(fw, "torch", job.torch_imports, {k: fw.torch_input(v) for k, v in arrays.items()})
         ms_ns = _namespace(fw, "mindspore", job.ms_imports, {k: fw.ms_input(v) for k, v in arrays.items()})
+        tape = Tape(job.seed)
         aligned = len(job.torch_statements) == len(job.ms_statements)
         if aligned:
             for t_stmt, m_stmt in zip(job.torch_statements, job.ms_statements):
                 bound_before = {k: id(v) for k, v in torch_ns.items()}
-                _exec("torch", t_stmt, torch_ns)
-                _exec("mindspore", m_stmt, ms_ns)
-                for name, value in list(torch_ns.items()):
-                    if isinstance(value, torch.nn.Module) and bound_before.get(name) != id(value):
-                        fw.copy_weights(name, value, ms_ns.get(name))
+                recorded = len(tape.draws)
+                with tape.recording():
+                    _exec("torch", t_stmt, torch_ns)
+                built = [name for name, value in torch_ns.items()
+                         if isinstance(value, torch.nn.Module) and bound_before.get(name) != id(value)]
+                if built:  # a layer's initial weights are replaced by torch's: its draws do not matter
+                    tape.discard_from(recorded)
+                    _exec("mindspore", m_stmt, ms_ns)
+                else:  # MindSpore may draw later than torch (a lazy initializer): checked at the end
+                    with tape.replaying_mindspore(start=None, check=False):
+                        _exec("mindspore", m_stmt, ms_ns)
+                for name in built:
+                    fw.copy_weights(name, torch_ns[name], ms_ns.get(name))
         else:
-            _exec("torch", "".join(job.torch_statements), torch_ns)
+            with tape.recording():
+                _exec("torch", "".join(job.torch_statements), torch_ns)
             modules = [k for k, v in torch_ns.items() if isinstance(v, torch.nn.Module) and v.state_dict()]
             if modules:
                 raise CaseError(
@@ -158,13 +180,19 @@ def run_job(fw: Frameworks, job: Job) -> Outcome:
                     f"the converted snippet has {len(job.ms_statements)} statements, the torch snippet "
                     f"{len(job.torch_statements)}: cannot copy the weights of {', '.join(modules)} statement by statement",
                 )
-            _exec("mindspore", "".join(job.ms_statements), ms_ns)
+            with tape.replaying_mindspore(check=False):
+                _exec("mindspore", "".join(job.ms_statements), ms_ns)
         outcome = Outcome(True)
         for name in job.results:
             outcome.torch[name] = _result("torch", name, torch_ns, fw.torch_value)
-        for name in job.results:
-            outcome.mindspore[name] = _result("mindspore", name, ms_ns, fw.ms_value)
-        _force_all(fw, ms_ns)
+        with tape.replaying_mindspore(start=None, check=False):
+            for name in job.results:
+                outcome.mindspore[name] = _result("mindspore", name, ms_ns, fw.ms_value)
+            _force_all(fw, ms_ns)
+        try:
+            tape.check_consumed()
+        except ReplayMismatch as error:
+            raise CaseError("mindspore", f"random draws do not correspond: {error}") from None
         return outcome
     except CaseError as error:
         return Outcome(False, side=error.side, error=error.error, restart=error.side in ("mindspore", "weights"))

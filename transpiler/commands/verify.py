@@ -22,10 +22,13 @@ def add_parser(subparsers) -> None:
         "verify",
         help="run the torch model and its conversion on the same weights and inputs and compare",
         description="Build the torch model from ORIGINAL and the Cell from CONVERTED, convert the torch\n"
-        "weights into the Cell, put both in eval mode, feed both the same seeded inputs and compare\n"
-        "every output. On a mismatch, names the first sub-Cell that differs. Outputs that are random\n"
-        "(differ between two torch runs) are checked per sub-Cell instead.\n"
-        "Exit status: 0 match, 1 mismatch (or weights that do not fit), 2 error.",
+        "weights into the Cell, put both in eval mode (--train: training mode), feed both the same\n"
+        "seeded inputs and compare every output: shape, dtype and values. On a mismatch, names the\n"
+        "first sub-Cell that differs. torch's random draws (randn, dropout, sampling, ...) are\n"
+        "replayed to MindSpore, so stochastic models compare exactly; a value that still changes\n"
+        "between two torch runs cannot be compared and fails unless --allow-not-compared. A dtype\n"
+        "that differs fails unless a rule for an API the original uses declares it.\n"
+        "Exit status: 0 match, 1 mismatch (or weights that do not fit, or values not compared), 2 error.",
         formatter_class=argparse.RawTextHelpFormatter,
     )
     parser.add_argument("original", help="the PyTorch source file")
@@ -39,6 +42,12 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--grad", action="store_true",
                         help="also compare the gradients of a seeded scalar reduction of the outputs\n"
                         "(sum of each float output times a fixed random tensor) w.r.t. every parameter")
+    parser.add_argument("--train", action="store_true",
+                        help="run both models in training mode (dropout active, batch statistics)")
+    parser.add_argument("--allow-not-compared", action="store_true",
+                        help="exit 0 even if some value could not be compared (it changes between two torch\n"
+                        "runs with the same replayed draws: randomness the replay cannot cover); such\n"
+                        "values are still listed as NOT COMPARED")
     parser.add_argument("--seed", type=int, default=0, help="seed for inputs and initialisation (default 0)")
     parser.set_defaults(run=run_verify)
 
@@ -60,6 +69,8 @@ def run_verify(args) -> int:
             atol=args.atol,
             grad=args.grad,
             seed=args.seed,
+            train=args.train,
+            allow_not_compared=args.allow_not_compared,
         )
     except (InputSpecError, ValueError) as exc:
         print(f"ms-migrate: error: {exc}", file=sys.stderr)

@@ -2,7 +2,10 @@
 
 Results may be tensors, numbers, None, or tuples/lists/dicts of them (a model
 returning ``(loss, logits)`` or ``{"logits": ...}``); both are flattened into
-named leaves (``out[0]``, ``out['logits']``) and compared pairwise.
+named leaves (``out[0]``, ``out['logits']``) and compared pairwise: shape,
+dtype and values. A dtype that differs passes only when a rule declares that
+difference (``allowed``: (torch dtype, MindSpore dtype) -> who declares it and
+why); the Difference then names the declaration.
 """
 
 from __future__ import annotations
@@ -20,8 +23,30 @@ class Difference:
     max_abs: float
     max_rel: float
     ok: bool
-    problem: str = ""  # structure, shape or value-kind mismatch
-    note: str = ""  # shown instead of "ok" (e.g. a random output not compared)
+    problem: str = ""  # structure, shape, dtype or value-kind mismatch
+    note: str = ""  # shown after "ok" (e.g. a declared dtype difference)
+    compared: bool = True  # False: the value could not be compared (never counts as a match)
+
+    def verdict(self) -> str:
+        if not self.compared:
+            return f"NOT COMPARED: {self.problem}"
+        if not self.ok:
+            return f"MISMATCH {self.problem}"
+        return f"ok ({self.note})" if self.note else "ok"
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """A tensor of either framework as numpy, with the framework's dtype name
+    (``float32``, ``bfloat16``, ``int64``, ``bool``): numpy has no bfloat16."""
+
+    array: np.ndarray
+    dtype: str
+
+
+def dtype_name(dtype) -> str:
+    """``torch.int64`` / MindSpore ``Int64`` / numpy ``int64`` -> ``int64``."""
+    return str(dtype).removeprefix("torch.").lower()
 
 
 def to_numpy(value):
@@ -46,6 +71,15 @@ def map_leaves(value, fn):
     return fn(value)
 
 
+def to_leaf(value):
+    """A tensor of either framework (or a numpy array) -> Leaf; other values unchanged."""
+    if hasattr(value, "detach") or hasattr(value, "asnumpy"):
+        return Leaf(to_numpy(value), dtype_name(value.dtype))
+    if isinstance(value, np.ndarray):
+        return Leaf(value, value.dtype.name)
+    return value
+
+
 def flatten(value, name: str = "out") -> list[tuple[str, object]]:
     if isinstance(value, dict):
         leaves = []
@@ -59,13 +93,17 @@ def flatten(value, name: str = "out") -> list[tuple[str, object]]:
         return leaves
     if hasattr(value, "_fields"):  # namedtuple-like
         return flatten(tuple(value), name)
-    return [(name, to_numpy(value))]
+    return [(name, to_leaf(value))]
 
 
-def compare(torch_result, ms_result, rtol: float, atol: float, name: str = "out") -> list[Difference]:
+DtypeAllowances = dict  # (torch dtype, MindSpore dtype) -> text naming who declares the difference and why
+
+
+def compare(torch_result, ms_result, rtol: float, atol: float, name: str = "out",
+            allowed: DtypeAllowances | None = None) -> list[Difference]:
     left = flatten(torch_result, name)
     right = dict(flatten(ms_result, name))
-    diffs = [compare_leaf(leaf, value, right.pop(leaf, _MISSING), rtol, atol) for leaf, value in left]
+    diffs = [compare_leaf(leaf, value, right.pop(leaf, _MISSING), rtol, atol, allowed) for leaf, value in left]
     for leaf in right:
         diffs.append(Difference(leaf, "", "", float("inf"), float("inf"), False, "only in the MindSpore result"))
     return diffs
@@ -78,18 +116,36 @@ class _Missing:
 _MISSING = _Missing()
 
 
-def compare_leaf(name: str, expected, actual, rtol: float, atol: float) -> Difference:
+def compare_leaf(name: str, expected, actual, rtol: float, atol: float,
+                 allowed: DtypeAllowances | None = None) -> Difference:
     if actual is _MISSING:
         return Difference(name, "", "", float("inf"), float("inf"), False, "missing from the MindSpore result")
-    if not isinstance(expected, np.ndarray) or not isinstance(actual, np.ndarray):
-        if isinstance(expected, np.ndarray) != isinstance(actual, np.ndarray):
-            expected, actual = _as_arrays(expected, actual)
+    expected, actual = to_leaf(expected), to_leaf(actual)
+    if not isinstance(expected, Leaf) or not isinstance(actual, Leaf):
+        if isinstance(expected, Leaf) != isinstance(actual, Leaf):
+            expected, actual = _as_arrays(*(v.array if isinstance(v, Leaf) else v for v in (expected, actual)))
             if expected is None:
                 return Difference(name, "", "", float("inf"), float("inf"), False, "tensor vs non-tensor")
-        else:
-            same = _plain_equal(expected, actual, rtol, atol)
-            return Difference(name, "", type(expected).__name__, 0.0 if same else float("inf"), 0.0, same,
-                              "" if same else f"{expected!r} != {actual!r}")
+            return _compare_arrays(name, expected, actual, rtol, atol, "")
+        same = _plain_equal(expected, actual, rtol, atol)
+        return Difference(name, "", type(expected).__name__, 0.0 if same else float("inf"), 0.0, same,
+                          "" if same else f"{expected!r} != {actual!r}")
+    dtype_note = ""
+    if expected.dtype != actual.dtype:
+        declared = (allowed or {}).get((expected.dtype, actual.dtype))
+        if declared is None:
+            diff = _compare_arrays(name, expected.array, actual.array, rtol, atol, "")
+            diff.dtypes, diff.ok = f"{expected.dtype} -> {actual.dtype}", False
+            diff.problem = f"dtype {expected.dtype} -> {actual.dtype} (no rule declares it)" + (
+                f"; {diff.problem}" if diff.problem else "")
+            return diff
+        dtype_note = f"dtype declared by {declared}"
+    diff = _compare_arrays(name, expected.array, actual.array, rtol, atol, dtype_note)
+    diff.dtypes = f"{expected.dtype} -> {actual.dtype}"
+    return diff
+
+
+def _compare_arrays(name, expected: np.ndarray, actual: np.ndarray, rtol, atol, note) -> Difference:
     dtypes = f"{expected.dtype} -> {actual.dtype}"
     if expected.shape != actual.shape:
         return Difference(name, f"{expected.shape} vs {actual.shape}", dtypes, float("inf"), float("inf"), False,
@@ -97,7 +153,7 @@ def compare_leaf(name: str, expected, actual, rtol: float, atol: float) -> Diffe
     a = expected.astype(np.float64)
     b = actual.astype(np.float64)
     if a.size == 0:
-        return Difference(name, str(expected.shape), dtypes, 0.0, 0.0, True)
+        return Difference(name, str(expected.shape), dtypes, 0.0, 0.0, True, note=note)
     diff = np.abs(a - b)
     nan_mismatch = np.isnan(a) != np.isnan(b)
     diff = np.where(np.isnan(a) & np.isnan(b), 0.0, diff)
@@ -107,7 +163,8 @@ def compare_leaf(name: str, expected, actual, rtol: float, atol: float) -> Diffe
     significant = scale > atol
     max_rel = float(np.max(diff[significant] / scale[significant])) if significant.any() else 0.0
     ok = bool(not nan_mismatch.any() and np.all(diff <= atol + rtol * np.abs(a)))
-    return Difference(name, str(tuple(expected.shape)), dtypes, max_abs, max_rel, ok, "" if ok else "values differ")
+    return Difference(name, str(tuple(expected.shape)), dtypes, max_abs, max_rel, ok, "" if ok else "values differ",
+                      note=note)
 
 
 def _as_arrays(expected, actual):
@@ -126,11 +183,7 @@ def _plain_equal(expected, actual, rtol, atol) -> bool:
 
 def format_table(diffs: list[Difference]) -> list[str]:
     headers = ("output", "shape", "dtype", "max abs", "max rel", "")
-    rows = [
-        (d.name, d.shape, d.dtypes, _num(d.max_abs), _num(d.max_rel),
-         (d.note or "ok") if d.ok else f"MISMATCH {d.problem}")
-        for d in diffs
-    ]
+    rows = [(d.name, d.shape, d.dtypes, _num(d.max_abs), _num(d.max_rel), d.verdict()) for d in diffs]
     widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
     return ["  ".join(str(cell).ljust(w) for cell, w in zip(row, widths)).rstrip() for row in [headers, *rows]]
 
