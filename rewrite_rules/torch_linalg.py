@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rewrite_rules.cases import P
-from rewrite_rules.spec import ApiRule, Arg, Example
+from rewrite_rules.spec import Arg
 from rewrite_rules.torch_builders import IN, case, compose, fn, ms
 
 MATS = {"a": "randn(3, 4)", "b": "randn(4, 5)"}
@@ -54,11 +54,4 @@ RULES = [
        inputs={"a": "randn(3, 4, 5)", "b": "randn(4, 5, 2)"}, notes="dims is always written: MindSpore's axes has no default.",
        extra=(case("result = torch.tensordot(a, b, dims=([1, 2], [0, 1]))", {"a": "randn(3, 4, 5)", "b": "randn(4, 5, 2)"},
                    rtol=1e-4, atol=1e-5),), **_PRODUCT),
-    ApiRule(
-        "torch.einsum",
-        None,
-        signature="equation, *operands",
-        notes="mindspore.ops.einsum runs only on GPU/Ascend (measured: fails on CPU); rewrite with matmul/sum/transpose",
-        examples=(Example('y = torch.einsum("ij,jk->ik", a, b)', marked="GPU/Ascend"),),
-    ),
 ]

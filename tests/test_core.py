@@ -325,11 +325,17 @@ def test_marker_is_not_duplicated_on_reconversion():
     assert once.count(MARKER_PREFIX) == 1
 
 
-def test_in_place_in_expression_is_marked():
-    # a known in-place method inside an expression, and one no rule knows on a torch result
+def test_in_place_in_expression_converts_or_is_marked():
+    # a known in-place method on a temporary inside an expression: the updated value is all there is
     known = convert("import torch\nclass A:\n    def f(self, x):\n        return torch.relu(x).add_(1).sum()\n")
-    assert (f"        {MARKER_PREFIX}torch.Tensor.add_: in-place operation inside an expression; make it a statement "
-            "of its own\n        return ops.relu(x).add_(1).sum()\n") in known
+    assert "        return ops.relu(x).add(1).sum()\n" in known and MARKER_PREFIX not in known
+    # on a name outside a forward: the tensor is updated (ops.assign returns the new value)
+    named = convert("import torch\ndef f(x, g):\n    y = x.mul_(g) + 1\n    return y\n")
+    assert "    y = ops.assign(x, x.mul(g)) + 1\n" in named
+    # on an item: no expression keeps the update
+    item = convert("import torch\ndef f(x, g):\n    y = x[0].mul_(g) + 1\n    return y\n")
+    assert f"{MARKER_PREFIX}torch.Tensor.mul_: in-place operation on an item inside an expression" in item
+    # one no rule knows, on a torch result
     unknown = convert("import torch\nclass A:\n    def f(self, x):\n        return torch.nn.functional.relu(x).frobnicate_()\n")
     assert (f"        {MARKER_PREFIX}torch.Tensor.frobnicate_: in-place method with no rule; no MindSpore form is "
             "known\n        return ops.relu(x).frobnicate_()\n") in unknown

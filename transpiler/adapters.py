@@ -34,7 +34,6 @@ from rewrite_rules.spec import ApiRule, Unconvertible, Unsupported
 from transpiler.context import FileContext, parse_expr
 from transpiler.engine import bind, code_of, convert_call, is_literal, literal_value
 from transpiler.formatting import format_compound
-from transpiler.walk import LAYOUT_TYPES, walk
 
 
 @dataclass
@@ -78,22 +77,15 @@ class Adapters:
         self.ctx.imports_needed |= adapter.imports
         return cst.Attribute(cst.Name(adapter.namespace), cst.Name(adapter.name))
 
-    def insert(self, module: cst.Module) -> cst.Module:
-        """The module with the namespaces of the adapters it uses, after its imports."""
-        adapters = [self.made[name] for name in self.used]
-        if not adapters:
-            return module
+    def define(self, module: cst.Module) -> None:
+        """Ask for the namespaces of the adapters the output uses (written
+        after the imports by ``transpiler.definitions``)."""
         namespaces: dict[str, list[_Adapter]] = {}
-        for adapter in adapters:
+        for name in self.used:
+            adapter = self.made[name]
             namespaces.setdefault(adapter.namespace, []).append(adapter)
-        body = list(module.body)
-        index = _after_imports(body, set(namespaces))
-        new = [format_compound(_namespace(namespace, members), module) for namespace, members in namespaces.items()]
-        if index < len(body) and not _starts_with_blank_lines(body[index]):
-            body[index] = body[index].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine(),
-                                                                  *body[index].leading_lines])
-        body[index:index] = new
-        return module.with_changes(body=body)
+        for namespace, members in namespaces.items():
+            self.ctx.define(namespace, format_compound(_namespace(namespace, members), module))
 
 
 def _namespace(name: str, members: list[_Adapter]) -> cst.ClassDef:
@@ -104,11 +96,7 @@ def _namespace(name: str, members: list[_Adapter]) -> cst.ClassDef:
     body = [docstring]
     for member in members:
         body.append(member.definition.with_changes(leading_lines=[cst.EmptyLine()]))
-    return cst.ClassDef(
-        name=cst.Name(name),
-        body=cst.IndentedBlock(body),
-        leading_lines=[cst.EmptyLine(), cst.EmptyLine()],
-    )
+    return cst.ClassDef(name=cst.Name(name), body=cst.IndentedBlock(body))
 
 
 def _build(qualified: str, rule: ApiRule, ctx: FileContext) -> _Adapter:
@@ -231,48 +219,4 @@ def _with_commas(args: list[cst.Arg]) -> list[cst.Arg]:
     comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
     return [a.with_changes(comma=comma) for a in args[:-1]] + args[-1:]
 
-
-def _after_imports(body: list, namespaces: set[str]) -> int:
-    """Where definitions go: after the last import at the top of the module,
-    before the first definition and the first statement using them."""
-    index = 0
-    for i, statement in enumerate(body):
-        if isinstance(statement, (cst.ClassDef, cst.FunctionDef)) or _uses(statement, namespaces):
-            break
-        if isinstance(statement, cst.SimpleStatementLine) and all(
-            isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body
-        ):
-            index = i + 1
-        elif isinstance(statement, cst.Try) and _only_imports(statement):
-            index = i + 1
-    return index
-
-
-def _uses(statement, names: set[str]) -> bool:
-    finder = _NameFinder(names)
-    walk(statement, finder, prune=LAYOUT_TYPES)
-    return finder.found
-
-
-class _NameFinder(cst.CSTVisitor):
-    def __init__(self, names: set[str]):
-        super().__init__()
-        self.names = names
-        self.found = False
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.found = self.found or node.value in self.names
-
-
-def _starts_with_blank_lines(statement) -> bool:
-    lines = statement.leading_lines
-    return len(lines) >= 2 and lines[0].comment is None and lines[1].comment is None
-
-
-def _only_imports(statement: cst.Try) -> bool:
-    blocks = [statement.body] + [h.body for h in statement.handlers]
-    return all(
-        isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, (cst.Import, cst.ImportFrom, cst.Pass)) for x in s.body)
-        for block in blocks for s in block.body
-    )
 

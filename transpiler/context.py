@@ -50,6 +50,8 @@ class FileContext:
     to_format: NodeSet = field(default_factory=NodeSet)
     # torch Import/ImportFrom nodes that must stay: marked statements still need them
     kept_imports: NodeSet = field(default_factory=NodeSet)
+    # module-level helpers rules asked for (name -> statement), written after the imports
+    definitions: dict[str, cst.BaseStatement] = field(default_factory=dict)
     # (index in diagnostics, node) for diagnostics whose position is pending
     _unplaced: list[tuple[int, cst.CSTNode]] = field(default_factory=list, repr=False)
 
@@ -80,6 +82,12 @@ class FileContext:
 
     def converted(self, node, rule: str, message: str, severity=Severity.INFO):
         self.report(node, rule, severity, message, Outcome.CONVERTED)
+
+    # -- module-level helpers ---------------------------------------------------
+    def define(self, name: str, statement: cst.BaseStatement) -> None:
+        """Write ``statement`` (a class or function called ``name``) once at the
+        top of the converted module, for code MindSpore has no API for."""
+        self.definitions.setdefault(name, statement)
 
     # -- references ---------------------------------------------------------
     def consume(self, original_node: cst.CSTNode) -> None:

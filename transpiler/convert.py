@@ -12,9 +12,10 @@ import libcst as cst
 from rewrite_rules.registry import RuleSet, load_rules
 from transpiler.context import FileContext
 from transpiler.diagnostics import Diagnostic, Severity
+from transpiler.definitions import add_definitions
 from transpiler.formatting import format_changed
 from transpiler.imports import fix_imports
-from transpiler.names import analyse
+from transpiler.names import TORCH_ROOTS, analyse
 from transpiler.project import SiblingFacts
 from transpiler.rewriter import Rewriter
 from transpiler.structural import is_module_base
@@ -43,7 +44,7 @@ def _method_names(rules: RuleSet) -> frozenset[str]:
 
 
 def mentions_torch(text: str) -> bool:
-    return "torch" in text
+    return any(root in text for root in TORCH_ROOTS)
 
 
 def convert_source(text: str, path: str = "<string>", rules: RuleSet | None = None,
@@ -107,8 +108,9 @@ def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, ti
     ctx = FileContext(path, analysis)
     rewriter = Rewriter(ctx, rules, module, siblings.functions)
     converted = module.visit(rewriter)
-    converted = rewriter.adapters.insert(converted)
+    rewriter.adapters.define(converted)
     converted = fix_imports(converted, ctx)
+    converted = add_definitions(converted, ctx)
     timings["rewrite"] = time.perf_counter() - start
     start = time.perf_counter()
     converted = format_changed(converted, ctx.to_format)

@@ -20,8 +20,9 @@ import libcst as cst
 
 from transpiler.walk import LAYOUT_TYPES, walk
 
-# Roots whose names we resolve and count as torch API uses.
-TORCH_ROOTS = frozenset({"torch", "torchvision"})
+# Roots whose names we resolve and count as torch API uses (einops: its
+# functions and layers are converted like torch's and its imports removed).
+TORCH_ROOTS = frozenset({"torch", "torchvision", "einops"})
 # The torch ecosystem: listed as third-party, converted only where a rule says so.
 ECOSYSTEM_ROOTS = frozenset(
     {"torchvision", "torchaudio", "torchtext", "timm", "transformers", "einops", "apex",
