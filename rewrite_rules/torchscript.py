@@ -64,6 +64,19 @@ RULES = [
             Example("if not torch.jit.is_tracing():\n    result = x + 1", "if not False:\n    result = x + 1", inputs=_X),
         ),
     ),
+    ApiRule(
+        "torch._assert",
+        None,
+        signature="condition, message",
+        aliases=("torch._assert_async",),
+        notes="as a statement it is Python's assert (transpiler/structural/asserts.py); "
+        "inside an expression it has no MindSpore form",
+        examples=(
+            Example("torch._assert(x.shape[0] == 3, 'three rows')\nresult = x * 2",
+                    'assert x.shape[0] == 3, "three rows"\nresult = x * 2', inputs={"x": "randn(3, 2)"}),
+            Example("ok = torch._assert(True, 'fine')", marked="torch._assert"),
+        ),
+    ),
     AttributeRule(
         "torch.jit.Final",
         "typing.Final",

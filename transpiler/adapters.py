@@ -120,8 +120,14 @@ def _build(qualified: str, rule: ApiRule, ctx: FileContext) -> _Adapter:
     else:
         raise Unconvertible(first_reason or "the rule does not apply")
     defaults = {p.name: p.default for p in params}
+    varargs = next((p.name for p in params if p.kind == "varargs"), None)
+    if varargs and rule.pack_varargs:  # torch.zeros(2, 3) and torch.zeros((2, 3)) alike
+        guards_first = [cst.parse_statement(
+            f"{varargs} = {varargs}[0] if len({varargs}) == 1 and isinstance({varargs}[0], (tuple, list)) else {varargs}\n")]
+    else:
+        guards_first = []
     checked = {name: defaults[name] or "None" for name in [*unsupported, *(n for n in optional if n in fixed)]}
-    guards = [_guard(qualified, name, defaults[name], reason) for name, reason in unsupported.items()]
+    guards = guards_first + [_guard(qualified, name, defaults[name], reason) for name, reason in unsupported.items()]
     for name in (n for n in optional if n in fixed):  # why each fixed parameter needs its default
         try:
             _convert_quietly(rule, _call(qualified, params, set(unsupported) | fixed - {name}), ctx)
@@ -135,7 +141,9 @@ def _build(qualified: str, rule: ApiRule, ctx: FileContext) -> _Adapter:
     while namespace in ctx.analysis.bound_names or namespace in ctx.analysis.imports:
         namespace += "_"  # the file has a name of its own like it
     signature = cst.parse_statement(f"def f(self, {rule.signature}):\n    pass\n").params
-    makes_a_class = rule.target is not None and rule.target.rsplit(".", 1)[-1][:1].isupper()
+    # a layer: torch's class over the Cell (so isinstance, subclassing and weights behave);
+    # anything else (a tensor, a dataset) is made by a function
+    makes_a_class = (rule.target or "").startswith("mindspore.nn.") and rule.target.rsplit(".", 1)[-1][:1].isupper()
     if isinstance(result, cst.Call) and target is not None and target == rule.target and makes_a_class:
         construct = _statement(cst.Call(func=cst.Attribute(cst.Call(cst.Name("super")), cst.Name("__init__")),
                                         args=result.args))

@@ -291,6 +291,8 @@ class Rewriter(cst.CSTTransformer):
     def visit_Expr(self, node: cst.Expr) -> None:
         if isinstance(node.value, cst.Call):
             self.statement_calls.add(id(node.value))
+            if structural.is_torch_assert(node.value, self.analysis):
+                self.handled.update((id(node.value), id(node.value.func)))
 
     # -- structural rewrites on the way up ----------------------------------
     def leave_FunctionDef(self, original_node, updated_node):
@@ -302,6 +304,9 @@ class Rewriter(cst.CSTTransformer):
         return structural.unwrap_grad_context(self, original_node, updated_node)
 
     def leave_Expr(self, original_node, updated_node):
+        if id(original_node.value) in self.handled and structural.is_torch_assert(original_node.value, self.analysis):
+            self.changed()
+            return structural.as_assert(self.ctx, original_node.value, updated_node.value)
         pending = self.in_place.pop(id(original_node.value), None)
         if pending is not None:
             return structural.assign_in_place(self.ctx, *pending, in_forward=self.forward_depth > 0)

@@ -2,6 +2,7 @@
 one call (Module -> Cell, forward -> construct, grad-mode contexts, buffers,
 statements made empty by device moves). Each lives in its own module."""
 
+from transpiler.structural.asserts import as_assert, is_torch_assert
 from transpiler.structural.buffers import convert_buffer_registration
 from transpiler.structural.checkpoints import Checkpoints
 from transpiler.structural.datasets import convert_dataset_class, record_dataset_columns, visit_dataset_class
@@ -13,6 +14,8 @@ from transpiler.structural.references import reference_ids
 from transpiler.structural.training_loop import TrainingLoops
 
 __all__ = [
+    "as_assert",
+    "is_torch_assert",
     "assign_in_place",
     "in_place_value",
     "Checkpoints",
