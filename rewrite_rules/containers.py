@@ -26,7 +26,12 @@ def _parameter_data(call, ctx):
 def _positional_modules(call, ctx):
     """CellList/CellDict take their contents positionally only (a ``modules=``
     keyword is silently ignored: measured, an empty container)."""
-    if call.has("modules"):
+    if call.for_adapter:  # torch takes None for "empty"; CellList/CellDict take no argument
+        modules = call.get("modules")
+        some = cst.IfExp(cst.Comparison(modules, [cst.ComparisonTarget(cst.Is(), cst.Name("None"))]),
+                         cst.Tuple([]), cst.Tuple([cst.Element(modules)]))
+        call.result = cst.Call(ctx.ref(call.rule.target), [cst.Arg(some, star="*")])
+    elif call.has("modules"):
         call.result = cst.Call(ctx.ref(call.rule.target), [cst.Arg(call.get("modules"))])
 
 

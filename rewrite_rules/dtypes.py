@@ -26,6 +26,12 @@ RULES = [
     *(_dtype_rule(name, name) for name in _SAME),
     *(_dtype_rule(name, target) for name, target in _ALIASES.items()),
     AttributeRule(
+        "torch.dtype",
+        "mindspore.Type",
+        examples=(Example("ok = isinstance(torch.float16, torch.dtype)", "ok = isinstance(mindspore.float16, mindspore.Type)",
+                          inputs={}, results=("ok",)),),
+    ),
+    AttributeRule(
         "torch.Tensor",
         "mindspore.Tensor",
         examples=(Example("ok = isinstance(x, torch.Tensor)", "ok = isinstance(x, mindspore.Tensor)"),

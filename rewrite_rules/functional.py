@@ -82,9 +82,6 @@ def _sdpa(call, ctx):
     softmax corrupts the rows after a row that is entirely -inf. The
     probabilities are then multiplied by the mask, so a row with every key
     masked is 0, as in torch."""
-    known, dropout = literal_or_none(call, "dropout_p")
-    if not known or dropout != 0:
-        raise Unconvertible("dropout_p > 0 drops attention weights at random; compose with ops.dropout by hand")
     known, gqa = literal_or_none(call, "enable_gqa")
     if not known or gqa:
         raise Unconvertible("enable_gqa=True (grouped-query broadcasting) is not composed")
@@ -116,6 +113,10 @@ def _sdpa(call, ctx):
         k = _need_simple(call, "key", "the causal mask needs the key length")
         causal_probs = keep(f"{ops}.ones(({q}.shape[-2], {k}.shape[-2]), {ms}.bool_).tril()")
         masked = causal_probs if known_c else f"({causal_probs} if {code_of(call.get('is_causal'))} else {masked})"
+    known, dropout = literal_or_none(call, "dropout_p")
+    if not known or dropout != 0:
+        # torch drops attention weights whenever dropout_p > 0 (callers pass 0.0 in eval mode)
+        masked = f"{ops}.dropout({masked}, p={code_of(call.get('dropout_p'))})"
     call.result = cst.parse_expression(f"{ops}.matmul({masked}, {v})")
 
 
@@ -227,7 +228,16 @@ RULES = [
                                                        P("is_causal", "True")],
                       {**_QKV, "k": "randn(2, 3, 5, 4)", "v": "randn(2, 3, 5, 8)"}, shapes=("keywords",),
                       notes="causal", atol=1e-5),
-            Example("y = F.scaled_dot_product_attention(q, k, v, dropout_p=0.1)", marked="dropout_p"),
+            Example("p = 0.0\nresult = F.scaled_dot_product_attention(q, k, v, dropout_p=p)", inputs=_QKV, atol=1e-5,
+                    notes="dropout_p through a variable (timm: `self.attn_drop.p if self.training else 0.`)"),
+            Example("y = F.scaled_dot_product_attention(q, k, v, dropout_p=0.1)",
+                    "y = ops.matmul(\n"
+                    "    ops.dropout(\n"
+                    "        ops.softmax(ops.matmul(q, k.swapaxes(-2, -1)) * q.shape[-1] ** -0.5, axis=-1),\n"
+                    "        p=0.1,\n"
+                    "    ),\n"
+                    "    v,\n"
+                    ")"),
         ),
     ),
     ApiRule(

@@ -24,7 +24,7 @@ import libcst as cst
 from rewrite_rules.helpers import DEVICE, literal_or_none
 from rewrite_rules.cases import SHAPES
 from rewrite_rules.nn_shared import DTYPE, P, layer_cases
-from rewrite_rules.spec import ApiRule, Arg, AttributeRead, Example, Unconvertible, Unsupported, WeightMove
+from rewrite_rules.spec import ApiRule, Arg, AttributeRead, Example, Unconvertible, UnknownValue, Unsupported, WeightMove
 from transpiler.engine import code_of
 
 _PADDING_MODE = Unsupported("only zero padding is supported by MindSpore convolutions; pad explicitly with ops.pad")
@@ -118,7 +118,7 @@ def _transpose_padding(ndim: int):
         known_p, padding = literal_or_none(call, "padding")
         known_o, output_padding = literal_or_none(call, "output_padding")
         if not known_o and ndim != 3:
-            raise Unconvertible("output_padding through a variable: MindSpore needs it folded into the padding")
+            raise UnknownValue("output_padding through a variable: MindSpore needs it folded into the padding")
         if ndim == 3:
             known_d, dilation = literal_or_none(call, "dilation")
             if known_d and _as_tuple(dilation, 3)[0] != 1:

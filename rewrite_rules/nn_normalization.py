@@ -25,7 +25,7 @@ import libcst as cst
 from rewrite_rules.helpers import DEVICE, as_tuple, literal_or_none, one_minus
 from rewrite_rules.cases import SHAPES
 from rewrite_rules.nn_shared import DTYPE, P, layer_cases
-from rewrite_rules.spec import ApiRule, Arg, Example, Unconvertible, Unsupported, WeightMove
+from rewrite_rules.spec import ApiRule, Arg, Example, Unconvertible, UnknownValue, Unsupported, WeightMove
 from rewrite_rules.torch_builders import wrapped
 from transpiler.engine import code_of
 
@@ -105,21 +105,20 @@ def _layer_norm_hook(call, ctx):
             "normalized_shape over several axes: MindSpore's LayerNorm accepts begin_norm_axis -1 "
             "or a non-negative axis (input rank unknown here); set begin_norm_axis=x.ndim - len(shape) by hand"
         )
-    known, affine = literal_or_none(call, "elementwise_affine")
-    if not known or affine is not True:
-        raise Unconvertible("elementwise_affine=False has no MindSpore LayerNorm equivalent")
-    call.remove("elementwise_affine")
-    known, bias = literal_or_none(call, "bias")
-    if not known or bias is not True:
-        raise Unconvertible("bias=False has no MindSpore LayerNorm equivalent")
-    call.remove("bias")
+    for name in ("elementwise_affine", "bias"):
+        known, value = literal_or_none(call, name)
+        if value is not True:
+            error = Unconvertible if known else UnknownValue
+            raise error(f"{name}=False has no MindSpore LayerNorm equivalent")
+        call.remove(name)
 
 
 def _instance_norm_hook(call, ctx):
     """InstanceNorm -> GroupNorm(C, C): MindSpore's InstanceNorm has no CPU kernel."""
     known, tracking = literal_or_none(call, "track_running_stats")
     if not known or tracking:
-        raise Unconvertible("track_running_stats=True: eval mode would read running statistics GroupNorm does not keep")
+        error = Unconvertible if known else UnknownValue
+        raise error("track_running_stats=True: eval mode would read running statistics GroupNorm does not keep")
     call.remove("track_running_stats")
     call.remove("momentum")  # only used for running statistics
     features = call.get("num_features")
@@ -194,7 +193,9 @@ RULES = [
                          {"x": "randn(2, 3, 5)"}, atol=1e-5, shapes=SHAPES[:4]),
             *layer_cases("LayerNorm", [P("normalized_shape", "5"), P("eps", "0.001")], {"x": "randn(2, 3, 5)"},
                          shapes=("variables",), atol=1e-5),
-            Example("ln = nn.LayerNorm(8, elementwise_affine=affine)", marked="elementwise_affine=False"),
+            Example("affine = True\nlayer = nn.LayerNorm(5, elementwise_affine=affine)\nresult = layer(x)",
+                    inputs={"x": "randn(2, 3, 5)"}, atol=1e-5,
+                    notes="through a variable: the torch.nn.LayerNorm adapter checks the value at run time"),
             Example("ln = nn.LayerNorm((3, 5))", marked="several axes"),
             Example("ln = nn.LayerNorm(8, elementwise_affine=False)", marked="elementwise_affine=False"),
         ),
@@ -227,12 +228,30 @@ RULES = [
     ),
     ApiRule(
         "torch.nn.SyncBatchNorm",
-        None,
+        "mindspore.nn.SyncBatchNorm",
         signature="num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, process_group=None, "
         "device=None, dtype=None, *, bias=True",
-        notes="mindspore.nn.SyncBatchNorm needs an initialised communication group (no single-process CPU run); "
-        "use nn.BatchNorm2d with momentum=1-m for a single device",
-        examples=(Example("layer = nn.SyncBatchNorm(8)", marked="communication group"),),
+        args={
+            "momentum": Arg(explicit=True, value=one_minus),
+            "track_running_stats": Arg(to="use_batch_statistics", value=_track_running_stats),
+            "process_group": Unsupported("torch process groups have no MindSpore counterpart; "
+                                         "pass process_groups (lists of ranks) to mindspore.nn.SyncBatchNorm"),
+            "device": DEVICE,
+            "dtype": DTYPE,
+            "bias": _NO_BIAS,
+        },
+        positional=2,
+        weights=_bn_weights(),
+        notes="momentum becomes 1 - momentum. Synchronises over all devices when MindSpore's communication is "
+        "initialised; on one process it is BatchNorm (torch's needs a process group to train).",
+        examples=(
+            # torch's SyncBatchNorm trains only inside a process group: compare eval mode
+            Example("layer = nn.SyncBatchNorm(4, eps=0.001, momentum=0.3)\nlayer.eval()\nresult = layer(x)",
+                    "layer = nn.SyncBatchNorm(4, eps=0.001, momentum=0.7)\nlayer.set_train(False)\nresult = layer(x)",
+                    inputs={"x": "randn(6, 4, 3, 5)"}, atol=1e-5),
+            Example("layer = nn.SyncBatchNorm(8, process_group=group)", marked="process groups"),
+            Example("layer = nn.SyncBatchNorm(8, bias=False)", marked="bias=False"),
+        ),
     ),
     ApiRule(
         "torch.nn.RMSNorm",

@@ -25,6 +25,13 @@ class Unconvertible(Exception):
         self.reason = reason
 
 
+class UnknownValue(Unconvertible):
+    """Raised when the conversion depends on a value known only at run time
+    (an argument that converts only at torch's default, passed through a
+    variable). The call then goes through the API's adapter, which has torch's
+    signature and checks the value when it arrives (``transpiler.adapters``)."""
+
+
 @dataclass(frozen=True)
 class Drop:
     """The argument has no effect on the result in MindSpore (e.g. ``device=``,
@@ -204,6 +211,14 @@ class ApiRule:
     proven_by: pytest node ids (``tests/test_x.py::test_y``) of execution
         tests outside the example harness that prove this rule, for APIs whose
         torch side cannot run as an Example (``ms-migrate rules`` names them).
+    after_init: statements run on the new Cell (``self``) after the MindSpore
+        constructor, for what no constructor argument says (``"self.gamma.requires_grad
+        = False"`` for a frozen layer); every use then goes through the layer's
+        adapter class, which has torch's signature (see ``transpiler.adapters``).
+    no_op: the API has no effect in MindSpore (TorchScript, torch.compile, fx
+        markers): a call returns its first argument unchanged (``torch.jit.script(fn)``
+        -> ``fn``; a statement left with nothing to do is removed), and as a
+        decorator, with or without arguments, it is removed.
     """
 
     torch: str
@@ -216,6 +231,8 @@ class ApiRule:
     weights: WeightMapping = field(default_factory=dict)
     attributes: AttributeMapping = field(default_factory=dict)
     aliases: tuple[str, ...] = ()
+    after_init: tuple[str, ...] = ()
+    no_op: bool = False
     notes: str = ""
     examples: tuple[Example, ...] = ()
     proven_by: tuple[str, ...] = ()

@@ -19,6 +19,7 @@ from transpiler.cache import Cache, belongs_to
 from transpiler.convert import FileResult, convert_source
 from transpiler.diagnostics import Diagnostic, Severity
 from transpiler.notebooks import convert_notebook
+from transpiler.project import SiblingFacts
 from transpiler.source_io import DecodeError, decode_source, encode_source, write_atomic
 
 
@@ -35,6 +36,7 @@ class Job:
     want_text: bool = False  # send the converted text back (for --diff)
     cache: Cache | None = None  # where per-file results are remembered
     keep_outputs: bool = False  # notebooks: keep the cells' outputs
+    siblings: SiblingFacts | None = None  # what the project index knows about the file's imports
 
 
 @dataclass
@@ -95,7 +97,9 @@ def _process(job: Job) -> FileSummary:
     key = None
     if job.cache is not None and not job.want_text:
         start = time.perf_counter()
-        key = job.cache.key(job.source, job.target, data)
+        # the output depends on what the siblings define too
+        siblings = job.siblings.digest().encode() if job.siblings else b""
+        key = job.cache.key(job.source, job.target, data + siblings)
         entry = job.cache.get(key, job.display)
         timings["cache"] = time.perf_counter() - start
         if entry is not None and entry.output_in_place(job.target):
@@ -118,7 +122,7 @@ def _convert(job: Job, data: bytes, timings) -> tuple[FileSummary, bool]:
     if job.kind == "notebook":
         result: FileResult = convert_notebook(decoded.text, job.display, job.keep_outputs)
     else:
-        result = convert_source(decoded.text, job.display)
+        result = convert_source(decoded.text, job.display, siblings=job.siblings)
     timings.update(result.timings)
     if result.status == "failed" or result.output is None:
         return FileSummary(job.display, "failed", result.diagnostics, timings), True

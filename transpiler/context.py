@@ -21,6 +21,8 @@ SPELLINGS: tuple[tuple[str, str, str | None], ...] = (
     ("mindspore.ops", "ops", "mindspore"),
     ("mindspore", "mindspore", None),
     ("numpy", "np", None),
+    ("math", "math", None),
+    ("typing", "typing", None),
 )
 
 
@@ -48,6 +50,8 @@ class FileContext:
     facts: dict[str, object] = field(default_factory=dict)
     # ids of statements the rewrite changed: black formats exactly these
     to_format: NodeSet = field(default_factory=NodeSet)
+    # torch Import/ImportFrom nodes that must stay: marked statements still need them
+    kept_imports: NodeSet = field(default_factory=NodeSet)
     # module-level helpers rules asked for (name -> statement), written after the imports
     definitions: dict[str, cst.BaseStatement] = field(default_factory=dict)
     # (index in diagnostics, node) for diagnostics whose position is pending

@@ -16,6 +16,7 @@ from transpiler.definitions import add_definitions
 from transpiler.formatting import format_changed
 from transpiler.imports import fix_imports
 from transpiler.names import TORCH_ROOTS, analyse
+from transpiler.project import SiblingFacts
 from transpiler.rewriter import Rewriter
 from transpiler.structural import is_module_base
 
@@ -38,16 +39,20 @@ class FileResult:
 def _method_names(rules: RuleSet) -> frozenset[str]:
     from rewrite_rules.tensor_methods_data import TORCH_ONLY_TENSOR_METHODS
 
-    return frozenset(rules.methods) | TORCH_ONLY_TENSOR_METHODS | {"forward", "register_buffer"}
+    # .apply: autograd Function classes converted to Cells are called through it
+    return frozenset(rules.methods) | TORCH_ONLY_TENSOR_METHODS | {"forward", "register_buffer", "apply"}
 
 
 def mentions_torch(text: str) -> bool:
     return any(root in text for root in TORCH_ROOTS)
 
 
-def convert_source(text: str, path: str = "<string>", rules: RuleSet | None = None) -> FileResult:
+def convert_source(text: str, path: str = "<string>", rules: RuleSet | None = None,
+                   siblings: SiblingFacts | None = None) -> FileResult:
+    """``siblings``: what the project index knows about the classes this file
+    imports from other files of its tree."""
     timings: dict[str, float] = {}
-    if not mentions_torch(text):
+    if not mentions_torch(text) and not siblings:
         return FileResult(path, "unchanged", text, [], timings)
     rules = rules or load_rules()
     start = time.perf_counter()
@@ -62,7 +67,7 @@ def convert_source(text: str, path: str = "<string>", rules: RuleSet | None = No
         return FileResult(path, "failed", None, [diagnostic], timings)
     timings["parse"] = time.perf_counter() - start
     try:
-        return _convert_module(module, text, path, rules, timings)
+        return _convert_module(module, text, path, rules, timings, siblings or SiblingFacts())
     except RecursionError:
         diagnostic = Diagnostic(path, 1, 1, "internal", Severity.ERROR, "file nests too deeply to convert")
         return FileResult(path, "failed", None, [diagnostic], timings)
@@ -93,16 +98,17 @@ def _syntax_error(text: str, exc: cst.ParserSyntaxError) -> tuple[int, int, str]
     return exc.raw_line, exc.raw_column + 1, " ".join(str(exc.message).split())
 
 
-def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, timings) -> FileResult:
+def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, timings, siblings) -> FileResult:
     start = time.perf_counter()
-    analysis = analyse(module, _method_names(rules), is_module_base, rules.property_names())
+    analysis = analyse(module, _method_names(rules), is_module_base, rules.property_names(), siblings)
     timings["analyse"] = time.perf_counter() - start
     if not analysis.interesting:
         return FileResult(path, "unchanged", text, [], timings)
     start = time.perf_counter()
     ctx = FileContext(path, analysis)
-    rewriter = Rewriter(ctx, rules, module)
+    rewriter = Rewriter(ctx, rules, module, siblings.functions)
     converted = module.visit(rewriter)
+    rewriter.adapters.define(converted)
     converted = fix_imports(converted, ctx)
     converted = add_definitions(converted, ctx)
     timings["rewrite"] = time.perf_counter() - start

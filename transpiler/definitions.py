@@ -6,6 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from transpiler.context import FileContext
+from transpiler.walk import LAYOUT_TYPES, walk
 
 _TWO_BLANK_LINES = (cst.EmptyLine(), cst.EmptyLine())
 
@@ -14,7 +15,7 @@ def add_definitions(module: cst.Module, ctx: FileContext) -> cst.Module:
     if not ctx.definitions:
         return module
     body = list(module.body)
-    index = _after_imports(body)
+    index = _after_imports(body, set(ctx.definitions))
     helpers = [statement.with_changes(leading_lines=_TWO_BLANK_LINES) for statement in ctx.definitions.values()]
     for statement in helpers:  # black formats simple statements: the lines inside
         statement.visit(_MarkForFormatting(ctx))
@@ -32,17 +33,34 @@ def add_definitions(module: cst.Module, ctx: FileContext) -> cst.Module:
     return module.with_changes(body=body)
 
 
-def _after_imports(body: list[cst.BaseStatement]) -> int:
+def _after_imports(body: list[cst.BaseStatement], names: set[str]) -> int:
     """The index after the last top-level import (plain, or guarded by
-    try/if) that comes before the first class or function: the MindSpore
-    imports the helpers use are among them."""
+    try/if) that comes before the first class or function and before the first
+    statement using one of the helpers: the MindSpore imports the helpers use
+    are among them."""
     index = 1 if body and _is_docstring(body[0]) else 0
     for i, statement in enumerate(body):
-        if isinstance(statement, (cst.ClassDef, cst.FunctionDef)):
+        if isinstance(statement, (cst.ClassDef, cst.FunctionDef)) or _uses(statement, names):
             break
         if _imports_only(statement):
             index = i + 1
     return index
+
+
+def _uses(statement, names: set[str]) -> bool:
+    finder = _NameFinder(names)
+    walk(statement, finder, prune=LAYOUT_TYPES)
+    return finder.found
+
+
+class _NameFinder(cst.CSTVisitor):
+    def __init__(self, names: set[str]):
+        super().__init__()
+        self.names = names
+        self.found = False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found = self.found or node.value in self.names
 
 
 def _is_docstring(statement) -> bool:

@@ -6,6 +6,9 @@ from dataclasses import asdict, dataclass
 from enum import Enum
 
 
+# Written above every statement the converter could not convert.
+MARKER_PREFIX = "# TODO(ms-migrate): "
+
 class Severity(str, Enum):
     ERROR = "error"  # the file could not be converted at all
     MARKER = "marker"  # code left in place with a TODO marker

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from rewrite_rules.spec import ApiRule, Arg, Drop, MethodRule, Unconvertible, Unsupported
+from rewrite_rules.spec import ApiRule, Arg, Drop, MethodRule, Unconvertible, UnknownValue, Unsupported
 from transpiler import comments
 from transpiler.context import FileContext, parse_expr
 
@@ -60,6 +60,9 @@ class BoundCall:
     renamed: dict[str, str] = field(default_factory=dict)  # hook-level keyword renames
     target: str | None = None
     source: cst.Call | None = None  # the call as written (before nested rewrites)
+    # the call is the body of an adapter (transpiler.adapters): each argument is
+    # the parameter of the same name, whose value arrives at run time (None included)
+    for_adapter: bool = False
     func: cst.BaseExpression | None = None  # hooks may replace the callee expression
     result: cst.BaseExpression | None = None  # hooks may replace the whole call
 
@@ -154,13 +157,23 @@ def apply_mapping(bound: BoundCall) -> None:
             if param.default is not None and _equals_literal(bound.values[param.name], param.default):
                 bound.remove(param.name)
                 continue
-            raise Unconvertible(f"argument '{param.name}' cannot be carried: {spec.reason}")
+            # a wrapper forwarding its own parameter (``dtype=dtype``) may pass torch's default:
+            # known at run time only; any other value is taken as what it says
+            error = UnknownValue if _forwards(bound.values[param.name], param.name) else Unconvertible
+            raise error(f"argument '{param.name}' cannot be carried: {spec.reason}")
         elif isinstance(spec, Arg):
             if spec.explicit and not present and param.default is not None:
                 bound.values[param.name] = parse_expr(param.default)
                 present = True
             if spec.value is not None and present:
                 bound.values[param.name] = spec.value(bound.values[param.name], bound.ctx)
+
+
+def _forwards(value: cst.BaseExpression, name: str) -> bool:
+    """``name=name`` or ``name=self.name``: a parameter passed on under its own name."""
+    if isinstance(value, cst.Name):
+        return value.value == name
+    return isinstance(value, cst.Attribute) and value.attr.value == name
 
 
 def _equals_literal(expr: cst.BaseExpression, default_text: str) -> bool:
@@ -245,11 +258,18 @@ def _fix_commas(args: list[cst.Arg], original: cst.Call) -> list[cst.Arg]:
     return fixed
 
 
-def convert_call(rule: ApiRule, call: cst.Call, ctx: FileContext, source: cst.Call | None = None) -> cst.BaseExpression:
+def convert_call(rule: ApiRule, call: cst.Call, ctx: FileContext, source: cst.Call | None = None,
+                 for_adapter: bool = False) -> cst.BaseExpression:
     """The MindSpore form of ``call``; raises Unconvertible."""
+    if rule.no_op:
+        positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+        if not positional:
+            raise Unconvertible(f"{rule.torch} has no effect in MindSpore; remove it")
+        return positional[0]
     if rule.target is None and rule.hook is None:
         raise Unconvertible(rule.notes or f"{rule.torch} has no MindSpore equivalent")
     bound = bind(rule, call, ctx, source)
+    bound.for_adapter = for_adapter
     apply_mapping(bound)
     if rule.hook is not None:
         rule.hook(bound, ctx)

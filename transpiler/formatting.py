@@ -42,6 +42,15 @@ def format_statement(statement: cst.SimpleStatementLine, depth: int, module: cst
     return result.with_changes(leading_lines=statement.leading_lines)
 
 
+def format_compound(statement: cst.BaseCompoundStatement, module: cst.Module) -> cst.BaseCompoundStatement:
+    """A statement the migration wrote (at module level), in black's style."""
+    body = statement.with_changes(leading_lines=())
+    formatted = _black(module.code_for_node(body), _MAX_LINE)
+    if formatted is None:
+        return statement
+    return cst.parse_statement(formatted).with_changes(leading_lines=statement.leading_lines)
+
+
 class _FormatChanged(cst.CSTTransformer):
     """Walks statements only and formats the ones marked as changed."""
 

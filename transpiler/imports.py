@@ -23,6 +23,10 @@ def unused_torch_aliases(ctx: FileContext, converted: cst.Module | None = None) 
     unused = set()
     present = None
     for local, binding in ctx.analysis.torch_aliases().items():
+        if binding.optional and not ctx.analysis.alias_uses.get(local):
+            # ``try: from torch import _assert`` / ``except ImportError:`` a fallback: the name
+            # is for other modules; without torch the fallback defines it, as the code intends
+            continue
         remaining = ctx.analysis.alias_uses.get(local, 0) - ctx.consumed.get(local, 0)
         if remaining > 0 and converted is not None:
             if present is None:
@@ -86,10 +90,11 @@ def _new_import_statements(ctx: FileContext) -> list[cst.SimpleStatementLine]:
 class _ImportEditor(cst.CSTTransformer):
     """Walks statements only (never into expressions): cheap."""
 
-    def __init__(self, unused: set[str], placeholders: Placeholders):
+    def __init__(self, unused: set[str], placeholders: Placeholders, kept: NodeSet):
         super().__init__()
         self.unused = unused
         self.placeholders = placeholders
+        self.kept = kept  # imports marked statements still need
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, cst.SimpleStatementLine):
@@ -100,10 +105,14 @@ class _ImportEditor(cst.CSTTransformer):
         )
 
     def leave_Import(self, original_node, updated_node):
+        if original_node in self.kept:
+            return updated_node
         keep = [a for a in updated_node.names if not self._drop(a, plain=True)]
         return self._result(updated_node, keep)
 
     def leave_ImportFrom(self, original_node, updated_node):
+        if original_node in self.kept:
+            return updated_node
         if isinstance(updated_node.names, cst.ImportStar) or updated_node.module is None:
             return updated_node
         module = code_of(updated_node.module)
@@ -214,7 +223,7 @@ def fix_imports(module: cst.Module, ctx: FileContext) -> cst.Module:
     placeholders = Placeholders(track=ctx.to_format)
     index = _insert_index(list(module.body))
     if unused:
-        module = module.visit(_ImportEditor(unused, placeholders))
+        module = module.visit(_ImportEditor(unused, placeholders, ctx.kept_imports))
     body = list(module.body)
     new_imports = _new_import_statements(ctx) if ctx.imports_needed else []
     if new_imports:

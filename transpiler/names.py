@@ -53,6 +53,13 @@ class ImportBinding:
     qualified: str
     statement: cst.CSTNode  # the Import/ImportFrom node
     module_level: bool
+    module: str = ""  # the module the statement names: ``import a.b as c`` -> "a.b"; ``from a.b import c`` -> "a.b"
+    optional: bool = False  # inside ``try: ... except ImportError:``: the code has a fallback
+    via_sibling: bool = False  # bound by another file of the project (``from .layers import *``)
+
+    @property
+    def from_import(self) -> bool:
+        return isinstance(self.statement, cst.ImportFrom)
 
 
 @dataclass
@@ -85,12 +92,20 @@ class Analysis:
 class NameAnalyzer(cst.CSTVisitor):
     """Resolves names; see the module docstring."""
 
-    def __init__(self, method_names: frozenset[str], module_base: "callable", attribute_names=frozenset()):
+    def __init__(self, method_names: frozenset[str], module_base: "callable", attribute_names=frozenset(),
+                 siblings=None):
         super().__init__()
         self.result = Analysis()
         self._method_names = method_names
         self._attribute_names = attribute_names
         self._is_module_base = module_base
+        # Module subclasses other files of the project define
+        self._sibling_cells = siblings.cells if siblings is not None else frozenset()
+        for local, qualified in siblings.torch_names if siblings is not None else ():
+            # torch names a sibling passes on (``from .layers import *``): as if imported here
+            root = qualified.split(".", 1)[0]
+            self.result.imports[local] = ImportBinding(local, qualified, _plain_import(root), True, root,
+                                                       via_sibling=True)
         self._scopes: list[_Scope] = []
         self._statements: list[cst.CSTNode] = []
         self._skip: set[int] = set()
@@ -187,7 +202,7 @@ class NameAnalyzer(cst.CSTVisitor):
             parts = chain_parts(base.value)
             if parts is None:
                 continue
-            if len(parts) == 1 and parts[0] in self.result.cell_classes:
+            if len(parts) == 1 and parts[0] in self.result.cell_classes or ".".join(parts) in self._sibling_cells:
                 self.result.cell_classes.add(node.name.value)
                 self._mark_interesting()
                 continue
@@ -303,9 +318,20 @@ class NameAnalyzer(cst.CSTVisitor):
             self.result.ecosystem_imports.append((node, module))
         if not module_level and not is_torch_name(qualified):
             self._bind(local)  # a local import of something else shadows like any binding
-        self.result.imports[local] = ImportBinding(local, qualified, node, module_level)
+        optional = self._in_optional_import_block()
+        self.result.imports[local] = ImportBinding(local, qualified, node, module_level, module, optional)
         if is_torch_name(qualified):
             self._mark_interesting()
+
+    def _in_optional_import_block(self) -> bool:
+        """In the body of ``try: ... except ImportError: <a fallback without torch>``."""
+        stack = self._statements
+        for index, statement in enumerate(stack[:-1]):
+            if isinstance(statement, cst.Try) and catches_import_error(statement):
+                inner = stack[index + 1]
+                if any(s is inner for s in statement.body.body) and not _handlers_import_torch(statement):
+                    return True
+        return False
 
     # -- references ---------------------------------------------------------
     def visit_Attribute(self, node: cst.Attribute) -> bool:
@@ -344,6 +370,32 @@ class NameAnalyzer(cst.CSTVisitor):
         pass
 
 
+def _plain_import(qualified: str) -> cst.Import:
+    """``import a.b`` (a statement that binds nothing in this file's tree)."""
+    return cst.Import(names=[cst.ImportAlias(name=cst.parse_expression(qualified))])
+
+
+def _handlers_import_torch(statement: cst.Try) -> bool:
+    for handler in statement.handlers:
+        for line in handler.body.body:
+            for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.Import) and any(is_torch_name(_dotted(a.name)) for a in small.names):
+                    return True
+                if isinstance(small, cst.ImportFrom) and small.module is not None and is_torch_name(_dotted(small.module)):
+                    return True
+    return False
+
+
+def catches_import_error(statement: cst.Try) -> bool:
+    for handler in statement.handlers:
+        if handler.type is None:
+            return True
+        names = handler.type.elements if isinstance(handler.type, cst.Tuple) else [cst.Element(handler.type)]
+        if any(_dotted(e.value) in ("ImportError", "ModuleNotFoundError", "Exception") for e in names):
+            return True
+    return False
+
+
 def _dotted(node: cst.BaseExpression) -> str:
     parts = chain_parts(node)
     return ".".join(parts) if parts else ""
@@ -355,9 +407,11 @@ def _alias_local(alias: cst.ImportAlias) -> str | None:
     return _dotted(alias.name).split(".", 1)[0]
 
 
-def analyse(module: cst.Module, method_names: frozenset[str], module_base, attribute_names=frozenset()) -> Analysis:
-    """attribute_names: attributes whose reads may need rewriting (``x.real``)."""
-    analyzer = NameAnalyzer(method_names, module_base, attribute_names)
+def analyse(module: cst.Module, method_names: frozenset[str], module_base, attribute_names=frozenset(),
+            siblings=None) -> Analysis:
+    """attribute_names: attributes whose reads may need rewriting (``x.real``);
+    ``siblings``: the project index's SiblingFacts for this file."""
+    analyzer = NameAnalyzer(method_names, module_base, attribute_names, siblings)
     # libcst's visit semantics without rebuilding the tree; layout holds no names
     walk(module, analyzer, prune=LAYOUT_TYPES)
     return analyzer.result

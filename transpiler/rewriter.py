@@ -14,32 +14,49 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from rewrite_rules.registry import RuleSet
-from rewrite_rules.spec import InPlace, Unconvertible
+from rewrite_rules.spec import InPlace, Unconvertible, UnknownValue
 from rewrite_rules.tensor_methods_data import BUILTIN_NAMED_TENSOR_METHODS, TORCH_ONLY_TENSOR_METHODS
 from transpiler import comments, structural
+from transpiler.adapters import Adapters
 from transpiler.context import FileContext
-from transpiler.diagnostics import Outcome, Severity
-from transpiler.engine import convert_call, convert_method
-from transpiler.names import chain_parts
+from transpiler.diagnostics import MARKER_PREFIX, Outcome, Severity
+from transpiler.engine import code_of, convert_call, convert_method
+from transpiler.marked import LeftReference, MarkedStatements, present_nodes
+from transpiler.structural.autograd_function import convert_function_class, function_base
+from transpiler.structural.feature_checks import answer as feature_answer
+from transpiler.structural.feature_checks import FeatureCheck, feature_check, membership_check
+from transpiler.names import catches_import_error, chain_parts
 from transpiler.statements import Placeholders
 from transpiler.tensor_properties import PropertyReads
 from transpiler.walk import LAYOUT_TYPES
 
-MARKER_PREFIX = "# TODO(ms-migrate): "
 _NOT_TENSOR = frozenset({"cell", "any", "optimizer"})
 
 
 @dataclass
+class _PendingMark:
+    """A marker for a torch reference, kept only if the reference is still in
+    the statement when it is finished (a rule may drop the argument holding it)."""
+
+    node: cst.CSTNode  # the reference as returned (identity in the output)
+    original: cst.CSTNode
+    api: str
+    text: str
+
+
+@dataclass
 class _Frame:
-    markers: list[str] = field(default_factory=list)
+    markers: list = field(default_factory=list)  # marker texts and _PendingMarks, in order
     changed: bool = False
+    # torch references left as written (id of the node in the output -> reference)
+    left: dict[int, LeftReference] = field(default_factory=dict)
 
 
 class Rewriter(cst.CSTTransformer):
     # Diagnostics get their positions after the traversal (FileContext.resolve_positions):
     # no metadata wrapper, no position table for every node.
 
-    def __init__(self, ctx: FileContext, rules: RuleSet, module: cst.Module):
+    def __init__(self, ctx: FileContext, rules: RuleSet, module: cst.Module, sibling_functions=frozenset()):
         super().__init__()
         self.ctx = ctx
         self.rules = rules
@@ -49,6 +66,7 @@ class Rewriter(cst.CSTTransformer):
         self.depth = 0
         self.classes: list[str | None] = []  # enclosing classes; the name if it is a Cell
         self.type_context: set[int] = set()  # isinstance()/annotation references
+        self.annotation_refs: set[int] = set()  # annotation references (no effect at run time)
         self.base_context: set[int] = set()  # class bases
         self.call_funcs: set[int] = set()  # callee expressions (handled in leave_Call)
         self.handled: set[int] = set()  # nodes a structural transform consumes whole
@@ -60,6 +78,18 @@ class Rewriter(cst.CSTTransformer):
         self.surroundings = structural.Surroundings(self)  # backend flags, freezing, autocast variables
         self.attributes = structural.Attributes(self)  # attribute reads of layers, loaders, wrappers
         self.properties = PropertyReads(self)  # x.real, x.is_cuda ... on untyped receivers
+        self.marked = MarkedStatements(ctx)
+        self.elifs: set[int] = set()  # `elif` branches (If nodes in an If's orelse)
+        self.function_depth = 0  # statements outside any function run when the module is imported
+        self.forward_depth = 0  # inside a Cell's forward (gradients flow: no ops.assign on locals)
+        self.return_depth = 0  # inside a return statement
+        self.import_guards: list[cst.Try] = []  # enclosing `try: ... except ImportError:` blocks
+        self.no_op_decorators: dict[int, str] = {}  # id(decorator expression) -> torch API
+        self.feature_checks: dict[int, FeatureCheck] = {}  # by id(hasattr/getattr call)
+        self.function_classes: dict[int, int] = {}  # id(autograd Function class) -> index of that base
+        # autograd Function classes converted to Cells (here or in another file of the project)
+        self.function_cells: set[str] = set(sibling_functions)
+        self.adapters = Adapters(ctx)  # torch signatures for layers used as values, bases, with **kwargs
         self._header_comments = {line.comment.value for line in module.header if line.comment is not None}
 
     # -- infrastructure -------------------------------------------------------
@@ -89,6 +119,7 @@ class Rewriter(cst.CSTTransformer):
             self.frames.append(_Frame())
         elif isinstance(node, cst.IndentedBlock):
             self.depth += 1
+            self.marked.record_block(node.body)
         return super().on_visit(node)
 
     def on_leave(self, original_node, updated_node):
@@ -108,20 +139,51 @@ class Rewriter(cst.CSTTransformer):
             result = comments.keep_in_statement(original_node, result)  # what a rewrite dropped goes above it
         return result
 
+    def _settle_pending_marks(self, result, frame: _Frame) -> None:
+        pending = [m for m in frame.markers if isinstance(m, _PendingMark)]
+        if not pending:
+            return
+        present = present_nodes(result, [m.node for m in pending])
+        markers = []
+        for marker in frame.markers:
+            if not isinstance(marker, _PendingMark):
+                markers.append(marker)
+            elif id(marker.node) in present:
+                self.ctx.report(marker.original, marker.api, Severity.MARKER, marker.text, Outcome.MARKED)
+                if marker.text not in markers:
+                    markers.append(marker.text)
+            else:
+                self.ctx.consume(marker.original)
+                self.ctx.converted(marker.original, marker.api, f"{marker.api}: removed with the argument that held it")
+        frame.markers = markers
+
     def _finish_statement(self, original, result, frame: _Frame):
+        self._settle_pending_marks(result, frame)
         if isinstance(result, cst.SimpleStatementLine) and isinstance(original, cst.SimpleStatementLine):
             if structural.is_noop_statement(original, result):
-                self.ctx.converted(original, "statement", "removed a statement that only moved a device")
+                self.ctx.converted(original, "statement",
+                                   "removed a statement that does nothing in MindSpore (a device move, a TorchScript or fx marker)")
                 return self.placeholders.make(original)  # with every comment, in order
-        if frame.markers:
-            # comments above the first statement are parsed into the module header
-            header = self._header_comments if self.module.body and original is self.module.body[0] else ()
-            result = _add_markers(result, frame.markers, header)
         if frame.changed and isinstance(result, cst.SimpleStatementLine):
             self.ctx.to_format.add(result)  # black runs after the import edits
+        if frame.markers and id(original) in self.elifs and self.frames:
+            # nothing can stand between `if` and `elif`: the whole if statement carries it
+            parent = self.frames[-1]
+            parent.markers.extend(m for m in frame.markers if m not in parent.markers)
+            parent.left.update(frame.left)
+        elif frame.markers:
+            # the torch imports a marked statement still needs go just above it
+            guard = self.import_guards[-1] if self.import_guards else None
+            at_import = self.function_depth == 0 and guard is None
+            result, standing = self.marked.localise(original, result, frame.left, guard=at_import, inside=guard)
+            # comments above the first statement are parsed into the module header
+            first = self.module.body[0] if self.module.body else None
+            header = self._header_comments if first is not None and first in (original, guard) else frozenset()
+            result = _add_markers(result, frame.markers, header | standing)
         return result
 
     def visit_Module(self, node: cst.Module) -> None:
+        self.marked.record_block(node.body)
         self.training.plan(node)
         self.checkpoints.plan(node)
         self.surroundings.plan(node)
@@ -142,6 +204,12 @@ class Rewriter(cst.CSTTransformer):
 
     # -- contexts set on the way down ----------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        for decorator in node.decorators:
+            self._drop_if_no_op(decorator)
+        base = function_base(node, self.analysis)
+        if base is not None:
+            self.handled.add(id(base.value))
+            self.function_classes[id(node)] = node.bases.index(base)
         is_cell = node.name.value in self.analysis.cell_classes
         self.classes.append(node.name.value if is_cell else None)
         structural.visit_dataset_class(self, node)
@@ -150,15 +218,42 @@ class Rewriter(cst.CSTTransformer):
 
     def leave_ClassDef(self, original_node, updated_node):
         self.classes.pop()
+        updated_node = structural.drop_no_op_decorators(self, original_node, updated_node)
+        if id(original_node) in self.function_classes:
+            updated_node = self._autograd_function(original_node, updated_node)
         if original_node.name.value in self.analysis.cell_classes:
             self.changed()
         return structural.convert_dataset_class(self, original_node, updated_node)
 
+    def visit_If(self, node: cst.If) -> None:
+        if isinstance(node.orelse, cst.If):
+            self.elifs.add(id(node.orelse))
+
+    def _autograd_function(self, original, updated):
+        index = self.function_classes.pop(id(original))
+        try:
+            result = convert_function_class(self.ctx, updated, updated.bases[index])
+        except Unconvertible as exc:
+            self.mark(original, "torch.autograd.Function", exc.reason)
+            return updated
+        self.ctx.consume(original.bases[index].value)
+        self.changed()
+        self.function_cells.add(original.name.value)
+        self.ctx.converted(original, "torch.autograd.Function", f"autograd Function {original.name.value} -> a Cell "
+                           "whose bprop is its backward; .apply(...) calls an instance")
+        return result
+
     def visit_Annotation(self, node: cst.Annotation) -> None:
-        self.type_context.update(structural.reference_ids(node.annotation))
+        names = structural.reference_ids(node.annotation)
+        self.type_context.update(names)
+        self.annotation_refs.update(names)
 
     def visit_Call(self, node: cst.Call) -> None:
         self.call_funcs.add(id(node.func))
+        check = feature_check(self, node)
+        if check is not None:
+            self.handled.add(id(check.module))
+            self.feature_checks[id(node)] = check
         if isinstance(node.func, cst.Name) and node.func.value in ("isinstance", "issubclass") and len(node.args) >= 2:
             self.type_context.update(structural.reference_ids(node.args[1].value))
 
@@ -167,10 +262,39 @@ class Rewriter(cst.CSTTransformer):
             if structural.is_grad_context(item.item, self.analysis):
                 self.handled.add(id(item.item))
 
+    def visit_Try(self, node: cst.Try) -> None:
+        if catches_import_error(node):
+            self.import_guards.append(node)
+
+    def leave_Try(self, original_node, updated_node):
+        if self.import_guards and self.import_guards[-1] is original_node:
+            self.import_guards.pop()
+        return updated_node
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.return_depth += 1
+
+    def leave_Return(self, original_node, updated_node):
+        self.return_depth -= 1
+        return updated_node
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.function_depth += 1
+        if self.forward_depth or (node.name.value == "forward" and self.in_cell_class()):
+            self.forward_depth += 1  # a Cell's forward, and functions defined in it
         for decorator in node.decorators:
             if structural.is_grad_context(decorator.decorator, self.analysis):
                 self.handled.add(id(decorator.decorator))
+            else:
+                self._drop_if_no_op(decorator)
+
+    def _drop_if_no_op(self, decorator: cst.Decorator) -> None:
+        """``@torch.jit.ignore``, ``@torch.jit.unused(...)``: no effect in MindSpore."""
+        reference = structural.grad_context_reference(decorator.decorator)
+        rule = self.rules.calls.get(self.analysis.qualified(reference) or "")
+        if rule is not None and rule.no_op:
+            self.handled.add(id(decorator.decorator))
+            self.no_op_decorators[id(decorator.decorator)] = rule.torch
 
     def visit_Assign(self, node: cst.Assign) -> None:
         structural.record_known_kinds(node, self.ctx)
@@ -182,31 +306,59 @@ class Rewriter(cst.CSTTransformer):
     def visit_Expr(self, node: cst.Expr) -> None:
         if isinstance(node.value, cst.Call):
             self.statement_calls.add(id(node.value))
+            if structural.is_torch_assert(node.value, self.analysis):
+                self.handled.update((id(node.value), id(node.value.func)))
 
     # -- structural rewrites on the way up ----------------------------------
     def leave_FunctionDef(self, original_node, updated_node):
+        self.function_depth -= 1
+        self.forward_depth = max(0, self.forward_depth - 1)
         return structural.convert_function(self, original_node, updated_node)
 
     def leave_With(self, original_node, updated_node):
         return structural.unwrap_grad_context(self, original_node, updated_node)
 
     def leave_Expr(self, original_node, updated_node):
+        if id(original_node.value) in self.handled and structural.is_torch_assert(original_node.value, self.analysis):
+            self.changed()
+            return structural.as_assert(self.ctx, original_node.value, updated_node.value)
         pending = self.in_place.pop(id(original_node.value), None)
         if pending is not None:
-            return structural.assign_in_place(self.ctx, *pending)
+            return structural.assign_in_place(self.ctx, *pending, in_forward=self.forward_depth > 0)
         return structural.convert_buffer_registration(self, original_node, updated_node)
 
     # -- references and calls ------------------------------------------------
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        check = membership_check(self, node)
+        if check is not None:
+            self.handled.add(id(check.module))
+            self.feature_checks[id(node)] = check
+
+    def leave_Comparison(self, original_node, updated_node):
+        check = self.feature_checks.pop(id(original_node), None)
+        if check is None:
+            return updated_node
+        return feature_answer(self, original_node, updated_node, check).with_changes(
+            lpar=updated_node.lpar, rpar=updated_node.rpar)
+
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
         if id(original_node) in self.handled:
             return updated_node
+        if id(original_node) in self.feature_checks:
+            return feature_answer(self, original_node, updated_node, self.feature_checks.pop(id(original_node)))
         func = original_node.func
         qualified = self.analysis.qualified(func)
         if qualified is not None:
             return _keep_parentheses(updated_node, self._api_call(original_node, updated_node, qualified))
         if isinstance(func, cst.Attribute):
+            if self._is_function_apply(func):  # SwishFn.apply(x) -> SwishFn()(x)
+                self.changed()
+                return updated_node.with_changes(func=cst.Call(func.value))
             return _keep_parentheses(updated_node, self._method_call(original_node, updated_node, func.attr.value))
         return updated_node
+
+    def _is_function_apply(self, func: cst.Attribute) -> bool:
+        return func.attr.value == "apply" and isinstance(func.value, cst.Name) and func.value.value in self.function_cells
 
     def _api_call(self, original, updated, qualified):
         rule = self.rules.calls.get(qualified)
@@ -218,15 +370,38 @@ class Rewriter(cst.CSTTransformer):
             self.mark(original, qualified, "no MindSpore rule for this API")
             return updated
         try:
+            if rule.after_init:
+                raise UnknownValue("the layer needs statements after its constructor")
             expanded = structural.expand_keyword_dicts(qualified, original, updated, self.ctx)
             result = convert_call(rule, expanded, self.ctx, source=original)
         except Unconvertible as exc:
-            self.mark(original, qualified, exc.reason)
-            return updated
+            if not (isinstance(exc, UnknownValue) or any(arg.star for arg in original.args)):
+                self.mark(original, qualified, exc.reason)
+                return updated
+            return self._adapted_call(original, updated, qualified, rule, exc.reason)
         self.ctx.consume(original.func)
         self.changed()
         outcome = f"-> {rule.target}" if rule.target else f"rewritten ({rule.notes})" if rule.notes else "rewritten"
         self.ctx.converted(original, qualified, f"{qualified} {outcome}")
+        return result
+
+    def _adapted_call(self, original, updated, qualified, rule, reason: str):
+        """Arguments known only at run time (unpacked, or through variables where the
+        rule needs a value): the call goes through the API's adapter, which has
+        torch's signature and applies the rule when the values arrive."""
+        try:
+            if rule.is_plain_rename and not rule.args:
+                adapter = self.ctx.ref(rule.target)  # the same signature: the arguments pass as they are
+            else:
+                adapter = self.adapters.reference(qualified, rule, call=updated)
+        except Unconvertible as no_adapter:
+            self.mark(original, qualified, f"{reason}; {no_adapter.reason}")
+            return updated
+        result = updated.with_changes(func=adapter)
+        self.ctx.consume(original.func)
+        self.changed()
+        self.ctx.converted(original, qualified, f"{qualified} -> {code_of(adapter)}, which has torch's "
+                           "signature and applies the rule to the arguments at run time")
         return result
 
     def _method_call(self, original, updated, name):
@@ -256,12 +431,13 @@ class Rewriter(cst.CSTTransformer):
             return updated
         try:
             result = convert_method(rule, updated.func.value, updated, self.ctx, source=original)
-            if isinstance(result, InPlace):
-                if id(original) in self.statement_calls:
-                    self.in_place[id(original)] = (updated.func.value, result.value, result.rebinds)
-                    result = updated
-                else:
-                    result = structural.in_place_value(self.ctx, original.func.value, updated.func.value, result)
+            if isinstance(result, InPlace) and id(original) in self.statement_calls:
+                self.in_place[id(original)] = (updated.func.value, result.value, result.rebinds)
+                result = updated
+            elif isinstance(result, InPlace):
+                result = structural.in_place_value(self.ctx, original.func.value, updated.func.value, result.value,
+                                                   result.rebinds, in_forward=self.forward_depth > 0,
+                                                   returned=self.return_depth > 0)
         except Unconvertible as exc:
             self.mark(original, rule.torch, exc.reason)
             return updated
@@ -294,6 +470,9 @@ class Rewriter(cst.CSTTransformer):
         return parts is not None and parts[0] in self.analysis.imports
 
     def leave_Attribute(self, original_node, updated_node):
+        if self._is_function_apply(original_node) and id(original_node) not in self.call_funcs:
+            self.changed()
+            return cst.Call(original_node.value)  # fn = SwishFn.apply -> an instance, called like apply
         mapped = self.attributes.rewrite(original_node, updated_node)
         if mapped is not None:
             return mapped
@@ -306,9 +485,16 @@ class Rewriter(cst.CSTTransformer):
         qualified = self.analysis.qualified(original)
         if qualified is None and isinstance(original, cst.Attribute):
             return self.properties.leave(original, updated)
-        if qualified is None or id(original) in self.call_funcs or id(original) in self.handled:
+        if qualified is None:
             return updated
-        return self._reference(original, qualified, updated)
+        if id(original) in self.call_funcs or id(original) in self.handled:
+            result = updated  # the call (or structural transform) decides
+        else:
+            result = self._reference(original, qualified, updated)
+        if result is updated and self.frames:
+            alias = self.analysis.reference_alias.get(id(original), "")
+            self.frame.left[id(result)] = LeftReference(result, original, alias, qualified)
+        return result
 
     def _reference(self, original, qualified, updated=None):
         """A torch name used as a value: a dtype, a class in isinstance(), a base class ..."""
@@ -316,19 +502,43 @@ class Rewriter(cst.CSTTransformer):
         attribute = self.rules.attributes.get(qualified)
         if attribute is not None:
             if attribute.target is None:
-                self.mark(original, qualified, attribute.reason or "no MindSpore equivalent")
-                return updated
+                return self._unconverted(original, updated, qualified, attribute.reason or "no MindSpore equivalent")
             return self._renamed(original, qualified, attribute.target)
         rule = self.rules.calls.get(qualified)
         if rule is not None and rule.target is not None:
-            as_type = id(original) in self.type_context
-            if as_type or rule.is_plain_rename:
+            # as a value it is called later with torch's arguments: only a rule that
+            # changes none of them can stand as the MindSpore name
+            if id(original) in self.type_context or (rule.is_plain_rename and not rule.args):
                 return self._renamed(original, qualified, rule.target)
-            where = "as a base class" if id(original) in self.base_context else "as a value"
-            self.mark(original, qualified, f"used {where}; its arguments can only be converted where it is called")
+        if rule is not None and (rule.target is not None or rule.hook is not None) and id(original) not in self.type_context:
+            as_base = id(original) in self.base_context
+            where = "as a base class" if as_base else "as a value"
+            try:
+                adapter = self.adapters.reference(qualified, rule, subclassed=as_base)
+            except Unconvertible as exc:
+                return self._unconverted(original, updated, qualified, f"used {where}: {exc.reason}")
+            self.ctx.consume(original)
+            self.changed()
+            self.ctx.converted(original, qualified, f"{qualified} used {where} -> {code_of(adapter)}, "
+                               "which has torch's signature and applies the rule to its arguments")
+            return adapter
+        return self._unconverted(original, updated, qualified, "no MindSpore rule for this API")
+
+    def _unconverted(self, original, updated, qualified: str, reason: str):
+        if id(original) not in self.annotation_refs:
+            if not self.frames:
+                self.mark(original, qualified, reason)
+            else:
+                text = reason if reason.startswith(qualified) else f"{qualified}: {reason}"
+                self.frame.markers.append(_PendingMark(updated, original, qualified, text))
             return updated
-        self.mark(original, qualified, "no MindSpore rule for this API")
-        return updated
+        # an annotation has no effect at run time: a torch type with no MindSpore
+        # counterpart stays readable as a string (a forward reference)
+        self.ctx.consume(original)
+        self.changed()
+        self.ctx.converted(original, qualified, f"{qualified} in an annotation kept as the string annotation "
+                           f"'{code_of(original)}' ({reason})", Severity.WARNING)
+        return cst.SimpleString(repr(code_of(original)).replace("'", '"'))
 
     def _renamed(self, original, qualified, target):
         self.ctx.consume(original)

@@ -20,6 +20,7 @@ from transpiler.config import ConfigError
 from transpiler.diffs import DiffWriter, diff_path, file_diff
 from transpiler.discovery import Exclusions, discover
 from transpiler.progress import Progress
+from transpiler.project import with_siblings
 from transpiler.report import RunReport
 
 
@@ -109,7 +110,7 @@ def run_convert(args) -> int:
     except (UsageError, ConfigError) as exc:
         print(f"ms-migrate: error: {exc}", file=sys.stderr)
         return 2
-    jobs = discover(args.source, target, settings.exclusions)
+    jobs = with_siblings(args.source, discover(args.source, target, settings.exclusions))
     cache = _cache_for(args, settings, target)
     jobs = [dataclasses.replace(job, want_text=args.diff, cache=cache, keep_outputs=settings.keep_outputs)
             for job in jobs]

@@ -49,7 +49,11 @@ def _layer_rules(rules: RuleSet | None = None) -> tuple[dict[type, list[ApiRule]
 
 def _build_index(rules: RuleSet):
     import mindspore.nn
-    import torch.nn
+
+    try:
+        import torch.nn
+    except ImportError:  # converting numpy weights on a machine without torch
+        torch = None
 
     by_target: dict[type, list[ApiRule]] = {}
     by_torch: dict[type, ApiRule] = {}
@@ -62,7 +66,7 @@ def _build_index(rules: RuleSet):
         if not (isinstance(target, type) and issubclass(target, mindspore.nn.Cell)):
             continue
         by_target.setdefault(target, []).append(rule)
-        for name in rule.all_names():
+        for name in rule.all_names() if torch is not None else ():
             source = resolve(name) if _is_class_name(name, "torch.") else None
             if isinstance(source, type) and issubclass(source, torch.nn.Module):
                 by_torch[source] = rule

@@ -32,18 +32,42 @@ def is_self_or_super(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "super"
 
 
+def drop_no_op_decorators(rewriter, original, updated):
+    """Without the decorators the rewrite handled whole: grad-mode ones
+    (``@torch.no_grad()``) and those with no effect in MindSpore (``@torch.jit.ignore``)."""
+    if not any(id(d.decorator) in rewriter.handled for d in original.decorators):
+        return updated
+    for decorator in original.decorators:
+        if id(decorator.decorator) not in rewriter.handled:
+            continue
+        rewriter.ctx.consume(grad_context_reference(decorator.decorator))
+        api = rewriter.no_op_decorators.get(id(decorator.decorator))
+        if api is None:
+            rewriter.ctx.converted(
+                original, "torch.no_grad", "grad-mode decorator removed: MindSpore computes gradients only inside grad functions"
+            )
+        else:
+            rewriter.ctx.converted(original, api, f"@{api} removed: it has no effect in MindSpore")
+    rewriter.changed()
+    # the comment lines of a removed decorator go to the next line that stays
+    decorators, carried = [], []
+    for decorator, source in zip(updated.decorators, original.decorators):
+        if id(source.decorator) in rewriter.handled:
+            carried.extend(decorator.leading_lines)
+            continue
+        decorators.append(decorator.with_changes(leading_lines=[*carried, *decorator.leading_lines]))
+        carried = []
+    changes = {"decorators": decorators}
+    if carried and decorators:
+        changes["lines_after_decorators"] = [*carried, *updated.lines_after_decorators]
+    elif carried:
+        changes["leading_lines"] = [*updated.leading_lines, *carried]
+    return updated.with_changes(**changes)
+
+
 def convert_function(rewriter, original: cst.FunctionDef, updated: cst.FunctionDef):
     changes = {}
-    kept = [d for d, o in zip(updated.decorators, original.decorators) if id(o.decorator) not in rewriter.handled]
-    if len(kept) != len(updated.decorators):
-        for decorator in original.decorators:
-            if id(decorator.decorator) in rewriter.handled:
-                rewriter.ctx.consume(grad_context_reference(decorator.decorator))
-        changes["decorators"] = kept
-        rewriter.changed()
-        rewriter.ctx.converted(
-            original, "torch.no_grad", "grad-mode decorator removed: MindSpore computes gradients only inside grad functions"
-        )
+    updated = drop_no_op_decorators(rewriter, original, updated)
     if rewriter.in_cell_class() and original.name.value == "forward":
         changes["name"] = cst.Name("construct")
         rewriter.changed()

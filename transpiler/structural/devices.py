@@ -50,7 +50,8 @@ def is_noop_statement(original: cst.SimpleStatementLine, updated: cst.SimpleStat
         return False
     for before, after in zip(original.body, updated.body):
         if isinstance(before, cst.Expr) and isinstance(after, cst.Expr):
-            if not (isinstance(before.value, cst.Call) and isinstance(after.value, (cst.Name, cst.Attribute))):
+            bare = (cst.Name, cst.Attribute, cst.SimpleString, cst.ConcatenatedString)
+            if not (isinstance(before.value, cst.Call) and isinstance(after.value, bare)):
                 return False
         elif isinstance(before, cst.Assign) and isinstance(after, cst.Assign):
             if not (

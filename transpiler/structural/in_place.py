@@ -4,7 +4,17 @@ kernel), so ``x.add_(y)`` becomes ``ops.assign(x, x.add(y))``: assign updates
 the tensor object itself, so every alias (a Parameter met in a
 ``for p in model.parameters()`` loop, a tensor kept in a list) sees the change,
 as in torch. Items, ``x[i].add_(y)``, become ``x[i] = ...`` (assign refuses
-views), and shape-changing ones (``x.unsqueeze_(0)``) rebind the name."""
+views), and shape-changing ones (``x.unsqueeze_(0)``) rebind the name.
+
+In a Cell's forward a local tensor is rebound instead (``y = y.add(1)``):
+gradients do not flow through ``ops.assign`` (measured: d/dy of
+``assign(y, y * g)`` is 1, not g), and a forward computes, it does not update
+aliases. Attributes (buffers such as running statistics) are still assigned.
+
+Inside an expression (``return x.mul_(gamma)``, ``nn.Parameter(torch.zeros(n).uniform_())``)
+the call becomes the updated value: ``ops.assign(x, ...)`` (which returns it)
+for a name or attribute, the value alone for a temporary nobody else sees or
+in a return statement, a ``:=`` rebinding in a forward."""
 
 from __future__ import annotations
 
@@ -14,41 +24,78 @@ from rewrite_rules.spec import Unconvertible
 
 
 def assign_in_place(
-    ctx, receiver: cst.BaseExpression, value: cst.BaseExpression, rebinds: bool = False
+    ctx, receiver: cst.BaseExpression, value: cst.BaseExpression, rebinds: bool = False, in_forward: bool = False
 ) -> cst.BaseSmallStatement:
-    if isinstance(receiver, cst.Subscript) or rebinds:
+    if isinstance(receiver, cst.Subscript) or rebinds or (in_forward and isinstance(receiver, cst.Name)):
         return cst.Assign(targets=[cst.AssignTarget(receiver)], value=value)
-    return cst.Expr(cst.Call(ctx.ref("mindspore.ops.assign"), [cst.Arg(receiver), cst.Arg(value)]))
+    return cst.Expr(_assign(ctx, receiver, value))
 
 
-# torch functions whose result is always a tensor of its own, never a view of
-# an argument: an in-place method applied to their result changes nothing else.
-_FRESH_FACTORIES = frozenset(
-    f"torch.{name}"
-    for name in (
-        "tensor", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "linspace",
-        "logspace", "eye", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
-        "randint_like", "Tensor", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "BoolTensor",
-    )
-)
+# Methods (and torch functions) whose result may share storage with their
+# input: an in-place update of that result changes the input too in torch.
+_VIEWS = frozenset({
+    "view", "view_as", "reshape", "reshape_as", "transpose", "permute", "t", "T", "mT", "expand", "expand_as",
+    "narrow", "select", "unsqueeze", "squeeze", "flatten", "unflatten", "movedim", "moveaxis", "swapaxes",
+    "swapdims", "diagonal", "detach", "as_strided", "split", "chunk", "unbind", "contiguous", "real", "imag",
+    "data", "view_as_real", "view_as_complex", "unfold", "to", "type_as", "float", "double", "half", "long",
+    "int", "type", "cpu", "cuda",
+})
 
 
-def _is_fresh(source: cst.BaseExpression, analysis) -> bool:
-    if not isinstance(source, cst.Call):
-        return False
-    if isinstance(source.func, cst.Attribute) and source.func.attr.value == "clone":
+def in_place_value(ctx, source_receiver: cst.BaseExpression, receiver: cst.BaseExpression, value: cst.BaseExpression,
+                   rebinds: bool, *, in_forward: bool, returned: bool) -> cst.BaseExpression:
+    """The expression an in-place call inside an expression becomes; raises
+    Unconvertible where the update cannot be kept. torch returns the updated
+    receiver: a named tensor is updated with ``ops.assign`` (which returns the
+    new value), a freshly computed temporary is seen by nobody else, so its new
+    value is all there is."""
+    if isinstance(receiver, cst.Subscript):
+        raise Unconvertible("in-place operation on an item inside an expression; make it a statement of its own")
+    if isinstance(receiver, cst.Name):
+        if returned:
+            return value  # nothing in this function reads the name afterwards
+        if in_forward or rebinds:
+            return cst.NamedExpr(receiver, value, lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return _assign(ctx, receiver, value)
+    if isinstance(receiver, cst.Attribute):
+        if rebinds:
+            raise Unconvertible("in-place operation changing an attribute's shape inside an expression; "
+                                "make it a statement of its own")
+        return _assign(ctx, receiver, value)
+    if _may_be_view(source_receiver, ctx.analysis):
+        raise Unconvertible("in-place operation on a view: torch changes the tensor it views too; "
+                            "update that tensor in a statement of its own")
+    if _occurrences(receiver, value) > 1:
+        raise Unconvertible("in-place operation on a temporary the MindSpore form would compute twice; "
+                            "assign the temporary to a variable first")
+    return value
+
+
+def _may_be_view(source: cst.BaseExpression, analysis) -> bool:
+    if isinstance(source, cst.Subscript):
         return True
-    return analysis.qualified(source.func) in _FRESH_FACTORIES
+    if not isinstance(source, cst.Call):
+        return False  # arithmetic makes a new tensor
+    qualified = analysis.qualified(source.func)
+    if qualified is not None:
+        return qualified.rpartition(".")[2] in _VIEWS
+    return isinstance(source.func, cst.Attribute) and source.func.attr.value in _VIEWS
 
 
-def in_place_value(ctx, source_receiver: cst.BaseExpression, receiver: cst.BaseExpression, in_place):
-    """An in-place method whose result is used (``y = x.add_(1)``,
-    ``torch.ones(2).add_(1)``): torch returns the updated receiver. A freshly
-    made receiver is seen by nobody else, so its new value is the result; a
-    named tensor is updated with ``ops.assign``, which returns the new value.
-    Items and reshaping methods can only be statements of their own."""
-    if _is_fresh(source_receiver, ctx.analysis):
-        return in_place.value
-    if in_place.rebinds or not isinstance(receiver, (cst.Name, cst.Attribute)):
-        raise Unconvertible("in-place operation inside an expression; make it a statement of its own")
-    return cst.Call(ctx.ref("mindspore.ops.assign"), [cst.Arg(receiver), cst.Arg(in_place.value)])
+def _assign(ctx, receiver, value) -> cst.Call:
+    return cst.Call(ctx.ref("mindspore.ops.assign"), [cst.Arg(receiver), cst.Arg(value)])
+
+
+def _occurrences(needle: cst.CSTNode, haystack: cst.CSTNode) -> int:
+    count = 0
+
+    class Counter(cst.CSTVisitor):
+        def on_visit(self, node) -> bool:
+            nonlocal count
+            if node.deep_equals(needle):
+                count += 1
+                return False
+            return True
+
+    haystack.visit(Counter())
+    return count

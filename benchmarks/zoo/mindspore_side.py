@@ -1,0 +1,95 @@
+"""The MindSpore side of the zoo benchmark, run in a child process per model
+on the converted timm package, with torch and torchvision made unimportable
+(the converted package must not need them): build the model through the
+converted package's own ``create_model``, load the torch weights with
+``convert_state_dict``, run it in eval mode on the same input and compare.
+
+    python mindspore_side.py CONVERTED_DIR REFERENCE_NPZ NAME
+
+Prints one JSON line: verdict, max error, first error line.
+"""
+
+from __future__ import annotations
+
+import json
+import linecache
+import os
+import sys
+import traceback
+
+from transpiler.proof.no_torch import block_torch
+
+ATOL, RTOL = 1e-4, 1e-3
+MARKER = "# TODO(ms-migrate):"
+
+
+def _marker_above(filename: str, lineno: int) -> str | None:
+    """The marker over the statement at ``lineno`` (markers sit in the comment
+    block directly above a statement; the failing line may be inside it)."""
+    for line_number in range(lineno - 1, max(lineno - 40, 0), -1):
+        text = linecache.getline(filename, line_number).strip()
+        if text.startswith(MARKER):
+            return text[len(MARKER):].strip()
+        if text and not text.startswith("#") and line_number < lineno - 1 and not text.startswith(("import ", "from ")):
+            # a previous statement ends the search unless the failing line continues it
+            if not text.endswith(("(", "[", "{", ",", "\\")):
+                return None
+    return None
+
+
+def _failure(stage: str, exc: BaseException, converted_dir: str) -> dict:
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(converted_dir)]
+    message = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+    for frame in reversed(frames):
+        marker = _marker_above(frame.filename, frame.lineno)
+        if marker is not None:
+            where = f"{os.path.relpath(frame.filename, converted_dir)}:{frame.lineno}"
+            return {"verdict": "marked", "error": f"{where}: {marker}"[:300]}
+    if frames:
+        last = frames[-1]
+        message = f"{os.path.relpath(last.filename, converted_dir)}:{last.lineno}: {message}"
+    return {"verdict": stage, "error": message[:300]}
+
+
+def run(converted_dir: str, reference: str, name: str) -> dict:
+    block_torch()
+    sys.path.insert(0, converted_dir)
+    import numpy as np
+
+    stage = "import"
+    try:
+        import mindspore
+        import timm
+
+        from transpiler.proof.weights import convert_state_dict
+
+        stage = "construct"
+        mindspore.set_seed(0)
+        model = timm.create_model(name, pretrained=False)
+        stage = "weights"
+        data = np.load(reference)
+        weights = {k[len("weight:"):]: data[k] for k in data.files if k.startswith("weight:")}
+        params = convert_state_dict(weights, model)
+        mindspore.load_param_into_net(model, params, strict_load=True)
+        stage = "forward"
+        model.set_train(False)
+        output = model(mindspore.Tensor(data["input"])).asnumpy()
+    except BaseException as exc:  # noqa: BLE001 - every failure is a verdict
+        return _failure(stage, exc, converted_dir)
+    expected = data["output"]
+    if output.shape != expected.shape:
+        return {"verdict": "mismatch", "error": f"output shape {output.shape} != torch {expected.shape}"}
+    error = float(np.max(np.abs(output - expected)))
+    ok = bool(np.allclose(output, expected, atol=ATOL, rtol=RTOL))
+    return {"verdict": "match" if ok else "mismatch", "max_error": error,
+            "error": "" if ok else f"max abs error {error:.3g} (atol {ATOL}, rtol {RTOL})"}
+
+
+def main() -> int:
+    converted_dir, reference, name = sys.argv[1:]
+    print(json.dumps(run(os.path.abspath(converted_dir), reference, name)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
