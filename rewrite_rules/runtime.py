@@ -1,12 +1,9 @@
 """The things around a training loop: the device runtime (torch.cuda.*),
-compilation and single-process data-parallel wrappers.
+and single-process data-parallel wrappers.
 
 - memory and stream calls map to ``mindspore.runtime`` (same names);
 - seeding the GPU generators is seeding MindSpore (``mindspore.set_seed``
   seeds every device);
-- ``torch.compile(model)`` returns the model: MindSpore runs Cells eagerly
-  (PyNative) as torch does, and ``mindspore.jit`` would trace a different
-  program (Python control flow is fixed at trace time);
 - ``nn.DataParallel(model)`` returns the model: one process drives every
   device in torch's DataParallel; MindSpore runs data parallelism with one
   process per device (``mindspore.communication``), so in one process the model
@@ -46,7 +43,6 @@ def _runs(statement: str, converted: str) -> Example:
     return Example(f"result = {statement} is None", f"result = {converted} is None", inputs={})
 
 
-_COMPILE_NOTES = "MindSpore runs the Cell as it is (PyNative, like torch without compile)"
 _DATA_PARALLEL_NOTES = ("one process: the model itself (MindSpore data parallelism runs one process per device "
                         "with mindspore.communication)")
 
@@ -76,11 +72,6 @@ RULES = [
             hook=_deterministic, positional=1,
             examples=(_runs("torch.use_deterministic_algorithms(True)", "mindspore.set_deterministic(True)"),
                       Example("torch.use_deterministic_algorithms(True, warn_only=True)", marked="warn_only"))),
-    ApiRule("torch.compile", None, signature="model=None, *, fullgraph=False, dynamic=None, backend='inductor', "
-                                             "mode=None, options=None, disable=False",
-            hook=_first_argument, notes=_COMPILE_NOTES,
-            examples=(Example("net = torch.compile(model)", "net = model"),
-                      Example('net = torch.compile(model, mode="max-autotune")', "net = model"))),
     ApiRule("torch.nn.DataParallel", None, signature="model, device_ids=None, output_device=None, dim=0",
             hook=_first_argument, aliases=("torch.nn.parallel.DataParallel",
                                            "torch.nn.parallel.data_parallel.DataParallel"),

@@ -224,6 +224,11 @@ class _ReturnsToNumpy(cst.CSTTransformer):
     def visit_Lambda(self, node) -> bool:
         return False
 
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        if updated_node is not original_node:
+            self.ctx.to_format.add(updated_node)  # formatted like every rewritten statement
+        return updated_node
+
     def leave_Return(self, original_node, updated_node: cst.Return):
         value = updated_node.value
         if value is None or isinstance(value, cst.Dict):
