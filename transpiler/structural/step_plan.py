@@ -58,7 +58,8 @@ class StepPlan:
     clips: dict[int, Clip] = field(default_factory=dict)  # id(statement) -> clip
     unscales: list[cst.CSTNode] = field(default_factory=list)  # scaler.unscale_(optimizer) statements
     updates: list[cst.CSTNode] = field(default_factory=list)  # scaler.update() statements
-    zero_grads: list[cst.CSTNode] = field(default_factory=list)  # zero_grad() statements of this optimizer
+    zero_grads: list[cst.CSTNode] = field(default_factory=list)  # zero_grad() of this optimizer or its Cells
+    never_zeroed: bool = False  # no zero_grad() anywhere in the file: torch sums the gradients of every step
     step_scaler: cst.BaseExpression | None = None  # scaler in scaler.step(optimizer)
     params: list[str] = field(default_factory=list)
     aux: list[str] = field(default_factory=list)
@@ -475,6 +476,8 @@ class Planner:
         problem = self._surroundings(site, plan)
         if isinstance(problem, StepFailure):
             return problem
+        if not plan.zero_grads and hoist is not None and not self._zeroed_anywhere():
+            plan.accumulate = plan.never_zeroed = True
         plan.params = self._params(site, names, plan)
         plan.cells = self._forward_cells(site, plan)
         return plan
@@ -487,6 +490,8 @@ class Planner:
         end = order[id(plan.step_statement)]
         function = self._function_of(site)
         optimizer_code = code_of(plan.optimizer)
+        # optimizer.zero_grad() and model.zero_grad() on a Cell the optimizer trains clear the same gradients
+        zeroed = {optimizer_code, *(code_of(cell) for cell in self.trained_cells(plan.optimizer))}
         scaler_code = code_of(plan.step_scaler) if plan.step_scaler is not None else None
         for statement in function.statements:
             position = order[id(statement)]
@@ -508,13 +513,18 @@ class Planner:
                 if update is not None and code_of(update.func.value) == scaler_code and not update.args:
                     plan.updates.append(statement)
             zero_grad = self.calls.zero_grad(statement)
-            if zero_grad is not None and code_of(zero_grad.func.value) == optimizer_code:
+            if zero_grad is not None and code_of(zero_grad.func.value) in zeroed:
                 plan.zero_grads.append(statement)
         if plan.step_scaler is not None and plan.scaler is None:
             return StepFailure(plan.step_statement, "torch.amp.GradScaler.step",
                                "scaler.step(optimizer) after an unscaled loss.backward(): the gradients were never "
                                "scaled; rewrite the step by hand")
         return None
+
+    def _zeroed_anywhere(self) -> bool:
+        """Some zero_grad() in the file (another method may clear the gradients between steps)."""
+        return any(self.calls.zero_grad(statement) is not None
+                   for function in self.functions.values() for statement in function.statements)
 
     def _function_of(self, site: BlockSite) -> _Function:
         return self.functions[id(site.scope.node)]

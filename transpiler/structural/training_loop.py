@@ -175,10 +175,13 @@ class TrainingLoops:
         grads = cst.Name(plan.grads_name)
         update = _expression(cst.Call(plan.optimizer.deep_clone(), [cst.Arg(grads)]))
         if plan.step_scaler is None:
-            self.ctx.converted(original, "torch.optim.Optimizer.step", "optimizer.step() -> optimizer(grads)")
+            self.ctx.converted(original, "torch.optim.Optimizer.step", "optimizer.step() -> optimizer(grads)" + (
+                "; no zero_grad() in the file: the gradients are summed over every step, as torch does"
+                if plan.never_zeroed else ""))
             statements = [update]
-            if plan.accumulate and not plan.zero_grads:
-                statements.append(_assign(cst.Name(plan.grads_name), cst.Name("None")))  # torch keeps summing
+            if plan.accumulate and not plan.zero_grads and not plan.never_zeroed:
+                # zero_grad() is elsewhere in the file (another method): the next step starts a new sum
+                statements.append(_assign(cst.Name(plan.grads_name), cst.Name("None")))
             return self._statements(statements, original)
         self.ctx.converted(original, "torch.amp.GradScaler.step",
                            "scaler.step(optimizer) -> optimizer(grads) when mindspore.amp.all_finite(grads)")
