@@ -10,7 +10,7 @@ from rewrite_rules.cases import P, call_cases
 from rewrite_rules.spec import Drop, Example, MethodRule, Unconvertible, Unsupported
 from rewrite_rules.tensor_binding import atom, expr, literal, method
 from transpiler.engine import code_of, keyword_arg
-from transpiler.structural.provenance import OPTIMIZER, SCHEDULER, origin_of
+from transpiler.structural.provenance import OPTIMIZER, SCALER, SCHEDULER, origin_of
 
 
 def _train(call, ctx):
@@ -38,17 +38,33 @@ def _not_scheduler(call):
                             "carry last_epoch and the learning rates by hand")
 
 
+def _scaler_parameters(scaler: cst.BaseExpression, ctx) -> cst.DictComp:
+    """``{name: value for name, value in vars(scaler).items() if isinstance(value, mindspore.Parameter)}``:
+    a mindspore.amp loss scaler is no Cell; its state (scale_value, and counter when dynamic) is Parameters."""
+    name, value = cst.Name("name"), cst.Name("value")
+    items = cst.Call(cst.Attribute(cst.Call(cst.Name("vars"), [cst.Arg(scaler)]), cst.Name("items")), [])
+    is_parameter = cst.Call(cst.Name("isinstance"), [cst.Arg(value), cst.Arg(ctx.ref("mindspore.Parameter"))])
+    target = cst.Tuple([cst.Element(name), cst.Element(value)], lpar=[], rpar=[])
+    return cst.DictComp(name, value, cst.CompFor(target=target, iter=items, ifs=[cst.CompIf(is_parameter)]))
+
+
 def _state_dict(call, ctx):
     # An optimizer is a Cell in MindSpore: its parameters_dict() holds the moment
     # buffers and the step count (and the weights they belong to).
     _not_scheduler(call)
     if call.args:
         raise Unconvertible("state_dict() arguments are not supported")
+    if _receiver_kind(call) == SCALER:
+        return _scaler_parameters(call.receiver, ctx)
     return call.rename("parameters_dict", [])
 
 
 def _load_state_dict(call, ctx):
     _not_scheduler(call)
+    if _receiver_kind(call) == SCALER:  # the loss scale (and growth counter) Parameters come back as attributes
+        state = call.positional[0] if call.positional else call.keyword("state_dict")
+        update = cst.Attribute(cst.Call(cst.Name("vars"), [cst.Arg(call.receiver)]), cst.Name("update"))
+        return cst.Call(update, [cst.Arg(state)])
     if _is_optimizer(call):
         ctx.warn(call.source or call.call, "load_state_dict",
                  "restores the optimizer's moments, step count and weights, not its param-group learning rates")
@@ -239,6 +255,11 @@ RULES = [
                     Example("sd = optimizer.state_dict()", "sd = optimizer.parameters_dict()"),
                     Example("scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 5)\nsd = scheduler.state_dict()",
                             marked="no state_dict()"),
+                    Example("scaler = torch.amp.GradScaler('cuda')\nsd = scaler.state_dict()",
+                            "scaler = mindspore.amp.DynamicLossScaler(\n"
+                            "    scale_value=65536.0, scale_factor=2, scale_window=2000\n)\n"
+                            "sd = {\n    name: value\n    for name, value in vars(scaler).items()\n"
+                            "    if isinstance(value, mindspore.Parameter)\n}"),
                     _on_net("sd = net.state_dict()\nresult = [(key, sd[key]) for key in sorted(sd)]"))),
 
     _cell(
@@ -249,6 +270,9 @@ RULES = [
                   Example("optimizer.load_state_dict(sd)", "mindspore.load_param_into_net(optimizer, sd)"),
                   Example("scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 5)\nscheduler.load_state_dict(sd)",
                           marked="no state_dict()"),
+                  Example("scaler = torch.amp.GradScaler('cuda')\nscaler.load_state_dict(sd)",
+                          "scaler = mindspore.amp.DynamicLossScaler(\n"
+                          "    scale_value=65536.0, scale_factor=2, scale_window=2000\n)\nvars(scaler).update(sd)"),
                   _on_net("other = Net()\nkeys = other.load_state_dict(net.state_dict())\nresult = (other(x), keys)"),
                   _on_net("other = Net()\nother.load_state_dict(net.state_dict(), strict=False)\nresult = other(x)",
                           notes="strict")),

@@ -196,6 +196,22 @@ def test_step_of_an_unknown_object_is_left_alone():
     assert "TODO" not in converted and "options.step()" in converted and "schedule.step()" in converted
 
 
+def test_names_do_not_decide_what_steps():
+    """An optimizer called ``state`` made by a function of the file, a scheduler called ``warm``: converted;
+    an object called ``scheduler`` of the file's own class and a dict called ``optimizer``: left alone."""
+    converted = convert_snippet(
+        "class Warmup:\n    def step(self):\n        pass\n\n"
+        "def make(model):\n    return torch.optim.Adam(model.parameters(), lr=1e-3)\n\n"
+        "state = make(model)\nwarm = torch.optim.lr_scheduler.LambdaLR(state, lambda s: 1.0)\n"
+        "scheduler = Warmup()\noptimizer = {'lr': 0.1}\n"
+        "for x, y in loader:" + STEP.replace("optimizer.", "state.") + "    warm.step()\n    scheduler.step()\n"
+        "print(optimizer['lr'])\n")
+    assert "TODO" not in converted, converted
+    assert "state(grads)" in converted and "mindspore.value_and_grad(forward_fn, None, state.parameters)" in converted
+    assert "mindspore.experimental.optim.lr_scheduler.LambdaLR(state" in converted
+    assert "    warm.step()\n    scheduler.step()\n" in converted and "optimizer['lr']" in converted
+
+
 # -- data ---------------------------------------------------------------------------------------
 def test_seeded_split_and_loader_arguments_in_a_dict():
     _golden(
