@@ -88,6 +88,38 @@ def test_compile_data_parallel_and_the_wrapped_module():
     )
 
 
+AUTOCAST_STEP = """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+{made}
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    optimizer.zero_grad()
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = nn.functional.mse_loss(model(x), y)
+    loss.backward()
+    optimizer.step()
+"""
+
+
+@pytest.mark.parametrize("made", ["model = Net()", "model = nn.DataParallel(Net()).to(device)",
+                                  "model = torch.compile(nn.DataParallel(Net()))"])
+def test_autocast_sets_mixed_precision_on_the_network_also_when_wrapped(made):
+    converted = convert_snippet(AUTOCAST_STEP.format(made=made))
+    assert 'model = mindspore.amp.auto_mixed_precision(model, "auto", dtype=mindspore.float16)' in converted, converted
+
+
+def test_autocast_around_no_known_network_is_reported():
+    reports = _reports(AUTOCAST_STEP.format(made="model = load_model()"))
+    assert any("no network of this file runs inside the autocast context" in r for r in reports), reports
+
+
 def test_freezing_with_requires_grad_():
     _golden(
         """

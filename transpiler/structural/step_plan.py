@@ -26,7 +26,7 @@ import libcst as cst
 
 from rewrite_rules.tensor_methods_data import SHARED_TENSOR_METHODS, TORCH_ONLY_TENSOR_METHODS
 from transpiler.engine import code_of
-from transpiler.structural.provenance import CELL, LAYER, OPTIMIZER, Provenance
+from transpiler.structural.provenance import CELL, LAYER, OPTIMIZER, WRAPPER, Provenance
 from transpiler.structural.step_calls import BACKWARD_API, Backward, Clip, Step, StepCalls, method_statement
 from transpiler.structural.step_names import StatementNames, free_names, is_builtin, names_of
 
@@ -541,6 +541,8 @@ class Planner:
     def is_network(self, expr: cst.BaseExpression) -> bool:
         """One of the file's Cells, or a torch layer that is not a loss (losses may convert to functions)."""
         origin = self.provenance.origin(expr)
+        while origin is not None and origin.kind == WRAPPER:  # nn.DataParallel(model) runs the model
+            origin = origin.inner
         if origin is None:
             return False
         return origin.kind == CELL or (origin.kind == LAYER and not origin.qualified.endswith("Loss"))

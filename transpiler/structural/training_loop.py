@@ -376,9 +376,12 @@ class TrainingLoops:
                 settings = amp.autocast_of(item.item, self.ctx.analysis, provenance)
                 if settings is None or amp.is_off(settings):
                     continue
-                for cell in self._cells_inside(site.statements[index]):
-                    if not _is_variable(cell):
-                        continue
+                cells = [cell for cell in self._cells_inside(site.statements[index]) if _is_variable(cell)]
+                if not cells:
+                    self.ctx.warn(item.item, "torch.autocast",
+                                  "no network of this file runs inside the autocast context: the step runs in "
+                                  "float32; set mindspore.amp.auto_mixed_precision on the network by hand")
+                for cell in cells:
                     convert = lambda expr: amp.convert_dtype(expr, self.ctx)  # noqa: E731
                     statements.append(amp.mixed_precision(cell, settings, self.ctx, convert))
                     self.ctx.converted(item.item, "torch.autocast",
