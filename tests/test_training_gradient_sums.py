@@ -1,5 +1,6 @@
 """Where torch's gradients are cleared decides what each step sums: the
-converted loop clears its summed gradients at the same places.
+converted loop clears its summed gradients at the same places (and, with AMP
+loss scaling, unscales them exactly once, as scaler.step() does).
 
 torch adds every ``backward()`` into the parameters' ``.grad`` until a
 ``zero_grad()`` (of the optimizer, or of a model it trains) clears them. Each
@@ -42,6 +43,7 @@ def batches():
 def train(model, log=print, k=3):
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.5)
     criterion = nn.MSELoss()
+    scaler = torch.amp.GradScaler("cpu", init_scale=1024.0)
     losses = []
     for i, (x, y) in enumerate(batches()):
 '''
@@ -84,14 +86,26 @@ LOOPS = {
         loss.backward()
         optimizer.step()
 """,
+    # AMP loss scaling, unscaled before clipping on some steps only: scaler.step() unscales the others
+    "scaler_unscales_on_some_paths": """
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        scaler.scale(loss).backward()
+        if i % 2 == 0:
+            scaler.unscale_(optimizer)
+            nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+        scaler.step(optimizer)
+        scaler.update()
+""",
 }
 TAIL = """        losses.append(loss.item())
     return losses
 """
 
 # max relative difference over the 12 steps, measured (torch 2.13 / MindSpore 2.10, CPU) -> tolerance:
-# 1.4e-7 (every k), 5.8e-7 (model.zero_grad) -> 1e-5; never cleared, the sums grow and so does the
-# rounding: 6.8e-5 -> 5e-4. The sabotaged conversions differ by 0.34 to 1.14.
+# 1.4e-7 (every k), 4.5e-7 (scaler), 5.8e-7 (model.zero_grad) -> 1e-5; never cleared, the sums grow and
+# so does the rounding: 6.8e-5 -> 5e-4. The sabotaged conversions differ by 0.34 to 1.14 (1e27: scaled
+# gradients applied).
 RTOL = {"never_cleared": 5e-4}
 DEFAULT_RTOL = 1e-5
 
@@ -100,6 +114,8 @@ SABOTAGE = {
     "never_cleared": ("        optimizer(grads)\n", "        optimizer(grads)\n        grads = None\n"),
     "every_k_cleared_after": ("            grads = None\n", "            pass\n"),
     "every_k_cleared_each_batch": ("        grads = None\n        loss, micro_grads", "        loss, micro_grads"),
+    # the step forgets to unscale what was not unscaled: gradients 1024 times too large
+    "scaler_unscales_on_some_paths": ("        if not grads_unscaled:\n", "        if False:\n"),
 }
 
 _DRIVER = r'''

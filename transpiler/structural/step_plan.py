@@ -60,6 +60,7 @@ class StepPlan:
     updates: list[cst.CSTNode] = field(default_factory=list)  # scaler.update() statements
     zero_grads: list[cst.CSTNode] = field(default_factory=list)  # zero_grad() of this optimizer or its Cells
     never_zeroed: bool = False  # no zero_grad() anywhere in the file: torch sums the gradients of every step
+    unscale_flag: str | None = None  # unscale_() only on some paths: scaler.step() unscales when it did not run
     step_scaler: cst.BaseExpression | None = None  # scaler in scaler.step(optimizer)
     params: list[str] = field(default_factory=list)
     aux: list[str] = field(default_factory=list)
@@ -515,6 +516,9 @@ class Planner:
             zero_grad = self.calls.zero_grad(statement)
             if zero_grad is not None and code_of(zero_grad.func.value) in zeroed:
                 plan.zero_grads.append(statement)
+        step_block = function.parents.get(id(plan.step_statement))
+        if plan.unscales and all(function.parents.get(id(u)) is not step_block for u in plan.unscales):
+            plan.unscale_flag = "grads_unscaled"  # named with the other names by training_loop
         if plan.step_scaler is not None and plan.scaler is None:
             return StepFailure(plan.step_statement, "torch.amp.GradScaler.step",
                                "scaler.step(optimizer) after an unscaled loss.backward(): the gradients were never "

@@ -134,6 +134,10 @@ class TrainingLoops:
                 plan.grads_name = fresh_name(f"grads{suffix}", taken)
         self.micro_grads_name = fresh_name("micro_grads", taken)
         self.finite_name = fresh_name("grads_finite", taken)
+        unscaled = fresh_name("grads_unscaled", taken)
+        for plan in plans:
+            if plan.unscale_flag is not None:
+                plan.unscale_flag = unscaled
 
     # -- during the traversal --------------------------------------------------
     def leave(self, original: cst.CSTNode, result):
@@ -188,6 +192,9 @@ class TrainingLoops:
         statements = []
         if not plan.unscales:
             statements.append(self._unscale_statement(plan))
+        elif plan.unscale_flag is not None:  # torch's scaler.step() unscales gradients nothing unscaled
+            not_yet = cst.UnaryOperation(cst.Not(), cst.Name(plan.unscale_flag))
+            statements.append(cst.If(test=not_yet, body=cst.IndentedBlock([self._unscale_statement(plan)])))
         finite = cst.Name(self.finite_name)
         check = cst.Call(self.ctx.ref("mindspore.amp.all_finite"), [cst.Arg(grads)])
         statements.append(_assign(finite, check))
@@ -221,7 +228,12 @@ class TrainingLoops:
     def _unscale(self, original, result, plan: StepPlan):
         self.ctx.converted(original, "torch.amp.GradScaler.unscale_", "scaler.unscale_(optimizer) -> "
                                                                        "grads = scaler.unscale(grads)")
-        return self._format(self._unscale_statement(plan), original)
+        unscale = self._format(self._unscale_statement(plan), original)
+        if plan.unscale_flag is None:
+            return unscale
+        flag = format_statement(_assign(cst.Name(plan.unscale_flag), cst.Name("True")), self._depth(),
+                                self.rewriter.module)
+        return cst.FlattenSentinel([unscale, flag])
 
     def _update(self, original, result, plan: StepPlan):
         self.ctx.converted(original, "torch.amp.GradScaler.update",
@@ -341,6 +353,9 @@ class TrainingLoops:
         lines = [format_statement(_assign(target, call), depth, self.rewriter.module)]
         if plan.accumulate:
             lines.append(format_statement(_accumulate(plan.grads_name, self.micro_grads_name), depth,
+                                          self.rewriter.module))
+        if plan.unscale_flag is not None:  # fresh (scaled) gradients
+            lines.append(format_statement(_assign(cst.Name(plan.unscale_flag), cst.Name("False")), depth,
                                           self.rewriter.module))
         return lines
 
