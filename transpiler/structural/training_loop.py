@@ -23,7 +23,10 @@ few iterations) the MindSpore step sums them explicitly:
     grads = micro_grads if grads is None else tuple(g + m for g, m in zip(grads, micro_grads))
     ...
     optimizer(grads)
-    grads = None                          # optimizer.zero_grad()
+    grads = None                          # optimizer.zero_grad() (or model.zero_grad())
+
+With no ``zero_grad()`` anywhere in the file, torch sums the gradients of
+every step, and so does the converted loop (the sum is never reset).
 
 Clipping, ``scaler.unscale_``/``step``/``update`` (AMP, see ``amp.py``) and
 ``zero_grad()`` are rewritten where they stand, in the same function.
