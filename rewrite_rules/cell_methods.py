@@ -206,7 +206,13 @@ RULES = [
                             Example(f"class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
                                     f"        self.{name}('fc', nn.Linear(2, 3))\n\n    def forward(self, x):\n"
                                     f"        return self.fc(x)\n\n\nm = M()\nresult = m(x).shape",
-                                    inputs={"x": "randn(4, 2)"})))
+                                    inputs={"x": "randn(4, 2)"}),
+                            # unpacked arguments (timm's ResNet: self.add_module(*stage))
+                            Example(f"class M(nn.Module):\n    def __init__(self, stages):\n        super().__init__()\n"
+                                    f"        for stage in stages:\n            self.{name}(*stage)\n\n"
+                                    f"    def forward(self, x):\n        return self.b(self.a(x))\n\n\n"
+                                    f"m = M([('a', nn.Linear(2, 3)), ('b', nn.Tanh())])\nresult = m(x)",
+                                    inputs={"x": "randn(4, 2)"}, notes="unpacked")))
       for name in ("add_module", "register_module")),
     _bound_cell("to_empty", "*, device, recurse=True", args={"device": Drop("device placement is global in MindSpore")},
                 notes="the device is dropped (placement is global); returns the Cell, as torch returns the Module",

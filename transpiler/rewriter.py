@@ -439,11 +439,31 @@ class Rewriter(cst.CSTTransformer):
                                                    result.rebinds, in_forward=self.forward_depth > 0,
                                                    returned=self.return_depth > 0)
         except Unconvertible as exc:
-            self.mark(original, rule.torch, exc.reason)
-            return updated
+            result = self._unpacked_method_call(original, updated, rule)
+            if result is None:
+                self.mark(original, rule.torch, exc.reason)
+                return updated
         self.changed()
         self.ctx.converted(original, rule.torch, f".{name}() -> MindSpore form")
         return result
+
+    def _unpacked_method_call(self, original, updated, rule):
+        """``m.add_module(*pair)``: the rule applied to its own parameter names,
+        inside a lambda that receives the unpacked arguments (None: no such form)."""
+        if not rule.signature or not any(arg.star for arg in original.args):
+            return None
+        params = cst.parse_expression(f"lambda {rule.signature}: 0").params
+        if not isinstance(params.star_arg, cst.MaybeSentinel) or params.star_kwarg is not None:
+            return None  # torch's own *args: the names cannot stand for them
+        args = [cst.Arg(p.name) for p in params.params]
+        args += [cst.Arg(p.name, keyword=p.name) for p in params.kwonly_params]
+        try:
+            body = convert_method(rule, updated.func.value, updated.with_changes(args=args), self.ctx, source=original)
+        except Unconvertible:
+            return None
+        if isinstance(body, InPlace):
+            return None
+        return cst.Call(cst.Lambda(params, body, lpar=[cst.LeftParen()], rpar=[cst.RightParen()]), updated.args)
 
     def _mark_unrecognised(self, node: cst.Call, name: str) -> None:
         """A torch-only Tensor method no rule knows: MindSpore's Tensor lacks
