@@ -152,7 +152,8 @@ def _build(qualified: str, rule: ApiRule, ctx: FileContext) -> _Adapter:
         init = cst.FunctionDef(
             name=cst.Name("__init__"), params=signature, body=cst.IndentedBlock([*guards, construct, *after]),
         )
-        definition = cst.ClassDef(name=cst.Name(name), body=cst.IndentedBlock([init]), bases=[cst.Arg(result.func)])
+        definition = cst.ClassDef(name=cst.Name(name), body=cst.IndentedBlock([init, *_torch_attributes(rule)]),
+                                  bases=[cst.Arg(result.func)])
         return _Adapter(name, namespace, definition, True, checked)
     if rule.after_init:
         raise Unconvertible("the rule's MindSpore form is not a Cell class its statements could follow")
@@ -178,6 +179,22 @@ def _peel_self_returning(result):
         chained.insert(0, _statement(result.with_changes(func=result.func.with_changes(value=cst.Name("self")))))
         result = result.func.value
     return result, chained
+
+
+def _torch_attributes(rule: ApiRule) -> list[cst.FunctionDef]:
+    """Read-only properties with torch's attribute names (``eps`` -> ``self.epsilon``,
+    ``weight`` -> ``self.gamma``), for code that subclasses the layer and reads
+    them on ``self``."""
+    properties = []
+    for name, read in rule.attribute_reads.items():
+        if isinstance(read, str):
+            value = f"self.{read}"
+        elif read.template is not None and f"{{cell}}.{name}" not in read.template:
+            value = read.template.format(cell="self")
+        else:
+            continue  # not kept by MindSpore, or stored under the same name
+        properties.append(cst.parse_statement(f"@property\ndef {name}(self):\n    return {value}\n"))
+    return properties
 
 
 def _call(qualified: str, params, left_out: set[str]) -> cst.Call:
