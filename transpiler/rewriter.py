@@ -405,12 +405,15 @@ class Rewriter(cst.CSTTransformer):
         return result
 
     def _method_call(self, original, updated, name):
-        if name == "forward" and self.in_cell_class() and structural.is_self_or_super(original.func.value):
+        if self._is_module_function(original.func.value):
+            return updated  # np.sum(...), ops.softmax(...): a module's function, not a method
+        on_self_or_super = structural.is_self_or_super(original.func.value)
+        if name == "forward" and (self.in_cell_class() or not on_self_or_super):
+            # a Module's forward is its Cell's construct (down.forward(y) in timm's HRNet);
+            # an object without one fails loudly
             self.changed()
             self.ctx.converted(original, "forward", "forward call -> construct")
             return updated.with_changes(func=updated.func.with_changes(attr=cst.Name("construct")))
-        if self._is_module_function(original.func.value):
-            return updated  # np.sum(...), ops.softmax(...): a module's function, not a method
         if name in BUILTIN_NAMED_TENSOR_METHODS and id(original) in self.statement_calls:
             return updated  # items.sort(), seen.add(x): a builtin type's method, whose result a tensor's would not discard
         positional = sum(1 for a in original.args if a.keyword is None and not a.star)
