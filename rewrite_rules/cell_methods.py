@@ -96,14 +96,16 @@ def _bound_cell(name: str, signature: str, **kw) -> MethodRule:
 
 
 def _add_module(bound, call, ctx):
-    """insert_child_to_cell; a SequentialCell runs the cells of its
+    """setattr, as ``self.name = module`` would (unlike insert_child_to_cell,
+    it prefixes the child's parameter names with its own, which checkpoints
+    and weight loading go by); a SequentialCell runs the cells of its
     ``cell_list``, so the child joins that list too (torch's Sequential runs
     children added by name, and they keep their names: ``seq.bn``)."""
     cell, name, module = atom(call.receiver), bound.get("name"), code_of(bound.get("module"))
     if not isinstance(name, (cst.SimpleString, cst.Name, cst.Attribute)):
         raise Unconvertible("the name is read twice in the MindSpore form; assign it to a variable first")
     name, sequential = code_of(name), code_of(ctx.ref("mindspore.nn.SequentialCell"))
-    bound.result = expr(f"({cell}.insert_child_to_cell({name}, {module}), "
+    bound.result = expr(f"(setattr({cell}, {name}, {module}), "
                         f"{cell}.cell_list.append({cell}.name_cells()[{name}]) if isinstance({cell}, {sequential}) "
                         f"else None)")
 
@@ -204,7 +206,7 @@ RULES = [
                                       [P("prefix", "'model'", True), P("recurse", "False", True)], {}),
                           Example(BUFFERED + "result = [b for _, b in m.named_buffers()]", inputs={}))),
     *(_bound_cell(name, "name, module", hook=_add_module,
-                  notes="insert_child_to_cell; on a SequentialCell the child also joins cell_list (what runs), keeping its name",
+                  notes="setattr (names the child's parameters); on a SequentialCell the child also joins cell_list (what runs)",
                   examples=(*call_cases(f"net = nn.Sequential(nn.Linear(2, 3))\nnet.{name}({{args}})\nresult = net(x)",
                                         [P("name", "'act'"), P("module", "nn.Tanh()")], {"x": "randn(4, 2)"}),
                             Example(f"class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
