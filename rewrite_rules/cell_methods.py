@@ -112,12 +112,18 @@ def _bound_cell(name: str, signature: str, **kw) -> MethodRule:
 
 
 def _add_module(bound, call, ctx):
-    """A SequentialCell runs the cells of its list: a child added by name
-    would be skipped, so it is appended (named by its index)."""
-    cell, name, module = atom(call.receiver), code_of(bound.get("name")), code_of(bound.get("module"))
-    sequential = code_of(ctx.ref("mindspore.nn.SequentialCell"))
-    bound.result = expr(f"({cell}.append({module}) if isinstance({cell}, {sequential}) "
-                        f"else {cell}.insert_child_to_cell({name}, {module}))")
+    """setattr, as ``self.name = module`` would (unlike insert_child_to_cell,
+    it prefixes the child's parameter names with its own, which checkpoints
+    and weight loading go by); a SequentialCell runs the cells of its
+    ``cell_list``, so the child joins that list too (torch's Sequential runs
+    children added by name, and they keep their names: ``seq.bn``)."""
+    cell, name, module = atom(call.receiver), bound.get("name"), code_of(bound.get("module"))
+    if not isinstance(name, (cst.SimpleString, cst.Name, cst.Attribute)):
+        raise Unconvertible("the name is read twice in the MindSpore form; assign it to a variable first")
+    name, sequential = code_of(name), code_of(ctx.ref("mindspore.nn.SequentialCell"))
+    bound.result = expr(f"(setattr({cell}, {name}, {module}), "
+                        f"{cell}.cell_list.append({cell}.name_cells()[{name}]) if isinstance({cell}, {sequential}) "
+                        f"else None)")
 
 
 def _register_parameter(bound, call, ctx):
@@ -216,13 +222,24 @@ RULES = [
                                       [P("prefix", "'model'", True), P("recurse", "False", True)], {}),
                           Example(BUFFERED + "result = [b for _, b in m.named_buffers()]", inputs={}))),
     *(_bound_cell(name, "name, module", hook=_add_module,
-                  notes="insert_child_to_cell; a SequentialCell appends the child (its list is what runs)",
+                  notes="setattr (names the child's parameters); on a SequentialCell the child also joins cell_list (what runs)",
                   examples=(*call_cases(f"net = nn.Sequential(nn.Linear(2, 3))\nnet.{name}({{args}})\nresult = net(x)",
                                         [P("name", "'act'"), P("module", "nn.Tanh()")], {"x": "randn(4, 2)"}),
                             Example(f"class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
                                     f"        self.{name}('fc', nn.Linear(2, 3))\n\n    def forward(self, x):\n"
                                     f"        return self.fc(x)\n\n\nm = M()\nresult = m(x).shape",
-                                    inputs={"x": "randn(4, 2)"})))
+                                    inputs={"x": "randn(4, 2)"}),
+                            # unpacked arguments (timm's ResNet: self.add_module(*stage))
+                            Example(f"class M(nn.Module):\n    def __init__(self, stages):\n        super().__init__()\n"
+                                    f"        for stage in stages:\n            self.{name}(*stage)\n\n"
+                                    f"    def forward(self, x):\n        return self.b(self.a(x))\n\n\n"
+                                    f"m = M([('a', nn.Linear(2, 3)), ('b', nn.Tanh())])\nresult = m(x)",
+                                    inputs={"x": "randn(4, 2)"}, notes="unpacked"),
+                            # a Sequential subclass filled by name (timm's ConvNorm): runs them, keeps the names
+                            Example(f"class ConvNorm(nn.Sequential):\n    def __init__(self):\n        super().__init__()\n"
+                                    f"        self.{name}('c', nn.Linear(2, 3))\n        self.{name}('act', nn.Tanh())\n\n\n"
+                                    f"m = ConvNorm()\nresult = (m(x), m.c(x), len(m))",
+                                    inputs={"x": "randn(4, 2)"}, notes="sequential_subclass")))
       for name in ("add_module", "register_module")),
     _bound_cell("to_empty", "*, device, recurse=True", args={"device": Drop("device placement is global in MindSpore")},
                 notes="the device is dropped (placement is global); returns the Cell, as torch returns the Module",
