@@ -34,6 +34,7 @@ LAYERS = {
     "torch.nn.BatchNorm1d": "nn.BatchNorm1d(4)",
     "torch.nn.BatchNorm2d": "nn.BatchNorm2d(4)",
     "torch.nn.BatchNorm3d": "nn.BatchNorm3d(4)",
+    "torch.nn.SyncBatchNorm": "nn.SyncBatchNorm(4)",
     "torch.nn.LayerNorm": "nn.LayerNorm(6, eps=1e-3)",
     "torch.nn.GroupNorm": "nn.GroupNorm(2, 4)",
     "torch.nn.InstanceNorm1d": "nn.InstanceNorm1d(4, affine=True)",
@@ -44,6 +45,18 @@ LAYERS = {
     "torch.nn.RNN": "nn.RNN(3, 5)",
     "torch.nn.PReLU": "nn.PReLU(3)",
 }
+
+
+# torchvision's compiled part does not load beside the CPU build of torch used
+# here, so its layers cannot be built on the torch side of this test;
+# FrozenBatchNorm2d declares BatchNorm2d's renames (test below).
+NOT_HERE = {"torchvision.ops.misc.FrozenBatchNorm2d"}
+
+
+def test_frozen_batch_norm_reads_like_batch_norm():
+    rules = load_rules()
+    frozen = rules.calls["torchvision.ops.misc.FrozenBatchNorm2d"].attribute_reads
+    assert frozen and frozen.items() <= rules.calls["torch.nn.BatchNorm2d"].attribute_reads.items()
 
 
 def _declared():
@@ -62,7 +75,7 @@ DECLARED = _declared()
 
 
 def test_every_layer_that_maps_attributes_is_read_here():
-    assert {layer for layer, _, _ in DECLARED} <= set(LAYERS)
+    assert {layer for layer, _, _ in DECLARED} <= set(LAYERS) | NOT_HERE
 
 
 def _reads(layer: str, attributes: list[str]) -> str:
@@ -92,7 +105,7 @@ def _run(code: str) -> dict:
 def test_converted_layers_give_torch_values():
     torch_parts, ms_parts = [], []
     expected_layers = {}
-    for layer in sorted({layer for layer, _, _ in DECLARED}):
+    for layer in sorted({layer for layer, _, _ in DECLARED} - NOT_HERE):
         readable = [a for l, a, read in DECLARED if l == layer and not (isinstance(read, AttributeRead)
                                                                          and read.template is None)]
         if not readable:

@@ -159,7 +159,8 @@ for x, y in loader:
     "gradient hooks": """
 h = model.fc.weight.register_hook(lambda g: g * 0.5)
 """,
-    "custom autograd Function": """
+    # with both forward and backward it becomes a Cell with a bprop (tests/models/zoo_idioms.py)
+    "autograd Function without both forward and backward": """
 class Clamp(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
