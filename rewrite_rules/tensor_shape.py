@@ -166,7 +166,9 @@ def _int32_index(bound, call, ctx):
     """MindSpore wants int32 indices here, and its method writes into the
     receiver: work on a copy."""
     if not is_call_of(bound.get("index"), "int"):
-        bound.set("index", expr(f"{atom(bound.get('index'))}.int()"))
+        index = bound.get("index")
+        receiver = f"({code_of(index)})" if isinstance(index, (cst.Integer, cst.Float)) else atom(index)  # 0.int() does not parse
+        bound.set("index", expr(f"{receiver}.int()"))
     if not is_call_of(call.receiver, "copy"):  # converted before: already a copy
         call.receiver = cst.Call(cst.Attribute(call.receiver, cst.Name("copy")), [])
 
