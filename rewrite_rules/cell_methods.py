@@ -115,15 +115,14 @@ def _add_module(bound, call, ctx):
     """setattr, as ``self.name = module`` would (unlike insert_child_to_cell,
     it prefixes the child's parameter names with its own, which checkpoints
     and weight loading go by); a SequentialCell runs the cells of its
-    ``cell_list``, so the child joins that list too (torch's Sequential runs
-    children added by name, and they keep their names: ``seq.bn``)."""
-    cell, name, module = atom(call.receiver), bound.get("name"), code_of(bound.get("module"))
-    if not isinstance(name, (cst.SimpleString, cst.Name, cst.Attribute)):
-        raise Unconvertible("the name is read twice in the MindSpore form; assign it to a variable first")
-    name, sequential = code_of(name), code_of(ctx.ref("mindspore.nn.SequentialCell"))
+    ``cell_list``, so that list is made again from the children, as its
+    constructor makes it (torch's Sequential runs children added by name, and
+    they keep their names: ``seq.bn``)."""
+    cell, name, module = atom(call.receiver), code_of(bound.get("name")), code_of(bound.get("module"))
+    sequential = code_of(ctx.ref("mindspore.nn.SequentialCell"))
     bound.result = expr(f"(setattr({cell}, {name}, {module}), "
-                        f"{cell}.cell_list.append({cell}.name_cells()[{name}]) if isinstance({cell}, {sequential}) "
-                        f"else None)")
+                        f"setattr({cell}, 'cell_list', list({cell}.name_cells().values())) "
+                        f"if isinstance({cell}, {sequential}) else None)")
 
 
 def _register_parameter(bound, call, ctx):
@@ -222,7 +221,7 @@ RULES = [
                                       [P("prefix", "'model'", True), P("recurse", "False", True)], {}),
                           Example(BUFFERED + "result = [b for _, b in m.named_buffers()]", inputs={}))),
     *(_bound_cell(name, "name, module", hook=_add_module,
-                  notes="setattr (names the child's parameters); on a SequentialCell the child also joins cell_list (what runs)",
+                  notes="setattr (names the child's parameters); a SequentialCell's cell_list (what runs) is made again",
                   examples=(*call_cases(f"net = nn.Sequential(nn.Linear(2, 3))\nnet.{name}({{args}})\nresult = net(x)",
                                         [P("name", "'act'"), P("module", "nn.Tanh()")], {"x": "randn(4, 2)"}),
                             Example(f"class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
@@ -239,7 +238,9 @@ RULES = [
                             Example(f"class ConvNorm(nn.Sequential):\n    def __init__(self):\n        super().__init__()\n"
                                     f"        self.{name}('c', nn.Linear(2, 3))\n        self.{name}('act', nn.Tanh())\n\n\n"
                                     f"m = ConvNorm()\nresult = (m(x), m.c(x), len(m))",
-                                    inputs={"x": "randn(4, 2)"}, notes="sequential_subclass")))
+                                    inputs={"x": "randn(4, 2)"}, notes="sequential_subclass"),
+                            Example(f"net = nn.Sequential()\nfor i in range(2):\n    net.{name}('layer%d' % (i + 1), nn.Linear(2, 2))\n"
+                                    f"result = (net(x), net.layer2(x))", inputs={"x": "randn(4, 2)"}, notes="computed_name")))
       for name in ("add_module", "register_module")),
     _bound_cell("to_empty", "*, device, recurse=True", args={"device": Drop("device placement is global in MindSpore")},
                 notes="the device is dropped (placement is global); returns the Cell, as torch returns the Module",

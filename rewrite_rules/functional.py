@@ -103,12 +103,14 @@ def _sdpa(call, ctx):
     if not _is_none(mask):
         m = _need_simple(call, "attn_mask", "its dtype decides between keeping and adding")
         masked = f"({keep(m)} if {m}.dtype == {ms}.bool_ else {ops}.softmax({scores} + {m}, axis=-1))"
+        # the variable may hold None (timm passes attn_mask=attn_mask either way)
+        masked = f"({ops}.softmax({scores}, axis=-1) if {m} is None else {masked})"
     else:
         masked = f"{ops}.softmax({scores}, axis=-1)"
     known_c, causal = literal_or_none(call, "is_causal")
     if not known_c or causal:
-        if not _is_none(mask):
-            raise Unconvertible("attn_mask together with is_causal")
+        if known_c and not _is_none(mask):
+            raise Unconvertible("attn_mask together with is_causal=True (torch raises an error too)")
         q = _need_simple(call, "query", "the causal mask needs the query length")
         k = _need_simple(call, "key", "the causal mask needs the key length")
         causal_probs = keep(f"{ops}.ones(({q}.shape[-2], {k}.shape[-2]), {ms}.bool_).tril()")
@@ -228,6 +230,12 @@ RULES = [
                                                        P("is_causal", "True")],
                       {**_QKV, "k": "randn(2, 3, 5, 4)", "v": "randn(2, 3, 5, 8)"}, shapes=("keywords",),
                       notes="causal", atol=1e-5),
+            Example("mask = None\ncausal = False\nresult = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, "
+                    "is_causal=causal)", inputs=_QKV, atol=1e-5,
+                    notes="attn_mask and is_causal through variables, no mask (timm's Attention)"),
+            Example("causal = True\nresult = F.scaled_dot_product_attention(q, k, v, attn_mask=None, is_causal=causal)",
+                    inputs={**_QKV, "k": "randn(2, 3, 5, 4)", "v": "randn(2, 3, 5, 8)"}, atol=1e-5,
+                    notes="is_causal through a variable"),
             Example("p = 0.0\nresult = F.scaled_dot_product_attention(q, k, v, dropout_p=p)", inputs=_QKV, atol=1e-5,
                     notes="dropout_p through a variable (timm: `self.attn_drop.p if self.training else 0.`)"),
             Example("y = F.scaled_dot_product_attention(q, k, v, dropout_p=0.1)",

@@ -17,6 +17,7 @@ from rewrite_rules.registry import RuleSet
 from rewrite_rules.spec import InPlace, Unconvertible, UnknownValue
 from rewrite_rules.tensor_methods_data import BUILTIN_NAMED_TENSOR_METHODS, TORCH_ONLY_TENSOR_METHODS
 from transpiler import comments, structural
+from transpiler.structural.provenance import CELL, LAYER, origin_of
 from transpiler.adapters import Adapters
 from transpiler.context import FileContext
 from transpiler.diagnostics import MARKER_PREFIX, Outcome, Severity
@@ -418,8 +419,9 @@ class Rewriter(cst.CSTTransformer):
             return updated  # items.sort(), seen.add(x): a builtin type's method, whose result a tensor's would not discard
         positional = sum(1 for a in original.args if a.keyword is None and not a.star)
         on_self = isinstance(original.func.value, cst.Name) and original.func.value.value == "self"
-        # self.norm(x) calls the object's own method or submodule, never a tensor method
-        kinds = _NOT_TENSOR if on_self else None
+        # self.norm(x) calls the object's own method or submodule, never a tensor method;
+        # so does self.head.norm(x) where the file shows self.head is a layer (timm's MetaFormer head)
+        kinds = _NOT_TENSOR if on_self or self._is_layer_attribute(original.func.value) else None
         rule = self.rules.method_rule(name, positional, kinds)
         if rule is None:
             if _is_in_place_name(name) and self._is_torch_result(original.func.value):
@@ -467,6 +469,14 @@ class Rewriter(cst.CSTTransformer):
         if isinstance(body, InPlace):
             return None
         return cst.Call(cst.Lambda(params, body, lpar=[cst.LeftParen()], rpar=[cst.RightParen()]), updated.args)
+
+    def _is_layer_attribute(self, receiver: cst.BaseExpression) -> bool:
+        """``self.head`` made from a torch layer or one of the file's Cells."""
+        if not (isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name)
+                and receiver.value.value == "self"):
+            return False
+        origin = origin_of(self.ctx, receiver)
+        return origin is not None and origin.kind in (LAYER, CELL)
 
     def _mark_unrecognised(self, node: cst.Call, name: str) -> None:
         """A torch-only Tensor method no rule knows: MindSpore's Tensor lacks
