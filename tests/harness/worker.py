@@ -101,7 +101,8 @@ class Frameworks:
     def torch_value(self, value) -> Value:
         torch = self.torch
         if isinstance(value, torch.Tensor):
-            tensor = value.detach().cpu()
+            # conj()/mH/adjoint() give lazily conjugated views, which numpy() refuses
+            tensor = value.detach().cpu().resolve_conj()
             dtype = str(tensor.dtype).replace("torch.", "")
             if tensor.dtype == torch.bfloat16:
                 tensor = tensor.float()
