@@ -65,6 +65,53 @@ SILENT_WRONG = {
     "norm": (F32 + "result = x.norm(p=1, dim=1)",),
     "norm (fro)": (F32 + "result = x.norm()",),
     "torch.norm": (F32 + "result = torch.norm(x, p=3)",),
+    "norm (inf, keepdim)": (F32 + "result = x.norm(p=float('inf'), dim=0, keepdim=True)",),
+    "norm (0)": (F32 + "result = x.norm(p=0)",),
+    "norm (nuc)": (MAT + "result = x.norm(p='nuc')", {"rtol": 1e-4}),
+    "torch.norm (fro, dim)": (F32 + "result = torch.norm(x, p='fro', dim=1, keepdim=True)",),
+    "equal (other shape)": (F32 + "result = x.equal(x[0])",),
+    "torch.equal": (F32 + "result = torch.equal(x, x * 1)",),
+    "real (of a real tensor)": (F32 + "result = x.real",),
+    "sort (descending, stable)": ("x = torch.tensor([3.0, 1.0, 3.0, 2.0, 1.0])\nresult = x.sort(descending=True, stable=True)",),
+    "topk (smallest)": (F32 + "result = x.topk(2, dim=0, largest=False)",),
+    "kthvalue (keepdim)": (F32 + "result = x.kthvalue(1, dim=0, keepdim=True)",),
+    "argmin (dim, keepdim)": (F32 + "result = x.argmin(dim=1, keepdim=True)",),
+    "torch.sort": (F32 + "result = torch.sort(x, 0)",),
+    "torch.kthvalue": (F32 + "result = torch.kthvalue(x, 2)",),
+    "torch.cummin": (F32 + "result = torch.cummin(x, 0)",),
+    "torch.bincount (weights)": ("x = torch.tensor([0, 1, 1, 3])\nw = torch.tensor([0.5, 1.0, 2.0, 0.25])\nresult = torch.bincount(x, w)",),
+    "torch.multinomial": ("torch.manual_seed(0)\nx = torch.tensor([[0.0, 1.0, 0.0], [0.5, 0.0, 0.5]])\nresult = torch.multinomial(x, 2, replacement=True)",),
+    "torch.randn_like (float64)": (F64 + "result = torch.randn_like(x)",),
+    "torch.sigmoid (float16)": (F16 + "result = torch.sigmoid(x)", HALF),
+    "torch.sign (float16)": (F16 + "result = torch.sign(x)", HALF),
+    "torch.conj": (C128 + "result = torch.conj(x)",),
+    "torch.adjoint": (C128 + "result = torch.adjoint(x)",),
+    "torch.real": (C128 + "result = torch.real(x)",),
+    "torch.imag": (C128 + "result = torch.imag(x)",),
+    "torch.svd": (MAT + "u, s, v = torch.svd(x)\nresult = (s, u @ torch.diag(s) @ v.T, u.abs(), v.abs())", {"rtol": 1e-4, "atol": 1e-5}),
+    "torch.tanh (float64)": (F64 + "result = torch.tanh(x * 4)",),
+    "torch.signbit": ("x = torch.tensor([-0.0, 0.0, -1.5, 2.0])\nresult = torch.signbit(x)",),
+    "nn.MultiheadAttention (batch_first, mask)": (
+        "x = torch.tensor([[[0.5, -1.0, 0.25, 2.0], [1.0, 0.5, -0.5, 0.0], [0.1, 0.2, 0.3, 0.4]]])\n"
+        "mask = torch.tensor([[False, False, True]])\n"
+        "model = nn.MultiheadAttention(4, 2, batch_first=True)\nresult = model(x, x, x, key_padding_mask=mask)",
+    ),
+    # (called where made: the layer starts from the same fixed values in both, and the harness copies no weights,
+    # which it cannot for these forms: MindSpore keeps gamma/beta or moving statistics torch does not have)
+    "nn.BatchNorm2d (no affine)": ("x = torch.arange(16.0).reshape(2, 2, 2, 2)\nresult = nn.BatchNorm2d(2, affine=False)(x)",),
+    "nn.BatchNorm1d (no running stats)": (
+        "x = torch.tensor([[0.5, -1.5, 2.0], [3.0, 0.25, -0.75]])\n"
+        "result = nn.BatchNorm1d(3, track_running_stats=False).eval()(x)",
+    ),
+    "nn.BatchNorm1d (then eval)": (
+        "x = torch.tensor([[0.5, -1.5, 2.0], [3.0, 0.25, -0.75]])\nmodel = nn.BatchNorm1d(3)\nmodel(x)\n"
+        "model.eval()\nresult = model(x)",
+    ),
+    "nn.init returned (layer weight)": (
+        "layer = nn.Linear(5, 3)\nw = nn.init.constant_(layer.weight, 0.5)\nresult = (w, layer.weight)",
+    ),
+    "Module.to_empty": ("layer = nn.Linear(3, 4).to_empty(device='cpu')\nresult = layer.weight.shape",),
+    "Module.to chain": ("x = torch.tensor([[1.0, 2.0]])\nmodel = nn.Sequential(nn.Linear(2, 3)).to('cpu').to(torch.float32)\nresult = model(x)",),
     "signbit": ("x = torch.tensor([-0.0, 0.0, -1.5, 2.0])\nresult = x.signbit()",),
     "tanh": (F32 + "result = x.tanh()",),
     "tanh_": (F32 + "x.tanh_()\nresult = x",),

@@ -223,7 +223,9 @@ def _namespace(fw, side, imports, inputs):
 
 def _exec(side: str, code: str, namespace: dict) -> None:
     try:
-        exec(compile(code, f"<{side} snippet>", "exec"), namespace)
+        # dont_inherit: this module's `from __future__ import annotations` would leave the snippets'
+        # annotations unevaluated text, so a wrongly converted annotation would pass
+        exec(compile(code, f"<{side} snippet>", "exec", dont_inherit=True), namespace)
     except Exception:
         raise CaseError(side, traceback.format_exc(limit=-4)) from None
 
