@@ -159,7 +159,8 @@ for x, y in loader:
     "gradient hooks": """
 h = model.fc.weight.register_hook(lambda g: g * 0.5)
 """,
-    "custom autograd Function": """
+    # (autograd Functions with forward and backward become Cells with bprop; this one has no backward)
+    "autograd Function": """
 class Clamp(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
