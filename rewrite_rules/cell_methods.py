@@ -65,7 +65,6 @@ def _named_parameters(call, ctx):
     """parameters_and_names() also yields the non-trainable parameters (BatchNorm's
     moving statistics, buffers in torch: measured 6 items for torch's 4); keep the
     trainable ones, as parameters() -> trainable_params() does."""
-    item = cst.Name("item")
     keywords = {"prefix": "name_prefix", "recurse": "expand"}
     args = []
     for arg in call.call.args:
@@ -74,12 +73,10 @@ def _named_parameters(call, ctx):
         if arg.keyword is not None and arg.keyword.value in keywords:
             arg = arg.with_changes(keyword=cst.Name(keywords[arg.keyword.value]))
         args.append(arg)
-    trainable = cst.Attribute(cst.Subscript(item, [cst.SubscriptElement(cst.Index(cst.Integer("1")))]),
-                              cst.Name("requires_grad"))
-    return cst.GeneratorExp(
-        item,
-        cst.CompFor(item, call.rename("parameters_and_names", args), ifs=[cst.CompIf(trainable)]),
-    )
+    # filter, not a generator expression: the receiver may hold an assignment expression
+    # ((m := Net()).named_parameters()), which a comprehension's iterable cannot
+    trainable = cst.parse_expression("lambda item: item[1].requires_grad")
+    return cst.Call(cst.Name("filter"), [cst.Arg(trainable), cst.Arg(call.rename("parameters_and_names", args))])
 
 
 def _modules(call, ctx):
@@ -161,7 +158,7 @@ def _named_buffers(bound, call, ctx):
     options = [keyword_arg(ms, bound.get(torch)) for torch, ms in (("prefix", "name_prefix"), ("recurse", "expand"))
                if bound.has(torch)]
     named = code_of(cst.Call(cst.Attribute(call.receiver, cst.Name("parameters_and_names")), options))
-    bound.result = expr(f"((name, b) for name, b in {named} if not b.requires_grad)")
+    bound.result = expr(f"filter(lambda item: not item[1].requires_grad, {named})")  # (see _named_parameters)
 
 
 _DEDUPLICATE = Unsupported("remove_duplicate=False has no MindSpore equivalent")
@@ -229,7 +226,9 @@ RULES = [
                 notes="the non-trainable Parameters of parameters_and_names()",
                 examples=(*call_cases(BUFFERED + "result = [n for n, _ in m.named_buffers({args})]",
                                       [P("prefix", "'model'", True), P("recurse", "False", True)], {}),
-                          Example(BUFFERED + "result = [b for _, b in m.named_buffers()]", inputs={}))),
+                          Example(BUFFERED + "result = [b for _, b in m.named_buffers()]", inputs={}),
+                          Example(BUFFERED + "result = list(map(lambda item: item[0], (fresh := M()).named_buffers()))", inputs={},
+                                  notes="assignment_expression"))),
     *(_bound_cell(name, "name, module", hook=_add_module,
                   notes="insert_child_to_cell; a SequentialCell appends the child (its list is what runs)",
                   examples=(*call_cases(f"net = nn.Sequential(nn.Linear(2, 3))\nnet.{name}({{args}})\nresult = net(x)",
