@@ -83,6 +83,8 @@ RULES = [
         signature="device_type=None, dtype=None, enabled=True, cache_enabled=None",
         hook=_autocast,
         aliases=("torch.amp.autocast", "torch.amp.autocast_mode.autocast"),
+        # train_unet --amp, compared with torch at every logged step
+        proven_by=("tests/test_training_scripts.py::test_training_script_trains_like_torch_at_every_step",),
         notes=_AUTOCAST_NOTES,
         examples=(
             Example('ctx = torch.autocast(device_type="cuda", dtype=torch.bfloat16)', "ctx = contextlib.nullcontext()"),
@@ -95,6 +97,7 @@ RULES = [
         signature="enabled=True, dtype=torch.float16, cache_enabled=True",
         hook=_autocast,
         aliases=("torch.cpu.amp.autocast",),
+        proven_by=("tests/test_training_scripts.py::test_training_script_trains_like_torch_at_every_step",),  # train_classifier
         notes=_AUTOCAST_NOTES,
         examples=(Example("with torch.cuda.amp.autocast(enabled=use_amp):\n    y = model(x)", "y = model(x)"),),
     ),
@@ -112,6 +115,8 @@ RULES = [
                     "scaler = mindspore.amp.DynamicLossScaler(\n    scale_value=1024.0, scale_factor=2, "
                     "scale_window=2000\n)"),
             Example("scaler = torch.amp.GradScaler(growth_factor=4.0)", marked="growth_factor * backoff_factor"),
+            # torch's scaler runs on CPU when asked for that device
+            Example('scaler = torch.amp.GradScaler("cpu", init_scale=1024.0)\nresult = scaler.get_scale()', inputs={}),
         ),
     ),
     ApiRule(
@@ -119,6 +124,7 @@ RULES = [
         "mindspore.amp.DynamicLossScaler",
         signature="init_scale=65536.0, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000, enabled=True",
         hook=_scaler,
+        proven_by=("tests/test_training_scripts.py::test_training_script_trains_like_torch_at_every_step",),  # train_unet --amp
         notes="mindspore.amp.DynamicLossScaler (a disabled scaler: StaticLossScaler(1.0))",
         examples=(
             Example("scaler = torch.cuda.amp.GradScaler(enabled=use_amp)",
@@ -129,6 +135,8 @@ RULES = [
         ),
     ),
     MethodRule("get_scale", hook=_get_scale, arity=(0, 0), receiver="any",
-               notes="GradScaler.get_scale() -> scaler.scale_value.item() when the scaler is made in this file"),
+               notes="GradScaler.get_scale() -> scaler.scale_value.item() when the scaler is made in this file",
+               examples=(Example('scaler = torch.amp.GradScaler("cpu", init_scale=256.0, growth_interval=10)\n'
+                                 'result = scaler.get_scale()', inputs={}),)),
 ]
 

@@ -81,13 +81,18 @@ def _named_parameters(call, ctx):
     """parameters_and_names() also yields the non-trainable parameters (BatchNorm's
     moving statistics, buffers in torch: measured 6 items for torch's 4); keep the
     trainable ones, as parameters() -> trainable_params() does."""
-    item = cst.Name("item")
-    trainable = cst.Attribute(cst.Subscript(item, [cst.SubscriptElement(cst.Index(cst.Integer("1")))]),
-                              cst.Name("requires_grad"))
-    return cst.GeneratorExp(
-        item,
-        cst.CompFor(item, call.rename("parameters_and_names"), ifs=[cst.CompIf(trainable)]),
-    )
+    keywords = {"prefix": "name_prefix", "recurse": "expand"}
+    args = []
+    for arg in call.call.args:
+        if arg.keyword is not None and arg.keyword.value == "remove_duplicate":
+            raise Unconvertible("remove_duplicate has no MindSpore equivalent")
+        if arg.keyword is not None and arg.keyword.value in keywords:
+            arg = arg.with_changes(keyword=cst.Name(keywords[arg.keyword.value]))
+        args.append(arg)
+    # filter, not a generator expression: the receiver may hold an assignment expression
+    # ((m := Net()).named_parameters()), which a comprehension's iterable cannot
+    trainable = cst.parse_expression("lambda item: item[1].requires_grad")
+    return cst.Call(cst.Name("filter"), [cst.Arg(trainable), cst.Arg(call.rename("parameters_and_names", args))])
 
 
 def _modules(call, ctx):
@@ -142,6 +147,27 @@ def _lookup(names: str):
     return hook
 
 
+# torch's normalisation buffers under MindSpore's names (the layers' weight maps, rewrite_rules/nn_normalization.py)
+_NORM_BUFFERS = {"running_mean": "moving_mean", "running_var": "moving_variance"}
+
+
+def _get_buffer(bound, call, ctx):
+    """get_buffer: the non-trainable Parameter of that dotted name; a literal
+    name of a normalisation layer's statistics is looked up under MindSpore's."""
+    target = bound.get("target")
+    try:
+        name = literal(target)
+    except ValueError:
+        name = None
+    if isinstance(name, str):
+        path, dot, last = name.rpartition(".")
+        if last == "num_batches_tracked":
+            raise Unconvertible("MindSpore's BatchNorm does not count batches (no num_batches_tracked)")
+        if last in _NORM_BUFFERS:
+            target = cst.SimpleString(repr(f"{path}{dot}{_NORM_BUFFERS[last]}"))
+    bound.result = expr(f"dict({atom(call.receiver)}.parameters_and_names())[{code_of(target)}]")
+
+
 def _buffers(bound, call, ctx):
     """Buffers are non-trainable Parameters in MindSpore (register_buffer is
     converted to one; BatchNorm keeps its moving statistics so)."""
@@ -153,7 +179,7 @@ def _named_buffers(bound, call, ctx):
     options = [keyword_arg(ms, bound.get(torch)) for torch, ms in (("prefix", "name_prefix"), ("recurse", "expand"))
                if bound.has(torch)]
     named = code_of(cst.Call(cst.Attribute(call.receiver, cst.Name("parameters_and_names")), options))
-    bound.result = expr(f"((name, b) for name, b in {named} if not b.requires_grad)")
+    bound.result = expr(f"filter(lambda item: not item[1].requires_grad, {named})")  # (see _named_parameters)
 
 
 _DEDUPLICATE = Unsupported("remove_duplicate=False has no MindSpore equivalent")
@@ -195,6 +221,8 @@ RULES = [
                 "frozen with requires_grad=False is left out (torch lists it)",
           examples=(_on_net("result = [(name, p) for name, p in net.named_parameters()]"),
                     _on_net("result = [name for name, _ in net.named_parameters('top')]", notes="prefix"),
+                    _on_net("result = [name for name, _ in net.named_parameters(prefix='top', recurse=False)]",
+                            notes="keywords"),
                     _on_net("result = len(list(net.named_parameters()))", _NORM, notes="batchnorm"))),
     _cell("children", rename="cells", arity=(0, 0),
           examples=(_on_net("layers = list(net.children())\nresult = (len(layers), layers[1](torch.relu(layers[0](x))))"),)),
@@ -219,7 +247,9 @@ RULES = [
                 notes="the non-trainable Parameters of parameters_and_names()",
                 examples=(*call_cases(BUFFERED + "result = [n for n, _ in m.named_buffers({args})]",
                                       [P("prefix", "'model'", True), P("recurse", "False", True)], {}),
-                          Example(BUFFERED + "result = [b for _, b in m.named_buffers()]", inputs={}))),
+                          Example(BUFFERED + "result = [b for _, b in m.named_buffers()]", inputs={}),
+                          Example(BUFFERED + "result = list(map(lambda item: item[0], (fresh := M()).named_buffers()))", inputs={},
+                                  notes="assignment_expression"))),
     *(_bound_cell(name, "name, module", hook=_add_module,
                   notes="setattr (names the child's parameters); a SequentialCell's cell_list (what runs) is made again",
                   examples=(*call_cases(f"net = nn.Sequential(nn.Linear(2, 3))\nnet.{name}({{args}})\nresult = net(x)",
@@ -256,9 +286,14 @@ RULES = [
                 examples=call_cases(NET + "result = net.get_submodule({args})(x)", [P("target", "'2.0'")], {"x": "randn(4, 3)"})),
     _bound_cell("get_parameter", "target", hook=_lookup("parameters_and_names"), notes="looked up in parameters_and_names()",
                 examples=call_cases(NET + "result = net.get_parameter({args})", [P("target", "'2.0.bias'")], {})),
-    _bound_cell("get_buffer", "target", hook=_lookup("parameters_and_names"),
-                notes="looked up in parameters_and_names(): buffers are non-trainable Parameters in MindSpore",
-                examples=call_cases(BUFFERED + "result = m.get_buffer({args})", [P("target", "'scale'")], {})),
+    _bound_cell("get_buffer", "target", hook=_get_buffer,
+                notes="looked up in parameters_and_names(): buffers are non-trainable Parameters in MindSpore; "
+                      "BatchNorm's running_mean/running_var are its moving_mean/moving_variance",
+                examples=(*call_cases(BUFFERED + "result = m.get_buffer({args})", [P("target", "'scale'")], {}),
+                          _on_net("net.train()\nnet(x)\nresult = (net.get_buffer('bn.running_mean'), "
+                                  "net.get_buffer('bn.running_var'))", _NORM, notes="batchnorm"),
+                          Example("m = nn.BatchNorm1d(3)\nn = m.get_buffer('num_batches_tracked')",
+                                  marked="num_batches_tracked"))),
     _cell("train", hook=_train, arity=(0, 1),
           examples=(Example("model.train()", "model.set_train(True)"),
                     # batch statistics in training mode; the running statistics it updated, in eval mode

@@ -223,6 +223,7 @@ RULES = [
     fn("torch.bernoulli", "mindspore.ops.rand_like", "input, p=None, *, generator=None, out=None",
        args={"generator": GENERATOR}, hook=_bernoulli, params=[IN], inputs={"x": "tensor([[0.0, 1.0], [1.0, 0.0]])"},
        notes="BernoulliExt has no CPU kernel: (rand_like(input) < p), p the input itself unless given",
-       extra=(case("y = torch.bernoulli(x)\nresult = y.mean().item()", {"x": "full((400, 500), 0.3)"}, rtol=0.0, atol=0.01),
+       # torch's draws are replayed: every one of the 200000 samples is compared, not their mean
+       extra=(case("result = torch.bernoulli(x)", {"x": "full((400, 500), 0.3)"}),
               case("result = torch.bernoulli(x, 0.0)", {"x": "rand(3, 4)"}))),
 ]

@@ -105,7 +105,9 @@ def _receiver(call, ctx):
 _MEMORY_FORMATS = ("channels_last", "contiguous_format", "preserve_format", "channels_last_3d")
 
 RULES = [
-    *(AttributeRule(f"torch.{name}", f'"{name}"', reason="a memory layout; MindSpore tensors have one layout")
+    *(AttributeRule(f"torch.{name}", f'"{name}"', reason="a memory layout; MindSpore tensors have one layout",
+                    examples=(Example(f"result = x.contiguous(memory_format=torch.{name}) * 2",
+                                      inputs={"x": "randn(2, 3, 4, 5, 2)" if name.endswith("3d") else "randn(2, 3, 4, 5)"}),))
       for name in _MEMORY_FORMATS),
     ApiRule(
         "torch.device",

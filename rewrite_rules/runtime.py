@@ -76,11 +76,16 @@ RULES = [
             hook=_first_argument, aliases=("torch.nn.parallel.DataParallel",
                                            "torch.nn.parallel.data_parallel.DataParallel"),
             notes=_DATA_PARALLEL_NOTES,
-            examples=(Example("net = nn.DataParallel(model, device_ids=[0, 1])", "net = model"),)),
+            examples=(Example("net = nn.DataParallel(model, device_ids=[0, 1])", "net = model"),
+                      # without GPUs torch's DataParallel runs the module itself
+                      Example("layer = nn.Linear(3, 2)\nresult = nn.DataParallel(layer)(x)",
+                              inputs={"x": "randn(4, 3)"}))),
     AttributeRule("torch.cuda.OutOfMemoryError", "MemoryError",
                   reason="MindSpore reports device out-of-memory as RuntimeError: the handler catches only "
                          "Python's MemoryError",
                   aliases=("torch.OutOfMemoryError",),
                   examples=(Example("try:\n    y = model(x)\nexcept torch.cuda.OutOfMemoryError:\n    y = None",
-                                    "try:\n    y = model(x)\nexcept MemoryError:\n    y = None"),)),
+                                    "try:\n    y = model(x)\nexcept MemoryError:\n    y = None"),
+                            Example("try:\n    result = x * 2\nexcept torch.cuda.OutOfMemoryError:\n    result = None",
+                                    inputs={"x": "randn(3)"}))),
 ]

@@ -188,6 +188,12 @@ def atom(node: cst.BaseExpression) -> str:
     return text if isinstance(node, _ATOMS) or node.lpar else f"({text})"
 
 
+def owner(node: cst.BaseExpression) -> str:
+    """atom() for the object of an attribute: an integer literal is parenthesised
+    too (``0.int()`` does not parse)."""
+    return f"({code_of(node)})" if isinstance(node, cst.Integer) and not node.lpar else atom(node)
+
+
 def is_call_of(node: cst.BaseExpression | None, name: str) -> bool:
     """``node`` is ``<something>.name()`` (no arguments) or ``...name(<args>)``
     for a function spelled ``name``: the form a rule already produced."""

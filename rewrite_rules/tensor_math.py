@@ -32,7 +32,7 @@ _UNIT = ["acos", "arccos", "asin", "arcsin", "atanh", "arctanh", "erfinv", "logi
 _POSITIVE = ["log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal", "lgamma", "digamma"]
 
 _BINARY = [
-    "mul", "true_divide", "floor_divide", "atan2", "arctan2", "maximum", "minimum", "fmax",
+    "mul", "true_divide", "atan2", "arctan2", "maximum", "minimum", "fmax",
     "hypot", "logaddexp", "logaddexp2", "eq", "ne", "gt", "ge", "lt", "le", "greater", "less",
     "greater_equal", "less_equal", "not_equal", "logical_and", "logical_or", "logical_xor", "xlogy",
 ]
@@ -143,8 +143,13 @@ def _frexp(bound, call, ctx):
     """(mantissa, exponent) with x = mantissa * 2**exponent, 0.5 <= |mantissa| < 1
     (0 for 0): composed from log2 and floor."""
     ops, ms, x = code_of(ctx.ref("mindspore.ops")), code_of(ctx.ref("mindspore")), atom(call.receiver)
-    exponent = f"{ops}.where({x} == 0, 0, {ops}.floor({ops}.log2({x}.abs())) + 1).astype({ms}.int32)"
-    bound.result = expr(f"(lambda e: ({x} / {ops}.pow(2.0, e).astype({x}.dtype), e))({exponent})")
+    # MindSpore's log2 of a power of two can fall just below the integer (log2(2.0) = 0.99999976):
+    # the estimate is moved by one where the mantissa it gives leaves [0.5, 1)
+    estimate = f"{ops}.where({x} == 0, 0, {ops}.floor({ops}.log2({x}.abs())) + 1).astype({ms}.int32)"
+    mantissa = f"({x} / {ops}.pow(2.0, e).astype({x}.dtype))"
+    exponent = (f"(lambda e: e + ({mantissa}.abs() >= 1).astype({ms}.int32)"
+                f" - (({mantissa}.abs() < 0.5) & ({x} != 0)).astype({ms}.int32))({estimate})")
+    bound.result = expr(f"(lambda e: ({mantissa}, e))({exponent})")
 
 
 INTS = {"x": "randint(-8, 9, (3, 4))", "y": "randint(1, 9, (3, 4))"}
@@ -176,6 +181,11 @@ RULES = [
     _unary("acosh", prefix="p = x.abs() + 1.5\n", receiver="p"),
     _unary("arccosh", prefix="p = x.abs() + 1.5\n", receiver="p"),
     *(_binary(n) for n in _BINARY),
+    method("floor_divide", "other", function="mindspore.ops.floor_divide",
+           notes="Tensor.floor_divide of a Python number has no CPU kernel (FloorDivScalar): ops.floor_divide",
+           examples=(*call_cases("result = x.floor_divide({args})", [P("other", "y")], XY),
+                     *call_cases("result = x.floor_divide({args})", [P("other", "0.7")], X, shapes=("positional",)),
+                     Example("result = x.floor_divide(2)", inputs={"x": "randint(-9, 9, (3, 4))"}, notes="int"))),
     _binary("fmod", value="0.7"),
     _binary("remainder", value="0.7"),
     _binary("heaviside", "values"),
@@ -256,6 +266,8 @@ RULES = [
                      *call_cases(f"{POSITIVE}result = p.polygamma({{args}})", [P("n", "3")], X, shapes=("positional",)))),
     method("frexp", "", hook=_frexp, notes="composed from log2 and floor (MindSpore has no frexp)",
            examples=(*call_cases("result = x.frexp()", [], {"x": "tensor([[1.0, -2.5, 0.0], [3.75, 1e-3, -1024.0]])"}),
+                     Example("result = x.frexp()", inputs={"x": "tensor([2.0, 4.0, 0.5, -8.0, 1024.0, 0.25])"},
+                             notes="powers_of_two"),
                      Example("result = x.frexp()", inputs={"x": "randn(3, 4)"}))),
     method("prelu", "weight", function="mindspore.ops.prelu", notes="Tensor.prelu does not exist in MindSpore: ops.prelu",
            examples=call_cases("result = x.prelu({args})", [P("weight", "torch.tensor([0.25])")], X)),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.cases import P, call_cases
-from rewrite_rules.spec import Example, MethodRule, Unconvertible
+from rewrite_rules.spec import Drop, Example, MethodRule, Unconvertible
 from rewrite_rules.tensor_binding import method
 
 X = {"x": "randn(3, 4)"}
@@ -63,7 +63,11 @@ RULES = [
     _same("permute", (*call_cases("result = x.permute({args})", [P("a", "2", kind="positional"), P("b", "0", kind="positional"),
                                                                  P("c", "1", kind="positional")], X3),
                       *call_cases("result = x.permute({args})", [P("dims", "(2, 0, 1)")], X3))),
-    _same("contiguous", call_cases("result = x.t().contiguous()", [], X)),
+    # torch.channels_last & co. would reach MindSpore's contiguous(), which takes no memory_format
+    method("contiguous", "memory_format=torch.contiguous_format",
+           args={"memory_format": Drop("MindSpore tensors have one memory layout")},
+           examples=call_cases("result = x.t().contiguous({args})",
+                               [P("memory_format", "torch.contiguous_format", True, "keyword")], X)),
     _same("unsqueeze", call_cases("result = x.unsqueeze({args})", [P("dim", "1")], X)),
     method("squeeze", "dim=None", as_positional=True, notes="MindSpore's squeeze takes no dim= keyword",
            examples=(*call_cases("result = x.squeeze()", [], {"x": "randn(3, 1, 4)"}),

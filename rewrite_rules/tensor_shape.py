@@ -14,7 +14,7 @@ import libcst as cst
 
 from rewrite_rules.cases import P, call_cases, marking
 from rewrite_rules.spec import Arg, Example, InPlace, Unconvertible, Unsupported
-from rewrite_rules.tensor_binding import atom, code_of, expr, is_call_of, literal, method, same
+from rewrite_rules.tensor_binding import atom, code_of, expr, is_call_of, literal, method, owner, same
 from rewrite_rules.torch_misc import unique_of
 
 X = {"x": "randn(3, 4)"}
@@ -108,7 +108,7 @@ def _scatter_reduce(bound, call, ctx):
 
 def index_copy_of(x, dim, index, source, ctx) -> cst.BaseExpression:
     """No CPU kernel: clear the indexed slices, then add the source there."""
-    x, index = atom(x), f"{atom(index)}.int()"
+    x, index = atom(x), f"{owner(index)}.int()"
     return expr(f"{x}.index_fill({code_of(dim)}, {index}, 0).index_add({code_of(dim)}, {index}, {code_of(source)})")
 
 
@@ -166,9 +166,7 @@ def _int32_index(bound, call, ctx):
     """MindSpore wants int32 indices here, and its method writes into the
     receiver: work on a copy."""
     if not is_call_of(bound.get("index"), "int"):
-        index = bound.get("index")
-        receiver = f"({code_of(index)})" if isinstance(index, (cst.Integer, cst.Float)) else atom(index)  # 0.int() does not parse
-        bound.set("index", expr(f"{receiver}.int()"))
+        bound.set("index", expr(f"{owner(bound.get('index'))}.int()"))
     if not is_call_of(call.receiver, "copy"):  # converted before: already a copy
         call.receiver = cst.Call(cst.Attribute(call.receiver, cst.Name("copy")), [])
 

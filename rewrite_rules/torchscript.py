@@ -51,7 +51,8 @@ RULES = [
                     "    def construct(self, x):\n        return x * 2\nresult = Twice()(x)", inputs=_X),
         ),
     ),
-    *(ApiRule(name, None, signature="", hook=_false, notes="False: the converted code runs as Python")
+    *(ApiRule(name, None, signature="", hook=_false, notes="False: the converted code runs as Python",
+              examples=(Example(f"result = x * 2 if {name}() else x + 1", inputs=_X),))
       for name in _CHECKS[1:]),
     ApiRule(
         _CHECKS[0],
@@ -81,8 +82,13 @@ RULES = [
         "torch.jit.Final",
         "typing.Final",
         examples=(Example("class Attention(nn.Module):\n    fused: torch.jit.Final[bool]\n",
-                          "class Attention(nn.Cell):\n    fused: typing.Final[bool]\n"),),
+                          "class Attention(nn.Cell):\n    fused: typing.Final[bool]\n"),
+                  # (snippets run with annotations kept as text: the object is read outside one)
+                  Example("result = str(torch.jit.Final[float]) == 'typing.Final[float]'", inputs={})),
     ),
-    *(AttributeRule(f"torch.jit.annotations.{name}", f"typing.{name}")
-      for name in ("List", "Tuple", "Dict", "Optional", "Any", "Union", "Callable")),
+    # (torch.jit.annotations has no Callable: measured AttributeError on torch 2.13)
+    *(AttributeRule(f"torch.jit.annotations.{name}", f"typing.{name}", examples=(
+        Example(f"result = str(torch.jit.annotations.{name}{subscript}) == 'typing.{name}{subscript}'", inputs={}),))
+      for name, subscript in (("List", "[int]"), ("Tuple", "[int, int]"), ("Dict", "[str, int]"),
+                              ("Optional", "[int]"), ("Any", ""), ("Union", "[int, str]"))),
 ]

@@ -203,7 +203,7 @@ def test_module_methods():
     out = convert(code)
     for expected in (
         "a = model.trainable_params()",
-        "b = (item for item in model.parameters_and_names() if item[1].requires_grad)",
+        "b = filter(lambda item: item[1].requires_grad, model.parameters_and_names())",
         "c = model.cells()",
         "d = model.cells_and_names()",
         "model.set_train(True)",

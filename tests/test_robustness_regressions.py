@@ -56,3 +56,10 @@ def test_import_still_used_is_kept():
     code = "import torch\n\ndef f(p):\n    return torch.zeros_like(p), torch.no_such_api(p)\n"
     out = _convert(code)
     assert "import torch\n" in out and convert_source(out, "<again>").output == out
+
+
+def test_integer_index_made_a_receiver_keeps_its_parentheses():
+    # found by test_random_calls_of_known_apis: `x.index_add(x, 0, x)` became `0.int()`, which does not parse
+    out = _convert("import torch\n\ndef f(x):\n    return x.index_add(x, 0, x), x.index_copy(0, 1, x)\n")
+    cst.parse_module(out)
+    assert "(0).int()" in out and "(1).int()" in out, out

@@ -101,7 +101,8 @@ class Frameworks:
     def torch_value(self, value) -> Value:
         torch = self.torch
         if isinstance(value, torch.Tensor):
-            tensor = value.detach().cpu()
+            # conj()/mH/adjoint() give lazily conjugated views, which numpy() refuses
+            tensor = value.detach().cpu().resolve_conj()
             dtype = str(tensor.dtype).replace("torch.", "")
             if tensor.dtype == torch.bfloat16:
                 tensor = tensor.float()
@@ -222,7 +223,9 @@ def _namespace(fw, side, imports, inputs):
 
 def _exec(side: str, code: str, namespace: dict) -> None:
     try:
-        exec(compile(code, f"<{side} snippet>", "exec"), namespace)
+        # dont_inherit: this module's `from __future__ import annotations` would leave the snippets'
+        # annotations unevaluated text, so a wrongly converted annotation would pass
+        exec(compile(code, f"<{side} snippet>", "exec", dont_inherit=True), namespace)
     except Exception:
         raise CaseError(side, traceback.format_exc(limit=-4)) from None
 
