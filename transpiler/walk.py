@@ -94,25 +94,70 @@ LAYOUT_TYPES: frozenset[type] = frozenset(
 def walk(node: cst.CSTNode, visitor: cst.CSTVisitor, prune: frozenset[type] = frozenset()) -> None:
     """Visit ``node`` and its descendants with a read-only visitor; nodes whose
     type is in ``prune`` are not visited at all (no callbacks)."""
-    _walk(node, visitor, _attribute_hooks(type(visitor)), prune)
+    visitor_type = type(visitor)
+    dispatch = visitor_type.on_visit in _DISPATCHING and visitor_type.on_leave in _DISPATCHING_LEAVE
+    _walk(node, visitor, visitor_type, dispatch, prune)
 
 
-def _walk(node: cst.CSTNode, visitor: cst.CSTVisitor, hooks, prune) -> None:
-    if visitor.on_visit(node):
-        node_type = type(node)
-        type_name = node_type.__name__
-        for field in child_fields(node_type):
+class Visitor(cst.CSTVisitor):
+    """A CSTVisitor that finds its ``visit_X`` / ``leave_X`` handlers once per
+    node type instead of formatting their names for every node (the same
+    calls as libcst's). Subclasses that override on_visit/on_leave and call
+    super() get the fast lookup too."""
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        visit = _plan(type(self), type(node))[0]
+        return visit is None or visit(self, node) is not False
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        leave = _plan(type(self), type(original_node))[1]
+        if leave is not None:
+            leave(self, original_node)
+
+
+_DISPATCHING = (cst.CSTVisitor.on_visit, Visitor.on_visit)
+_DISPATCHING_LEAVE = (cst.CSTVisitor.on_leave, Visitor.on_leave)
+_HOOKED, _HOOKED_IF_SET = 2, 1  # attribute hooks: always (visit_optional), or when the field is not None
+
+
+@lru_cache(maxsize=None)
+def _plan(visitor_type: type, node_type: type):
+    """(visit handler, leave handler, ((field, attribute hook mode), ...)) of a
+    visitor for one node type; a handler is None where libcst's is a no-op."""
+    name = node_type.__name__
+    handlers = []
+    for prefix in ("visit_", "leave_"):
+        handler = getattr(visitor_type, prefix + name, None)
+        if handler is not None and handler is getattr(cst.CSTVisitor, prefix + name, None):
+            handler = None  # libcst's typed visitor defines a no-op for every node type
+        handlers.append(handler)
+    hooks = _attribute_hooks(visitor_type)
+    optional = _optional_fields(node_type)
+    fields = tuple(
+        (field, (_HOOKED if field in optional else _HOOKED_IF_SET) if (name, field) in hooks else 0)
+        for field in child_fields(node_type)
+    )
+    return handlers[0], handlers[1], fields
+
+
+def _walk(node: cst.CSTNode, visitor: cst.CSTVisitor, visitor_type: type, dispatch: bool, prune) -> None:
+    visit, leave, fields = _plan(visitor_type, type(node))
+    if (visit is None or visit(visitor, node) is not False) if dispatch else visitor.on_visit(node):
+        for field, hook in fields:
             value = getattr(node, field)
-            hooked = (type_name, field) in hooks and (value is not None or field in _optional_fields(node_type))
+            hooked = hook and (value is not None or hook == _HOOKED)
             if hooked:
                 visitor.on_visit_attribute(node, field)
             kind = type(value)
             if kind is tuple or kind is list:
                 for child in value:
                     if type(child) not in prune:
-                        _walk(child, visitor, hooks, prune)
+                        _walk(child, visitor, visitor_type, dispatch, prune)
             elif value is not None and kind is not MaybeSentinel and kind not in prune:
-                _walk(value, visitor, hooks, prune)
+                _walk(value, visitor, visitor_type, dispatch, prune)
             if hooked:
                 visitor.on_leave_attribute(node, field)
-    visitor.on_leave(node)
+    if not dispatch:
+        visitor.on_leave(node)
+    elif leave is not None:
+        leave(visitor, node)
