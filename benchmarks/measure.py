@@ -1,9 +1,13 @@
-"""The two measurements: the libcst floor, and a batch conversion of the
-corpus the way ``ms-migrate convert`` does it."""
+"""The measurements: the libcst floor, a batch conversion of the corpus the
+way ``ms-migrate convert`` does it, and one ``ms-migrate convert FILE --diff``
+run as a user runs it (a fresh process)."""
 
 from __future__ import annotations
 
 import os
+import statistics
+import subprocess
+import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -26,15 +30,65 @@ STAGE_LABELS = {
 }
 
 
-def floor_seconds(corpus: Corpus) -> float:
+@dataclass
+class Floor:
+    seconds: float
+    cpu_seconds: float
+
+
+def floor_seconds(corpus: Corpus) -> Floor:
     """Bare libcst parse + codegen of the same texts, one process."""
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), _cpu()
     for text in corpus.texts:
         try:
             cst.parse_module(text).code
         except Exception:  # the converter reports these files; the floor just skips them
             pass
-    return time.perf_counter() - start
+    return Floor(time.perf_counter() - start, _cpu() - cpu_start)
+
+
+@dataclass
+class SingleFile:
+    path: str
+    lines: int
+    wall: list[float]  # seconds per run
+    cpu: list[float]
+    python_wall: float  # median wall time of a bare ``python -c pass``: the machine's start-up floor
+
+    @property
+    def median_wall(self) -> float:
+        return statistics.median(self.wall)
+
+    @property
+    def median_cpu(self) -> float:
+        return statistics.median(self.cpu)
+
+
+def single_file(path: str, runs: int = 7) -> SingleFile:
+    """``ms-migrate convert PATH --diff`` in a fresh process, as an editor or a
+    pre-commit hook runs it; one unmeasured run first (a warm machine)."""
+    command = [sys.executable, "-m", "transpiler", "convert", path, "--diff", "--color", "never"]
+    walls, cpus = [], []
+    for index in range(runs + 1):
+        wall, cpu = _timed(command)
+        if index:
+            walls.append(wall)
+            cpus.append(cpu)
+    bare = statistics.median(_timed([sys.executable, "-c", "pass"])[0] for _ in range(3))
+    with open(path, encoding="utf-8") as handle:
+        lines = handle.read().count("\n")
+    return SingleFile(path, lines, walls, cpus, bare)
+
+
+def _timed(command: list[str]) -> tuple[float, float]:
+    # bytecode is written (the warm-up run compiles it), as an installed package has it
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    before = os.times()
+    start = time.perf_counter()
+    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, env=env)
+    wall = time.perf_counter() - start
+    after = os.times()
+    return wall, (after.children_user - before.children_user) + (after.children_system - before.children_system)
 
 
 @dataclass

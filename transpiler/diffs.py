@@ -71,6 +71,17 @@ def _ended(source: str) -> str:
     return source if source.endswith("\n") else source + "\n"
 
 
+def _may_colour(stream) -> bool:
+    """Whether rich could colour ``stream`` in auto mode (a terminal, or the
+    environment variables rich reads to force it), NO_COLOR aside."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR") or os.environ.get("TTY_COMPATIBLE") == "1":
+        return True
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
 class DiffWriter:
     """Writes diffs to stdout: plain, or coloured (``color``: auto, always,
     never; auto colours a terminal and honours NO_COLOR, through rich)."""
@@ -80,6 +91,8 @@ class DiffWriter:
     def __init__(self, color: str = "auto", stream=None):
         self.stream = stream or sys.stdout
         self.console = None
+        if color == "auto" and not _may_colour(self.stream):
+            return  # plain for sure: rich (slow to import) is not needed
         if color != "never":
             from rich.console import Console
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from transpiler.walk import LAYOUT_TYPES, walk
+from transpiler.walk import LAYOUT_TYPES, Visitor, walk
 
 # Roots whose names we resolve and count as torch API uses (einops: its
 # functions and layers are converted like torch's and its imports removed).
@@ -89,7 +89,7 @@ class Analysis:
         return {k: b for k, b in self.imports.items() if is_torch_name(b.qualified)}
 
 
-class NameAnalyzer(cst.CSTVisitor):
+class NameAnalyzer(Visitor):
     """Resolves names; see the module docstring."""
 
     def __init__(self, method_names: frozenset[str], module_base: "callable", attribute_names=frozenset(),

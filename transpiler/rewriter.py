@@ -29,7 +29,7 @@ from transpiler.structural.feature_checks import FeatureCheck, feature_check, me
 from transpiler.names import catches_import_error, chain_parts
 from transpiler.statements import Placeholders
 from transpiler.tensor_properties import PropertyReads
-from transpiler.walk import LAYOUT_TYPES
+from transpiler.walk import LAYOUT_TYPES, Transformer
 
 _NOT_TENSOR = frozenset({"cell", "any", "optimizer"})
 
@@ -53,7 +53,7 @@ class _Frame:
     left: dict[int, LeftReference] = field(default_factory=dict)
 
 
-class Rewriter(cst.CSTTransformer):
+class Rewriter(Transformer):
     # Diagnostics get their positions after the traversal (FileContext.resolve_positions):
     # no metadata wrapper, no position table for every node.
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.spec import Unconvertible
+from transpiler.walk import LAYOUT_TYPES, walk
 
 
 _PARAMETER_LISTS = frozenset({"parameters", "named_parameters", "trainable_params", "get_parameters",
@@ -40,7 +41,7 @@ def parameter_loop_variables(module: cst.Module) -> set[str]:
         def visit_CompFor(self, node):
             self._note(node.target, node.iter)
 
-    module.visit(Loops())
+    walk(module, Loops(), prune=LAYOUT_TYPES)  # read-only: libcst's visit would rebuild the module
     return names
 
 

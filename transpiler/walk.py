@@ -12,9 +12,7 @@ read once per node type, so it follows libcst exactly.
 
 from __future__ import annotations
 
-import ast
-import inspect
-import textwrap
+import dis
 from functools import lru_cache
 
 import libcst as cst
@@ -31,38 +29,49 @@ def child_fields(node_type: type) -> tuple[str, ...]:
     """The fields libcst visits for this node type, in source order. (A field
     that holds None is visited only through ``visit_optional``; elsewhere
     libcst guards it with a condition, e.g. an f-string's format spec.)"""
-    source = textwrap.dedent(inspect.getsource(node_type._visit_and_replace_children))
-    calls = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _VISIT_HELPERS:
-            field = node.args[1]
-            if not (isinstance(field, ast.Constant) and isinstance(field.value, str)):
-                raise TypeError(f"cannot read the fields of {node_type.__name__}")
-            calls.append((node.lineno, node.col_offset, field.value))
-    ordered: list[str] = []
-    for _, _, name in sorted(calls):
-        if name not in ordered:  # ImportFrom visits `names` in one of two branches
-            ordered.append(name)
-    return tuple(ordered)
+    return _visited_fields(node_type)[0]
+
+
+def _optional_fields(node_type: type) -> frozenset[str]:
+    """Fields visited through visit_optional, whose hooks run even for None."""
+    return _visited_fields(node_type)[1]
 
 
 @lru_cache(maxsize=None)
-def _optional_fields(node_type: type) -> frozenset[str]:
-    """Fields visited through visit_optional, whose hooks run even for None."""
-    source = textwrap.dedent(inspect.getsource(node_type._visit_and_replace_children))
-    return frozenset(
-        node.args[1].value
-        for node in ast.walk(ast.parse(source))
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "visit_optional"
-    )
+def _visited_fields(node_type: type) -> tuple[tuple[str, ...], frozenset[str]]:
+    """Read from the bytecode of ``_visit_and_replace_children``: each helper
+    call ``visit_*(self, "field", ...)`` names its field as the first string
+    constant after the helper (in source order; reading the source with
+    inspect and ast costs ten times as much at start-up)."""
+    ordered: list[str] = []
+    optional: set[str] = set()
+    helper = None
+    for instruction in dis.get_instructions(node_type._visit_and_replace_children):
+        if instruction.opname == "LOAD_GLOBAL" and instruction.argval in _VISIT_HELPERS:
+            helper = instruction.argval
+        elif helper is not None and instruction.opname == "LOAD_CONST":
+            if not isinstance(instruction.argval, str):
+                raise TypeError(f"cannot read the fields of {node_type.__name__}")
+            if instruction.argval not in ordered:  # ImportFrom visits `names` in one of two branches
+                ordered.append(instruction.argval)
+            if helper == "visit_optional":
+                optional.add(instruction.argval)
+            helper = None
+    return tuple(ordered), frozenset(optional)
+
+
+def _libcst_base(visitor_type: type) -> type:
+    """The libcst class whose typed handlers are all no-ops for this visitor."""
+    return cst.CSTTransformer if issubclass(visitor_type, cst.CSTTransformer) else cst.CSTVisitor
 
 
 @lru_cache(maxsize=None)
 def _attribute_hooks(visitor_type: type) -> frozenset[tuple[str, str]]:
     """(node type name, field) pairs the visitor has a visit_/leave_ handler for."""
     hooks = set()
+    base = _libcst_base(visitor_type)
     for name in dir(visitor_type):
-        if getattr(visitor_type, name) is getattr(cst.CSTVisitor, name, None):
+        if getattr(visitor_type, name) is getattr(base, name, None):
             continue  # libcst's typed visitor defines a no-op for every pair
         for prefix in ("visit_", "leave_"):
             if name.startswith(prefix):
@@ -76,43 +85,109 @@ def _attribute_hooks(visitor_type: type) -> frozenset[tuple[str, str]]:
 
 # Nodes that hold nothing but layout and punctuation: a visitor that looks
 # for names, calls or statements can pass these as ``prune``.
+_LAYOUT_BASES = (
+    cst.BaseParenthesizableWhitespace, cst.TrailingWhitespace, cst.EmptyLine, cst.Newline, cst.Comment,
+    cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace,
+    cst.RightCurlyBrace, cst.Comma, cst.Dot, cst.Colon, cst.Semicolon, cst.AssignEqual, cst.BaseBinaryOp,
+    cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseUnaryOp, cst.BaseAugOp, cst.ImportStar, cst.Asynchronous,
+)
+# (read from each class's MRO: issubclass on libcst's abstract bases is slow at start-up)
 LAYOUT_TYPES: frozenset[type] = frozenset(
     t
     for t in vars(cst).values()
-    if isinstance(t, type)
-    and issubclass(t, cst.CSTNode)
-    and issubclass(
-        t,
-        (cst.BaseParenthesizableWhitespace, cst.TrailingWhitespace, cst.EmptyLine, cst.Newline, cst.Comment,
-         cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace,
-         cst.RightCurlyBrace, cst.Comma, cst.Dot, cst.Colon, cst.Semicolon, cst.AssignEqual, cst.BaseBinaryOp,
-         cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseUnaryOp, cst.BaseAugOp, cst.ImportStar, cst.Asynchronous),
-    )
+    if isinstance(t, type) and cst.CSTNode in t.__mro__ and any(base in t.__mro__ for base in _LAYOUT_BASES)
 )
 
 
 def walk(node: cst.CSTNode, visitor: cst.CSTVisitor, prune: frozenset[type] = frozenset()) -> None:
     """Visit ``node`` and its descendants with a read-only visitor; nodes whose
     type is in ``prune`` are not visited at all (no callbacks)."""
-    _walk(node, visitor, _attribute_hooks(type(visitor)), prune)
+    visitor_type = type(visitor)
+    dispatch = visitor_type.on_visit in _DISPATCHING and visitor_type.on_leave in _DISPATCHING_LEAVE
+    _walk(node, visitor, visitor_type, dispatch, prune)
 
 
-def _walk(node: cst.CSTNode, visitor: cst.CSTVisitor, hooks, prune) -> None:
-    if visitor.on_visit(node):
-        node_type = type(node)
-        type_name = node_type.__name__
-        for field in child_fields(node_type):
+class Visitor(cst.CSTVisitor):
+    """A CSTVisitor that finds its ``visit_X`` / ``leave_X`` handlers once per
+    node type instead of formatting their names for every node (the same
+    calls as libcst's). Subclasses that override on_visit/on_leave and call
+    super() get the fast lookup too."""
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        visit = _plan(type(self), type(node))[0]
+        return visit is None or visit(self, node) is not False
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        leave = _plan(type(self), type(original_node))[1]
+        if leave is not None:
+            leave(self, original_node)
+
+
+class Transformer(cst.CSTTransformer):
+    """A CSTTransformer (for libcst's ``node.visit``) that finds its handlers
+    once per node type, as Visitor does; the same calls as libcst's."""
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        visit = _plan(type(self), type(node))[0]
+        return visit is None or visit(self, node) is not False
+
+    def on_leave(self, original_node, updated_node):
+        leave = _plan(type(self), type(original_node))[1]
+        return updated_node if leave is None else leave(self, original_node, updated_node)
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        if (type(node).__name__, attribute) in _attribute_hooks(type(self)):
+            getattr(self, f"visit_{type(node).__name__}_{attribute}")(node)
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        if (type(original_node).__name__, attribute) in _attribute_hooks(type(self)):
+            getattr(self, f"leave_{type(original_node).__name__}_{attribute}")(original_node)
+
+
+_DISPATCHING = (cst.CSTVisitor.on_visit, Visitor.on_visit)
+_DISPATCHING_LEAVE = (cst.CSTVisitor.on_leave, Visitor.on_leave)
+_HOOKED, _HOOKED_IF_SET = 2, 1  # attribute hooks: always (visit_optional), or when the field is not None
+
+
+@lru_cache(maxsize=None)
+def _plan(visitor_type: type, node_type: type):
+    """(visit handler, leave handler, ((field, attribute hook mode), ...)) of a
+    visitor for one node type; a handler is None where libcst's is a no-op."""
+    name = node_type.__name__
+    base = _libcst_base(visitor_type)
+    handlers = []
+    for prefix in ("visit_", "leave_"):
+        handler = getattr(visitor_type, prefix + name, None)
+        if handler is not None and handler is getattr(base, prefix + name, None):
+            handler = None  # libcst's typed visitor defines a no-op for every node type
+        handlers.append(handler)
+    hooks = _attribute_hooks(visitor_type)
+    optional = _optional_fields(node_type)
+    fields = tuple(
+        (field, (_HOOKED if field in optional else _HOOKED_IF_SET) if (name, field) in hooks else 0)
+        for field in child_fields(node_type)
+    )
+    return handlers[0], handlers[1], fields
+
+
+def _walk(node: cst.CSTNode, visitor: cst.CSTVisitor, visitor_type: type, dispatch: bool, prune) -> None:
+    visit, leave, fields = _plan(visitor_type, type(node))
+    if (visit is None or visit(visitor, node) is not False) if dispatch else visitor.on_visit(node):
+        for field, hook in fields:
             value = getattr(node, field)
-            hooked = (type_name, field) in hooks and (value is not None or field in _optional_fields(node_type))
+            hooked = hook and (value is not None or hook == _HOOKED)
             if hooked:
                 visitor.on_visit_attribute(node, field)
             kind = type(value)
             if kind is tuple or kind is list:
                 for child in value:
                     if type(child) not in prune:
-                        _walk(child, visitor, hooks, prune)
+                        _walk(child, visitor, visitor_type, dispatch, prune)
             elif value is not None and kind is not MaybeSentinel and kind not in prune:
-                _walk(value, visitor, hooks, prune)
+                _walk(value, visitor, visitor_type, dispatch, prune)
             if hooked:
                 visitor.on_leave_attribute(node, field)
-    visitor.on_leave(node)
+    if not dispatch:
+        visitor.on_leave(node)
+    elif leave is not None:
+        leave(visitor, node)

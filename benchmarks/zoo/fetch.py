@@ -18,7 +18,12 @@ TORCHVISION = "torchvision==0.29.2"
 
 def fetch(work: str) -> tuple[str, str]:
     """(directory holding the ``timm`` package, directory holding ``torchvision``)."""
-    return _unpacked(work, TIMM, "timm"), _unpacked(work, TORCHVISION, "torchvision")
+    return fetch_timm(work), _unpacked(work, TORCHVISION, "torchvision")
+
+
+def fetch_timm(work: str) -> str:
+    """The directory holding the ``timm`` package."""
+    return _unpacked(work, TIMM, "timm")
 
 
 def _unpacked(work: str, requirement: str, package: str) -> str:

@@ -6,7 +6,6 @@ import os
 import sys
 
 from transpiler.analyze.formats import formats, render
-from transpiler.analyze.runner import analyze_tree
 from transpiler.commands._tree_options import add_tree_arguments, tree_options
 from transpiler.config import ConfigError
 from transpiler.source_io import write_atomic
@@ -52,6 +51,8 @@ def run_analyze(args) -> int:
     except ConfigError as exc:
         print(f"ms-migrate: error: {exc}", file=sys.stderr)
         return 2
+    from transpiler.analyze.runner import analyze_tree  # heavy: only when this command runs
+
     project = analyze_tree(args.source, jobs=tree.jobs, excludes=tree.exclusions, converted=args.converted,
                            import_timeout=args.import_timeout)
     to_terminal = args.output is None and sys.stdout.isatty()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import libcst as cst
 
 from transpiler.engine import code_of
+from transpiler.walk import LAYOUT_TYPES, walk
 
 DATASET_BASES = frozenset(
     {"torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset", "torch.utils.data.IterableDataset"}
@@ -62,7 +63,7 @@ def record_dataset_columns(module: cst.Module, ctx) -> None:
                 classes[statement.name.value] = columns
                 ctx.known_kinds[_COLUMNS_KEY + _CLASS_KEY + statement.name.value] = ",".join(columns)
     finder = _Assignments()
-    module.visit(finder)
+    walk(module, finder, prune=LAYOUT_TYPES)
     for node in finder.found:
         _record_assignment(node, classes, ctx)
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from transpiler.walk import Visitor
 
-class StatementStack(cst.CSTVisitor):
+
+class StatementStack(Visitor):
     def __init__(self) -> None:
         super().__init__()
         self.statements: list[cst.CSTNode] = []  # outermost first

@@ -1,0 +1,145 @@
+"""transpiler.walk gives libcst's visitor and transformer semantics faster:
+the same callbacks in the same order, the same resulting tree."""
+
+import libcst as cst
+
+from transpiler.walk import LAYOUT_TYPES, Transformer, Visitor, child_fields, walk
+
+SOURCE = '''
+import torch.nn as nn
+from torch import *
+
+@decorator(x=1)
+class Net(nn.Module):
+    """doc"""
+    def forward(self, x: int = 3, *args, **kw) -> "T":
+        y = [a for a in x if a] + {k: v for k, v in kw.items()}
+        with torch.no_grad() as g, open(f) as h:
+            return x.view(-1)[1:2, ...] @ y if x else lambda q: q ** 2
+        async def inner():
+            await z
+            yield from w
+        try:
+            pass
+        except (ValueError, TypeError) as e:
+            raise RuntimeError(f"{e!r:>10} {x}") from e
+        else:
+            del x
+        finally:
+            global q
+        match x:
+            case [1, *rest] if rest:
+                pass
+'''
+
+
+class _Recorder:
+    def __init__(self):
+        self.calls = []
+
+    def on_visit(self, node):
+        self.calls.append(("visit", type(node).__name__))
+        return super().on_visit(node)
+
+    def on_leave(self, original_node, *updated):
+        self.calls.append(("leave", type(original_node).__name__))
+        return super().on_leave(original_node, *updated)
+
+    def on_visit_attribute(self, node, attribute):
+        self.calls.append(("visit_attribute", type(node).__name__, attribute))
+        return super().on_visit_attribute(node, attribute)
+
+    def on_leave_attribute(self, node, attribute):
+        self.calls.append(("leave_attribute", type(node).__name__, attribute))
+        return super().on_leave_attribute(node, attribute)
+
+
+class _Handlers:
+    """Handlers of every kind, one of which stops the descent."""
+
+    def visit_Lambda(self, node):
+        self.calls.append("visit_Lambda")
+        return False
+
+    def visit_Call(self, node):
+        self.calls.append("visit_Call")
+
+    def leave_Name(self, original_node, *updated):
+        self.calls.append(("leave_Name", original_node.value))
+        return updated[0] if updated else None
+
+    def visit_Param_default(self, node):
+        self.calls.append("visit_Param_default")
+
+    def leave_FunctionDef_returns(self, node):
+        self.calls.append("leave_FunctionDef_returns")
+
+
+class LibcstVisitor(_Handlers, _Recorder, cst.CSTVisitor):
+    pass
+
+
+class FastVisitor(_Handlers, _Recorder, Visitor):
+    pass
+
+
+class PlainVisitor(_Handlers, cst.CSTVisitor):
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+
+def _without_attribute_records(calls):
+    # walk calls on_visit_attribute only for fields the visitor has a handler for
+    return [c for c in calls if not (isinstance(c, tuple) and c[0] in ("visit_attribute", "leave_attribute"))]
+
+
+def test_walk_makes_libcsts_calls_in_libcsts_order():
+    module = cst.parse_module(SOURCE)
+    expected = LibcstVisitor()
+    module.visit(expected)
+    assert "visit_Param_default" in expected.calls and "leave_FunctionDef_returns" in expected.calls
+    for visitor in (LibcstVisitor(), FastVisitor()):
+        walk(module, visitor)
+        assert _without_attribute_records(visitor.calls) == _without_attribute_records(expected.calls)
+    handlers_only = [c for c in expected.calls if not (isinstance(c, tuple) and c[0] in
+                                                      ("visit", "leave", "visit_attribute", "leave_attribute"))]
+    plain = PlainVisitor()
+    walk(module, plain)
+    assert plain.calls == handlers_only
+
+
+def test_pruned_types_get_no_callbacks():
+    module = cst.parse_module(SOURCE)
+    visitor = FastVisitor()
+    walk(module, visitor, prune=LAYOUT_TYPES)
+    seen = {c[1] for c in visitor.calls if isinstance(c, tuple) and c[0] == "visit"}
+    assert seen and not seen & {t.__name__ for t in LAYOUT_TYPES}
+
+
+class _Renamer:
+    def leave_Name(self, original_node, updated_node):
+        return updated_node.with_changes(value=updated_node.value.upper()) if updated_node.value == "x" else updated_node
+
+    def visit_Lambda(self, node):
+        return False
+
+
+class LibcstRenamer(_Renamer, _Recorder, cst.CSTTransformer):
+    pass
+
+
+class FastRenamer(_Renamer, _Recorder, Transformer):
+    pass
+
+
+def test_transformer_makes_libcsts_calls_and_tree():
+    module = cst.parse_module(SOURCE)
+    expected, fast = LibcstRenamer(), FastRenamer()
+    assert module.visit(fast).code == module.visit(expected).code
+    assert fast.calls == expected.calls
+
+
+def test_child_fields_follow_source_order():
+    assert child_fields(cst.Call) == ("lpar", "func", "whitespace_after_func", "whitespace_before_args", "args", "rpar")
+    assert child_fields(cst.ImportFrom)[:3] == ("whitespace_after_from", "relative", "module")
