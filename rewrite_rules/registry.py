@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from rewrite_rules.spec import ApiRule, AttributeRule, MethodRule, PropertyRule
 
-_NOT_RULE_MODULES = {"spec", "registry", "helpers", "cases", "tensor_methods_data"}
+_NOT_RULE_MODULES = {"spec", "api", "registry", "helpers", "cases", "tensor_methods_data"}
 
 
 @dataclass

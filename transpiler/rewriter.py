@@ -22,6 +22,7 @@ from transpiler.context import FileContext
 from transpiler.diagnostics import MARKER_PREFIX, Outcome, Severity
 from transpiler.engine import code_of, convert_call, convert_method
 from transpiler.marked import LeftReference, MarkedStatements, present_nodes
+from transpiler.markers import add_markers
 from transpiler.structural.autograd_function import convert_function_class, function_base
 from transpiler.structural.feature_checks import answer as feature_answer
 from transpiler.structural.feature_checks import FeatureCheck, feature_check, membership_check
@@ -179,7 +180,7 @@ class Rewriter(cst.CSTTransformer):
             # comments above the first statement are parsed into the module header
             first = self.module.body[0] if self.module.body else None
             header = self._header_comments if first is not None and first in (original, guard) else frozenset()
-            result = _add_markers(result, frame.markers, header | standing)
+            result = add_markers(result, frame.markers, header | standing)
         return result
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -559,26 +560,3 @@ def _keep_parentheses(before: cst.BaseExpression, after):
     if getattr(after, "lpar", None) != ():
         return after  # parenthesised already, or a node without parentheses
     return after.with_changes(lpar=before.lpar, rpar=before.rpar)
-
-
-def _add_markers(statement, markers: list[str], already=()):
-    if isinstance(statement, cst.FlattenSentinel):
-        nodes = list(statement.nodes)
-        if nodes:
-            nodes[0] = _add_markers(nodes[0], markers, already)
-        return cst.FlattenSentinel(nodes)
-    if not hasattr(statement, "leading_lines"):
-        return statement
-    existing = {line.comment.value for line in statement.leading_lines if line.comment is not None} | set(already)
-    new_lines = [
-        cst.EmptyLine(comment=cst.Comment(MARKER_PREFIX + _one_line(text)))
-        for text in markers
-        if MARKER_PREFIX + _one_line(text) not in existing
-    ]
-    if not new_lines:
-        return statement
-    return statement.with_changes(leading_lines=[*statement.leading_lines, *new_lines])
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
