@@ -121,7 +121,11 @@ class FileContext:
             node = _fresh(node)
             self.generated_refs.append((node, local, qualified))
             return node
-        self.imports_needed.add(("mindspore", "mindspore"))
+        if qualified.split(".", 1)[0] == "mindspore":
+            self.imports_needed.add(("mindspore", "mindspore"))
+        elif "." in qualified:  # a project's own MindSpore code (a user rule's target): import its module
+            module = qualified.rsplit(".", 1)[0]
+            self.imports_needed.add((module, module))
         return _fresh(parse_expr(qualified))
 
 
