@@ -30,8 +30,8 @@ import os
 import traceback
 from dataclasses import dataclass, field
 
-from tests.harness.inputs import build_all
-from tests.harness.values import Value, python_value, tensor_value
+from transpiler.proof.harness.inputs import build_all
+from transpiler.proof.harness.values import Value, python_value, tensor_value
 from transpiler.proof.replay import ReplayMismatch, Tape
 
 
@@ -251,7 +251,7 @@ def serve(conn) -> None:
 
 
 def main(argv: list[str]) -> None:
-    """``python -m tests.harness.worker READ_FD WRITE_FD``. Anything the
+    """``python -m transpiler.proof.harness.worker READ_FD WRITE_FD``. Anything the
     snippets or the frameworks print goes to stderr, keeping the pipes clean."""
     from multiprocessing.connection import Connection
 
