@@ -106,14 +106,23 @@ def _rule_modules():
         yield importlib.import_module(info.name)
 
 
-@lru_cache(maxsize=8)
 def load_rules(files: tuple[str, ...] = ()) -> RuleSet:
     """ms-migrate's rules, those of installed packages (entry points) and those
     of the project rule ``files``; raises RuleLoadError naming a file that
-    cannot be used. A user rule for an API ms-migrate has a rule for replaces it."""
+    cannot be used. A user rule for an API ms-migrate has a rule for replaces it.
+    Loaded once per process and set of files, again when a file changes."""
     if not files:
         return _with_plugins()
+    from rewrite_rules.user_rules import file_stamp
+
+    return _load_rules(tuple((path, file_stamp(path)) for path in files))
+
+
+@lru_cache(maxsize=8)
+def _load_rules(stamped: tuple[tuple[str, object], ...]) -> RuleSet:
     from rewrite_rules.user_rules import load_rule_file
+
+    files = [path for path, _ in stamped]
 
     rules = _copy(_with_plugins())
     digest = hashlib.sha256(rules.extra_digest.encode())

@@ -39,7 +39,7 @@ def load_rule_file(path: str):
             content = handle.read()
     except OSError as exc:
         raise RuleLoadError(f"{path}: cannot read the rule file: {exc.strerror or exc}") from None
-    digest = hashlib.blake2b(path.encode("utf-8", "surrogateescape"), digest_size=6).hexdigest()
+    digest = hashlib.blake2b(path.encode("utf-8", "surrogateescape") + content, digest_size=6).hexdigest()
     name = f"ms_migrate_user_rules.{_identifier(os.path.splitext(os.path.basename(path))[0])}_{digest}"
     if name in sys.modules:
         return sys.modules[name], content
@@ -59,6 +59,15 @@ def load_rule_file(path: str):
             raise
         raise RuleLoadError(f"{_where(path, exc)}: cannot load the rules: {_one_line(exc)}") from None
     return module, content
+
+
+def file_stamp(path: str):
+    """What tells an edited rule file from the one loaded before."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_mtime_ns, info.st_size
 
 
 def plugin_modules() -> list[tuple[object, str, bytes]]:

@@ -57,7 +57,8 @@ def _classify_one(d: Diagnostic, call: cst.Call | None, rules: RuleSet) -> ApiUs
         return ApiUse(d.rule, d.path, d.line, d.col, Category.MARKED, outcome, d.message)
     if d.outcome is Outcome.UNKNOWN:
         return ApiUse(d.rule, d.path, d.line, d.col, Category.UNKNOWN, outcome, d.message)
-    if not d.rule.startswith("torch"):  # a structural transform the converter applied (forward -> construct ...)
+    if not (d.rule.startswith("torch") or d.rule in rules.rule_names):
+        # a structural transform the converter applied (forward -> construct ...)
         return ApiUse(d.rule, d.path, d.line, d.col, Category.STRUCTURAL, outcome, f"done by convert: {d.message}")
     notes = _notes(d.rule, call, rules)
     category = Category.ARGUMENTS if notes else Category.AS_IS
