@@ -58,13 +58,14 @@ class FileContext:
     _unplaced: list[tuple[int, cst.CSTNode]] = field(default_factory=list, repr=False)
 
     # -- diagnostics --------------------------------------------------------
-    def report(self, node, rule: str, severity: Severity, message: str, outcome=Outcome.NONE):
+    def report(self, node, rule: str, severity: Severity, message: str, outcome=Outcome.NONE, changes=()):
         if self.position_of is not None:
             line, col = self.position_of(node)
         else:
             line = col = 0
             self._unplaced.append((len(self.diagnostics), node))
-        self.diagnostics.append(Diagnostic(self.path, line, col, rule, severity, message, outcome))
+        self.diagnostics.append(Diagnostic(self.path, line, col, rule, severity, message, outcome,
+                                           changes=tuple(changes)))
 
     def resolve_positions(self, original: cst.Module) -> None:
         """Give deferred diagnostics the line and column (1-based) of their node
@@ -82,8 +83,10 @@ class FileContext:
         """Converted, but the user should look (not an API use of its own)."""
         self.report(node, rule, Severity.WARNING, message)
 
-    def converted(self, node, rule: str, message: str, severity=Severity.INFO):
-        self.report(node, rule, severity, message, Outcome.CONVERTED)
+    def converted(self, node, rule: str, message: str, severity=Severity.INFO, changes=()):
+        """``message``: what the code became, in the user's words (``transpiler.change_text``);
+        ``changes``: (torch parameter or "the call", its change) for a converted call."""
+        self.report(node, rule, severity, message, Outcome.CONVERTED, changes)
 
     # -- module-level helpers ---------------------------------------------------
     def define(self, name: str, statement: cst.BaseStatement) -> None:

@@ -18,6 +18,7 @@ from rewrite_rules.spec import InPlace, Unconvertible, UnknownValue
 from rewrite_rules.tensor_methods_data import BUILTIN_NAMED_TENSOR_METHODS, TORCH_ONLY_TENSOR_METHODS
 from transpiler import comments, structural
 from transpiler.adapters import Adapters
+from transpiler.change_text import describe, same_arguments, short
 from transpiler.context import FileContext
 from transpiler.diagnostics import MARKER_PREFIX, Outcome, Severity
 from transpiler.engine import code_of, convert_call, convert_method
@@ -374,7 +375,8 @@ class Rewriter(cst.CSTTransformer):
             if rule.after_init:
                 raise UnknownValue("the layer needs statements after its constructor")
             expanded = structural.expand_keyword_dicts(qualified, original, updated, self.ctx)
-            result = convert_call(rule, expanded, self.ctx, source=original)
+            changes: list[tuple[str, str]] = []
+            result = convert_call(rule, expanded, self.ctx, source=original, changes=changes)
         except Unconvertible as exc:
             if not (isinstance(exc, UnknownValue) or any(arg.star for arg in original.args)):
                 self.mark(original, qualified, exc.reason)
@@ -382,8 +384,10 @@ class Rewriter(cst.CSTTransformer):
             return self._adapted_call(original, updated, qualified, rule, exc.reason)
         self.ctx.consume(original.func)
         self.changed()
-        outcome = f"-> {rule.target}" if rule.target else f"rewritten ({rule.notes})" if rule.notes else "rewritten"
-        self.ctx.converted(original, qualified, f"{qualified} {outcome}")
+        message = describe(original, result, changes, rule.target, _first_sentence(rule.notes))
+        if not changes and rule.hook is not None and not same_arguments(original, result):
+            changes = [("the call", message)]
+        self.ctx.converted(original, qualified, message, changes=changes)
         return result
 
     def _adapted_call(self, original, updated, qualified, rule, reason: str):
@@ -443,7 +447,13 @@ class Rewriter(cst.CSTTransformer):
             self.mark(original, rule.torch, exc.reason)
             return updated
         self.changed()
-        self.ctx.converted(original, rule.torch, f".{name}() -> MindSpore form")
+        if id(original) in self.in_place:
+            receiver, value, _ = self.in_place[id(original)]
+            message = f"{short(original)} -> {short(receiver)} updated to {short(value)} (MindSpore's in-place " \
+                      "methods do not update on CPU)"
+        else:
+            message = describe(original, result, why=_first_sentence(rule.notes))
+        self.ctx.converted(original, rule.torch, message, changes=[(f".{name}()", message)])
         return result
 
     def _mark_unrecognised(self, node: cst.Call, name: str) -> None:
@@ -550,6 +560,11 @@ class Rewriter(cst.CSTTransformer):
 
 def _is_in_place_name(name: str) -> bool:
     return name.endswith("_") and not name.startswith("_")
+
+
+def _first_sentence(text: str) -> str:
+    sentence = " ".join(text.split()).split(". ")[0].rstrip(".")
+    return sentence if len(sentence) <= 160 else ""
 
 
 def _keep_parentheses(before: cst.BaseExpression, after):

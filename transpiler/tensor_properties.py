@@ -13,6 +13,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.spec import Unconvertible
+from transpiler.change_text import describe
 
 
 _PARAMETER_LISTS = frozenset({"parameters", "named_parameters", "trainable_params", "get_parameters",
@@ -88,5 +89,5 @@ class PropertyReads:
         if result is None:
             return updated
         rewriter.changed()
-        rewriter.ctx.converted(original, rule.torch, f".{rule.name} -> MindSpore form")
+        rewriter.ctx.converted(original, rule.torch, describe(original, result))
         return result
