@@ -15,7 +15,7 @@ import libcst as cst
 from rewrite_rules.spec import Arg, Drop, Unsupported
 
 LIMIT = 100  # characters of code shown for one side of a change
-_VALUE_LIMIT = 24  # characters of an argument value shown in a change
+_VALUE_LIMIT = 40  # characters of an argument value shown in a change
 
 
 def short(node: cst.CSTNode, limit: int = LIMIT) -> str:

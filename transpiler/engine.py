@@ -281,13 +281,13 @@ def convert_call(rule: ApiRule, call: cst.Call, ctx: FileContext, source: cst.Ca
     apply_mapping(bound)
     if rule.hook is not None:
         rule.hook(bound, ctx)
+    if bound.result is None and bound.target is None:
+        raise Unconvertible(rule.notes or f"{rule.torch} has no MindSpore equivalent")
+    if changes is not None:  # a hook that builds the result itself may still have changed the arguments first
+        changes.extend(argument_changes(bound, given))
     if bound.result is not None:
         return bound.result
-    if bound.target is None:
-        raise Unconvertible(rule.notes or f"{rule.torch} has no MindSpore equivalent")
     func = bound.func if bound.func is not None else ctx.ref(bound.target)
-    if changes is not None:
-        changes.extend(argument_changes(bound, given))
     return render(bound, func)
 
 

@@ -405,8 +405,8 @@ class Rewriter(cst.CSTTransformer):
         result = updated.with_changes(func=adapter)
         self.ctx.consume(original.func)
         self.changed()
-        self.ctx.converted(original, qualified, f"{qualified} -> {code_of(adapter)}, which has torch's "
-                           "signature and applies the rule to the arguments at run time")
+        self.ctx.converted(original, qualified, f"{short(original)} -> {short(result)}: {code_of(adapter)} takes "
+                           f"torch's arguments and converts them when their values are known at run time ({reason})")
         return result
 
     def _method_call(self, original, updated, name):
@@ -432,7 +432,7 @@ class Rewriter(cst.CSTTransformer):
                 self._mark_unrecognised(original, name)
             return updated
         if rule.rename == name and rule.hook is None:  # MindSpore's Tensor has the same method
-            self.ctx.converted(original, rule.torch, f".{name}() is the same in MindSpore")
+            self.ctx.converted(original, rule.torch, f"{short(original)}: the same in MindSpore")
             return updated
         try:
             result = convert_method(rule, updated.func.value, updated, self.ctx, source=original)
@@ -530,8 +530,8 @@ class Rewriter(cst.CSTTransformer):
                 return self._unconverted(original, updated, qualified, f"used {where}: {exc.reason}")
             self.ctx.consume(original)
             self.changed()
-            self.ctx.converted(original, qualified, f"{qualified} used {where} -> {code_of(adapter)}, "
-                               "which has torch's signature and applies the rule to its arguments")
+            self.ctx.converted(original, qualified, f"{code_of(original)} used {where} -> {code_of(adapter)}, "
+                               "which takes torch's arguments and converts them to MindSpore's")
             return adapter
         return self._unconverted(original, updated, qualified, "no MindSpore rule for this API")
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.spec import Unconvertible
-from transpiler.change_text import describe
+from transpiler.change_text import describe, short
 
 
 _PARAMETER_LISTS = frozenset({"parameters", "named_parameters", "trainable_params", "get_parameters",
@@ -77,7 +77,7 @@ class PropertyReads:
             for name in parameter_loop_variables(rewriter.module):
                 rewriter.ctx.known_kinds.setdefault(name, "parameter")
         if rule.rename == rule.name and rule.hook is None:
-            rewriter.ctx.converted(original, rule.torch, f".{rule.name} is the same in MindSpore")
+            rewriter.ctx.converted(original, rule.torch, f"{short(original)}: the same in MindSpore")
             return updated
         try:
             if rule.hook is None:
