@@ -23,6 +23,7 @@ class RuleSet:
     methods: dict[str, list[MethodRule]] = field(default_factory=dict)
     modules: dict[str, str] = field(default_factory=dict)  # rule -> defining module
     extra_digest: str = ""  # of the rules loaded from outside this package
+    files: tuple[str, ...] = ()  # the project rule files loaded (see load_rules)
 
     def method_rule(self, name: str, n_positional: int, receiver_kinds=None) -> MethodRule | None:
         for rule in self.methods.get(name, ()):
@@ -132,6 +133,7 @@ def _load_rules(stamped: tuple[tuple[str, object], ...]) -> RuleSet:
         digest.update(content)
         _add_user_rules(rules, module, path, own)
     rules.extra_digest = digest.hexdigest()[:16]
+    rules.files = tuple(files)
     return rules
 
 

@@ -226,3 +226,24 @@ def test_the_public_api_names_what_rule_modules_use():
 
     for name in api.__all__:
         assert getattr(api, name) is not None
+
+
+def test_check_moves_weights_as_the_rule_declares(project, capsys):
+    """The MindSpore twin calls its BatchNorm ``norm``: the rule's ``weights`` say so, and
+    the harness copies torch's weights through them (without, they would not fit)."""
+    rules = project / "renamed_rules.py"
+    rules.write_text(textwrap.dedent('''\
+        from rewrite_rules.api import ApiRule, Example, WeightMove
+
+        RULES = [ApiRule(
+            "mylib.layers.ConvBNAct", "mylib_ms.blocks.ConvNormAct",
+            signature="in_ch, out_ch, kernel_size=3, stride=1, act=True", args={"act": "activation"},
+            weights={"bn.weight": "norm.gamma", "bn.bias": "norm.beta", "bn.running_mean": "norm.moving_mean",
+                     "bn.running_var": "norm.moving_variance",
+                     "bn.num_batches_tracked": WeightMove(None, why="MindSpore keeps no batch count")},
+            examples=[Example("from mylib.layers import ConvBNAct\\nlayer = ConvBNAct(3, 8)\\nlayer.train()\\n"
+                              "result = layer(x)", inputs={"x": "randn(2, 3, 9, 9)"})],
+        )]
+    '''))
+    assert main(["rules", "--check", "--rules", str(rules)]) == 0, capsys.readouterr().out
+    assert capsys.readouterr().out == "ok    mylib.layers.ConvBNAct-0 (execution)\n"

@@ -129,6 +129,7 @@ def prepare(case: Case, rules=None) -> Prepared:
         tuple(case.example.results),
         case.seed,
         check_draws=case.example.compare != "structural",
+        rule_files=rules.files if rules is not None else (),
     )
     return Prepared(case, torch_code, converted, job)
 
