@@ -9,7 +9,7 @@ from dataclasses import replace
 from rewrite_rules.cases import P, call_cases
 from rewrite_rules.api import Drop, Example, MethodRule, Unconvertible, Unsupported, code_of, keyword_arg
 from rewrite_rules.tensor_binding import atom, expr, literal, method
-from transpiler.structural.provenance import OPTIMIZER, SCHEDULER, origin_of
+from transpiler.structural.provenance import OPTIMIZER, SCALER, SCHEDULER, origin_of
 
 
 def _train(call, ctx):
@@ -37,17 +37,33 @@ def _not_scheduler(call):
                             "carry last_epoch and the learning rates by hand")
 
 
+def _scaler_parameters(scaler: cst.BaseExpression, ctx) -> cst.DictComp:
+    """``{name: value for name, value in vars(scaler).items() if isinstance(value, mindspore.Parameter)}``:
+    a mindspore.amp loss scaler is no Cell; its state (scale_value, and counter when dynamic) is Parameters."""
+    name, value = cst.Name("name"), cst.Name("value")
+    items = cst.Call(cst.Attribute(cst.Call(cst.Name("vars"), [cst.Arg(scaler)]), cst.Name("items")), [])
+    is_parameter = cst.Call(cst.Name("isinstance"), [cst.Arg(value), cst.Arg(ctx.ref("mindspore.Parameter"))])
+    target = cst.Tuple([cst.Element(name), cst.Element(value)], lpar=[], rpar=[])
+    return cst.DictComp(name, value, cst.CompFor(target=target, iter=items, ifs=[cst.CompIf(is_parameter)]))
+
+
 def _state_dict(call, ctx):
     # An optimizer is a Cell in MindSpore: its parameters_dict() holds the moment
     # buffers and the step count (and the weights they belong to).
     _not_scheduler(call)
     if call.args:
         raise Unconvertible("state_dict() arguments are not supported")
+    if _receiver_kind(call) == SCALER:
+        return _scaler_parameters(call.receiver, ctx)
     return call.rename("parameters_dict", [])
 
 
 def _load_state_dict(call, ctx):
     _not_scheduler(call)
+    if _receiver_kind(call) == SCALER:  # the loss scale (and growth counter) Parameters come back as attributes
+        state = call.positional[0] if call.positional else call.keyword("state_dict")
+        update = cst.Attribute(cst.Call(cst.Name("vars"), [cst.Arg(call.receiver)]), cst.Name("update"))
+        return cst.Call(update, [cst.Arg(state)])
     if _is_optimizer(call):
         ctx.warn(call.source or call.call, "load_state_dict",
                  "restores the optimizer's moments, step count and weights, not its param-group learning rates")
@@ -95,12 +111,18 @@ def _bound_cell(name: str, signature: str, **kw) -> MethodRule:
 
 
 def _add_module(bound, call, ctx):
-    """A SequentialCell runs the cells of its list: a child added by name
-    would be skipped, so it is appended (named by its index)."""
-    cell, name, module = atom(call.receiver), code_of(bound.get("name")), code_of(bound.get("module"))
-    sequential = code_of(ctx.ref("mindspore.nn.SequentialCell"))
-    bound.result = expr(f"({cell}.append({module}) if isinstance({cell}, {sequential}) "
-                        f"else {cell}.insert_child_to_cell({name}, {module}))")
+    """setattr, as ``self.name = module`` would (unlike insert_child_to_cell,
+    it prefixes the child's parameter names with its own, which checkpoints
+    and weight loading go by); a SequentialCell runs the cells of its
+    ``cell_list``, so the child joins that list too (torch's Sequential runs
+    children added by name, and they keep their names: ``seq.bn``)."""
+    cell, name, module = atom(call.receiver), bound.get("name"), code_of(bound.get("module"))
+    if not isinstance(name, (cst.SimpleString, cst.Name, cst.Attribute)):
+        raise Unconvertible("the name is read twice in the MindSpore form; assign it to a variable first")
+    name, sequential = code_of(name), code_of(ctx.ref("mindspore.nn.SequentialCell"))
+    bound.result = expr(f"(setattr({cell}, {name}, {module}), "
+                        f"{cell}.cell_list.append({cell}.name_cells()[{name}]) if isinstance({cell}, {sequential}) "
+                        f"else None)")
 
 
 def _register_parameter(bound, call, ctx):
@@ -199,13 +221,24 @@ RULES = [
                                       [P("prefix", "'model'", True), P("recurse", "False", True)], {}),
                           Example(BUFFERED + "result = [b for _, b in m.named_buffers()]", inputs={}))),
     *(_bound_cell(name, "name, module", hook=_add_module,
-                  notes="insert_child_to_cell; a SequentialCell appends the child (its list is what runs)",
+                  notes="setattr (names the child's parameters); on a SequentialCell the child also joins cell_list (what runs)",
                   examples=(*call_cases(f"net = nn.Sequential(nn.Linear(2, 3))\nnet.{name}({{args}})\nresult = net(x)",
                                         [P("name", "'act'"), P("module", "nn.Tanh()")], {"x": "randn(4, 2)"}),
                             Example(f"class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
                                     f"        self.{name}('fc', nn.Linear(2, 3))\n\n    def forward(self, x):\n"
                                     f"        return self.fc(x)\n\n\nm = M()\nresult = m(x).shape",
-                                    inputs={"x": "randn(4, 2)"})))
+                                    inputs={"x": "randn(4, 2)"}),
+                            # unpacked arguments (timm's ResNet: self.add_module(*stage))
+                            Example(f"class M(nn.Module):\n    def __init__(self, stages):\n        super().__init__()\n"
+                                    f"        for stage in stages:\n            self.{name}(*stage)\n\n"
+                                    f"    def forward(self, x):\n        return self.b(self.a(x))\n\n\n"
+                                    f"m = M([('a', nn.Linear(2, 3)), ('b', nn.Tanh())])\nresult = m(x)",
+                                    inputs={"x": "randn(4, 2)"}, notes="unpacked"),
+                            # a Sequential subclass filled by name (timm's ConvNorm): runs them, keeps the names
+                            Example(f"class ConvNorm(nn.Sequential):\n    def __init__(self):\n        super().__init__()\n"
+                                    f"        self.{name}('c', nn.Linear(2, 3))\n        self.{name}('act', nn.Tanh())\n\n\n"
+                                    f"m = ConvNorm()\nresult = (m(x), m.c(x), len(m))",
+                                    inputs={"x": "randn(4, 2)"}, notes="sequential_subclass")))
       for name in ("add_module", "register_module")),
     _bound_cell("to_empty", "*, device, recurse=True", args={"device": Drop("device placement is global in MindSpore")},
                 notes="the device is dropped (placement is global); returns the Cell, as torch returns the Module",
@@ -238,6 +271,11 @@ RULES = [
                     Example("sd = optimizer.state_dict()", "sd = optimizer.parameters_dict()"),
                     Example("scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 5)\nsd = scheduler.state_dict()",
                             marked="no state_dict()"),
+                    Example("scaler = torch.amp.GradScaler('cuda')\nsd = scaler.state_dict()",
+                            "scaler = mindspore.amp.DynamicLossScaler(\n"
+                            "    scale_value=65536.0, scale_factor=2, scale_window=2000\n)\n"
+                            "sd = {\n    name: value\n    for name, value in vars(scaler).items()\n"
+                            "    if isinstance(value, mindspore.Parameter)\n}"),
                     _on_net("sd = net.state_dict()\nresult = [(key, sd[key]) for key in sorted(sd)]"))),
 
     _cell(
@@ -248,6 +286,9 @@ RULES = [
                   Example("optimizer.load_state_dict(sd)", "mindspore.load_param_into_net(optimizer, sd)"),
                   Example("scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 5)\nscheduler.load_state_dict(sd)",
                           marked="no state_dict()"),
+                  Example("scaler = torch.amp.GradScaler('cuda')\nscaler.load_state_dict(sd)",
+                          "scaler = mindspore.amp.DynamicLossScaler(\n"
+                          "    scale_value=65536.0, scale_factor=2, scale_window=2000\n)\nvars(scaler).update(sd)"),
                   _on_net("other = Net()\nkeys = other.load_state_dict(net.state_dict())\nresult = (other(x), keys)"),
                   _on_net("other = Net()\nother.load_state_dict(net.state_dict(), strict=False)\nresult = other(x)",
                           notes="strict")),

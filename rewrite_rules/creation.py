@@ -211,6 +211,8 @@ RULES = [
     fn("torch.from_numpy", "mindspore.Tensor", "ndarray", params=[P("ndarray", "x.numpy()", kind="positional")], inputs=X),
     *(ApiRule(f"torch.{name}", "mindspore.Tensor", signature="*args, device=None", args={"device": DEVICE},
               hook=_legacy(dtype), notes=f"sizes -> ops.zeros, data -> mindspore.Tensor, both as {dtype}",
+              # torch.cuda.FloatTensor & co: the same tensor on the GPU; device placement is global in MindSpore
+              aliases=(f"torch.cuda.{name}",) if name != "Tensor" else (),
               examples=(case(f"result = torch.{name}([[1, 2], [3, 4]])"), case(f"result = torch.{name}(2, 3).shape"),
                         case(f"result = torch.{name}((1, 0, 1))"), case(f"result = torch.{name}().shape"),
                         case(f"n = 3\nresult = torch.{name}(n).shape"), case(f"v = [1, 0]\nresult = torch.{name}(v)"),

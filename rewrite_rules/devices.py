@@ -26,6 +26,16 @@ def _cuda_available(call, ctx):
     ctx.imports_needed.add(("mindspore", "mindspore"))
 
 
+def _accelerator_available(call, ctx):
+    call.result = cst.parse_expression('mindspore.get_context("device_target") != "CPU"')
+    ctx.imports_needed.add(("mindspore", "mindspore"))
+
+
+def _current_accelerator(call, ctx):
+    call.result = cst.parse_expression('mindspore.get_context("device_target").lower()')
+    ctx.imports_needed.add(("mindspore", "mindspore"))
+
+
 def _is_device(expr, source, method) -> bool:
     qualified = method.qualified(source)
     if qualified is not None and qualified.startswith("torch.device"):
@@ -116,6 +126,19 @@ RULES = [
                   # both sides run on CPU here
                   Example('result = torch.cuda.is_available()\ndevice = "cuda" if result else "cpu"', inputs={})),
     ),
+    ApiRule("torch.accelerator.is_available", None, signature="", hook=_accelerator_available,
+            notes="whether MindSpore's device target is an accelerator (GPU or Ascend)",
+            examples=(Example("ok = torch.accelerator.is_available()",
+                              'ok = mindspore.get_context("device_target") != "CPU"'),
+                      Example('result = torch.accelerator.is_available()', inputs={}))),
+    ApiRule("torch.accelerator.current_accelerator", None, signature="check_available=False",
+            hook=_current_accelerator,
+            notes="the device target's name, an inert device string like torch.device's",
+            examples=(Example("device = torch.accelerator.current_accelerator()",
+                              'device = mindspore.get_context("device_target").lower()'),
+                      Example('device = torch.accelerator.current_accelerator() if torch.accelerator.is_available() '
+                              'else torch.device("cpu")\nlayer = nn.Linear(3, 2).to(device)\nresult = layer(x)',
+                              inputs=_X))),
     # the harness replays torch's draws to MindSpore, which would make any seed look right: proven by a test
     # that runs the converted code on its own (same seed, same draws and weights; another seed, other draws)
     ApiRule("torch.manual_seed", "mindspore.set_seed", signature="seed",

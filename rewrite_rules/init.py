@@ -149,6 +149,17 @@ def _calculate_gain(call, ctx):
     call.result = expr(repr(_gain(nonlinearity, param)))
 
 
+def _fans(call, ctx):
+    """(fan_in, fan_out) from the shape, as torch computes them: input and
+    output feature maps times the receptive field (the product of the
+    remaining dimensions; 1 for a matrix)."""
+    tensor = call.get("tensor")
+    if not isinstance(tensor, (cst.Name, cst.Attribute)):
+        raise Unconvertible("the tensor is read three times in the MindSpore form; assign it to a variable first")
+    shape, prod = f"{code_of(tensor)}.shape", code_of(ctx.ref("math.prod"))
+    call.result = expr(f"({shape}[1] * {prod}({shape}[2:]), {shape}[0] * {prod}({shape}[2:]))")
+
+
 def _literal_nonlinearity(examples, name: str):
     """The call shape that passes every argument through a variable is marked:
     a nonlinearity whose value is not written out is not converted."""
@@ -261,6 +272,16 @@ RULES = [
           _simple("Sparse", ("sparsity", "sparsity", ""), ("std", "sigma", "0.01")),
           _values("nn.init.sparse_({args})", [P("tensor", "w"), P("sparsity", "0.3"), P("std", "0.5", True)],
                   {"w": "zeros(40, 50)"})),
+    # private in torch, yet common in model code (timm's variance_scaling_, lecun_normal_)
+    _rule("_calculate_fan_in_and_fan_out", "tensor", _fans,
+          (*call_cases("result = nn.init._calculate_fan_in_and_fan_out({args})", [P("tensor", "w")], CONV_W,
+                       shapes=("positional", "keywords")),
+           *call_cases("result = nn.init._calculate_fan_in_and_fan_out({args})", [P("tensor", "w")], MATRIX_W,
+                       shapes=("positional",), notes="matrix"),
+           Example("fan_in, fan_out = nn.init._calculate_fan_in_and_fan_out(w)",
+                   "fan_in, fan_out = (\n    w.shape[1] * math.prod(w.shape[2:]),\n    w.shape[0] * math.prod(w.shape[2:]),\n)"),
+           Example("f = nn.init._calculate_fan_in_and_fan_out(layer.weight.flatten(1))", marked="assign it to a variable")),
+          notes="computed from the shape: (size(1), size(0)) times the product of the remaining dimensions"),
     _rule("calculate_gain", "nonlinearity, param=None", _calculate_gain,
           (*call_cases("result = nn.init.calculate_gain({args})", [P("nonlinearity", "'leaky_relu'"), P("param", "0.2", True)], {},
                        shapes=("positional", "keywords", "reordered", "defaults")),

@@ -313,6 +313,9 @@ class MethodRule:
     rename: the simple case: the MindSpore method name.
     receiver: "tensor", "cell", "optimizer" or "any": what the rule assumes the
         receiver is (for documentation and analysis).
+    signature: torch's parameters (without self), when the rule binds them:
+        a call with unpacked arguments (``m.add_module(*pair)``) then becomes
+        the rule applied to these names inside a lambda the arguments go to.
     """
 
     name: str
@@ -322,6 +325,7 @@ class MethodRule:
     receiver: str = "tensor"
     notes: str = ""
     examples: tuple[Example, ...] = ()
+    signature: str = ""
 
     @property
     def torch(self) -> str:

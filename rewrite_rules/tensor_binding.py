@@ -91,7 +91,7 @@ def method(
         attr = cst.Attribute(call.receiver, cst.Name(bound.target or target or name))
         return render(bound, attr)
 
-    return MethodRule(name, hook=method_hook, arity=arity, notes=notes, examples=tuple(examples))
+    return MethodRule(name, hook=method_hook, arity=arity, notes=notes, examples=tuple(examples), signature=signature)
 
 
 def _all_positional(bound) -> None:

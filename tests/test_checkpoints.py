@@ -286,3 +286,45 @@ def test_training_sample_saves_and_reloads_its_checkpoint(tmp_path):
         expected = saved_torch["optimizer_state_dict"]["state"][4][moment].numpy()
         # gradients agree to float rounding: within 1e-4 of the moment's largest value (4.5e-5 measured)
         np.testing.assert_allclose(restored, expected, rtol=0, atol=1e-4 * np.abs(expected).max(), err_msg=moment)
+
+
+# -- the loss scaler's state ------------------------------------------------------------
+SCALER_TORCH = """\
+import torch
+import torch.nn as nn
+
+
+def save_and_restore(path):
+    model = nn.Linear(3, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cuda")
+    {changes}
+    torch.save({{"model": model.state_dict(), "scaler": scaler.state_dict(), "epoch": 3}}, path)
+    resumed = torch.amp.GradScaler("cuda")
+    checkpoint = torch.load(path)
+    resumed.load_state_dict(checkpoint["scaler"])
+    return resumed, checkpoint["epoch"]
+"""
+
+
+def test_a_loss_scaler_state_comes_back_from_the_checkpoint(tmp_path):
+    """torch.amp.GradScaler's state (its scale and growth tracker) becomes the
+    Parameters of mindspore.amp.DynamicLossScaler (scale_value, counter): saved
+    with the checkpoint, restored into a fresh scaler. (On CPU torch's CUDA
+    scaler disables itself, so the values are checked on the MindSpore side.)"""
+    code = convert_full(SCALER_TORCH.format(changes="pass"))
+    assert not _markers(code) and "scaler.parameters_dict" not in code
+    # the scale halves on an overflow and the counter counts finite steps: change both before saving
+    code = code.replace("    pass\n", "    scaler.adjust(mindspore.Tensor(False))\n"
+                                     "    scaler.adjust(mindspore.Tensor(True))\n", 1)
+    converted = tmp_path / "scaler_checkpoint.py"
+    converted.write_text(code + textwrap.dedent("""
+        resumed, epoch = save_and_restore(__import__("sys").argv[1])
+        print("RESTORED", float(resumed.scale_value), int(resumed.counter), type(epoch).__name__)
+        """), encoding="utf-8")
+    env = {**os.environ, "GLOG_v": "3"}
+    run = subprocess.run([sys.executable, str(converted), str(tmp_path / "ckpt.pt")], capture_output=True, text=True,
+                         env=env, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    line = next(l for l in run.stdout.splitlines() if l.startswith("RESTORED "))
+    assert line.split()[1:] == ["32768.0", "1", "int"]  # a fresh scaler would say 65536.0 0

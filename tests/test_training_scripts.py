@@ -32,7 +32,8 @@ The patterns each script proves:
   dict saved through a function, copied to model_best and resumed, DataParallel
   and model.module, cudnn flags, manual_seed_all, empty_cache, a frozen
   backbone (requires_grad_) with a new head built from fc.in_features,
-  len(loader.dataset) and loader.batch_size;
+  len(loader.dataset) and loader.batch_size; --amp: mixed precision on the
+  DataParallel-wrapped model the train() function receives;
 - train_text_trainer (a Trainer class): the step spread over methods
   (training_step keeps the loss in self.loss), accumulation with a step taken
   every few batches, clipping, LambdaLR, Embedding.embedding_dim, a state dict
@@ -61,6 +62,8 @@ class Phase:
     rtol: dict  # series -> tolerance
     measured: dict = field(default_factory=dict)  # series -> max relative difference measured
     not_compared: dict = field(default_factory=dict)  # series logged but not compared -> why
+    # series that must differ by more than float32 rounding: proof that the MindSpore run is in mixed precision
+    lower_precision: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -114,6 +117,11 @@ SCRIPTS = {
               {"train/loss": 2e-5, "val/acc1": 1e-6}, {"train/loss": 1.2e-6, "val/acc1": 0.0}),
         Phase(CLASSIFIER_ARGS + ("--epochs", "1", "--freeze-features", "--num-classes", "5"),
               {"train/loss": 2e-5, "val/acc1": 1e-6}, {"train/loss": 5.0e-7, "val/acc1": 0.0}),
+        # --amp: torch.cuda.amp.autocast switches itself off without CUDA (float32), MindSpore's
+        # auto_mixed_precision runs float16 on CPU: they agree as float16 can, and must differ by more than
+        # float32 rounding (the float32 phases agree to 2e-6), which shows mixed precision is on
+        Phase(CLASSIFIER_ARGS + ("--epochs", "2", "--amp"), {"train/loss": 5e-3, "val/acc1": 1e-6},
+              {"train/loss": 7.6e-4, "val/acc1": 0.0}, lower_precision=("train/loss",)),
     ), linear_layers=True),
     "train_text_trainer": Script(("TextClassifier",), "text", (
         Phase(TRAINER_ARGS + ("--epochs", "2"),
@@ -222,6 +230,8 @@ def test_training_script_trains_like_torch_at_every_step(name, tmp_path):
         measured = {tag: max_relative_difference(torch_scalars[tag], ms_scalars.get(tag, [])) for tag in torch_scalars}
         problems = mismatches(torch_scalars, ms_scalars, phase.rtol)
         assert not problems, "\n".join(problems) + f"\nmeasured: {measured}"
+        for tag in phase.lower_precision:
+            assert measured[tag] > 1e-5, f"{tag}: agrees to {measured[tag]:.1e}, as float32 does: mixed precision is off"
     CHECKS[name](outs)
 
 

@@ -88,6 +88,38 @@ def test_compile_data_parallel_and_the_wrapped_module():
     )
 
 
+AUTOCAST_STEP = """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+{made}
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    optimizer.zero_grad()
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = nn.functional.mse_loss(model(x), y)
+    loss.backward()
+    optimizer.step()
+"""
+
+
+@pytest.mark.parametrize("made", ["model = Net()", "model = nn.DataParallel(Net()).to(device)",
+                                  "model = torch.compile(nn.DataParallel(Net()))"])
+def test_autocast_sets_mixed_precision_on_the_network_also_when_wrapped(made):
+    converted = convert_snippet(AUTOCAST_STEP.format(made=made))
+    assert 'model = mindspore.amp.auto_mixed_precision(model, "auto", dtype=mindspore.float16)' in converted, converted
+
+
+def test_autocast_around_no_known_network_is_reported():
+    reports = _reports(AUTOCAST_STEP.format(made="model = load_model()"))
+    assert any("no network of this file runs inside the autocast context" in r for r in reports), reports
+
+
 def test_freezing_with_requires_grad_():
     _golden(
         """
@@ -194,6 +226,22 @@ def test_step_of_an_unknown_object_is_left_alone():
     converted = convert_snippet("options.step()\nschedule.step()\nscheduler = torch.optim.lr_scheduler.StepLR(o, 1)\n"
                                 "scheduler.step()\n")
     assert "TODO" not in converted and "options.step()" in converted and "schedule.step()" in converted
+
+
+def test_names_do_not_decide_what_steps():
+    """An optimizer called ``state`` made by a function of the file, a scheduler called ``warm``: converted;
+    an object called ``scheduler`` of the file's own class and a dict called ``optimizer``: left alone."""
+    converted = convert_snippet(
+        "class Warmup:\n    def step(self):\n        pass\n\n"
+        "def make(model):\n    return torch.optim.Adam(model.parameters(), lr=1e-3)\n\n"
+        "state = make(model)\nwarm = torch.optim.lr_scheduler.LambdaLR(state, lambda s: 1.0)\n"
+        "scheduler = Warmup()\noptimizer = {'lr': 0.1}\n"
+        "for x, y in loader:" + STEP.replace("optimizer.", "state.") + "    warm.step()\n    scheduler.step()\n"
+        "print(optimizer['lr'])\n")
+    assert "TODO" not in converted, converted
+    assert "state(grads)" in converted and "mindspore.value_and_grad(forward_fn, None, state.parameters)" in converted
+    assert "mindspore.experimental.optim.lr_scheduler.LambdaLR(state" in converted
+    assert "    warm.step()\n    scheduler.step()\n" in converted and "optimizer['lr']" in converted
 
 
 # -- data ---------------------------------------------------------------------------------------

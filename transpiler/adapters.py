@@ -144,14 +144,16 @@ def _build(qualified: str, rule: ApiRule, ctx: FileContext) -> _Adapter:
     # a layer: torch's class over the Cell (so isinstance, subclassing and weights behave);
     # anything else (a tensor, a dataset) is made by a function
     makes_a_class = (rule.target or "").startswith("mindspore.nn.") and rule.target.rsplit(".", 1)[-1][:1].isupper()
+    result, chained = _peel_self_returning(result)
     if isinstance(result, cst.Call) and target is not None and target == rule.target and makes_a_class:
         construct = _statement(cst.Call(func=cst.Attribute(cst.Call(cst.Name("super")), cst.Name("__init__")),
                                         args=result.args))
-        after = [cst.parse_statement(text + "\n") for text in rule.after_init]
+        after = chained + [cst.parse_statement(text + "\n") for text in rule.after_init]
         init = cst.FunctionDef(
             name=cst.Name("__init__"), params=signature, body=cst.IndentedBlock([*guards, construct, *after]),
         )
-        definition = cst.ClassDef(name=cst.Name(name), body=cst.IndentedBlock([init]), bases=[cst.Arg(result.func)])
+        definition = cst.ClassDef(name=cst.Name(name), body=cst.IndentedBlock([init, *_torch_attributes(rule)]),
+                                  bases=[cst.Arg(result.func)])
         return _Adapter(name, namespace, definition, True, checked)
     if rule.after_init:
         raise Unconvertible("the rule's MindSpore form is not a Cell class its statements could follow")
@@ -163,6 +165,36 @@ def _build(qualified: str, rule: ApiRule, ctx: FileContext) -> _Adapter:
         decorators=[cst.Decorator(cst.Name("staticmethod"))],
     )
     return _Adapter(name, namespace, definition, False, checked)
+
+
+# Cell methods that return the Cell: ``nn.BatchNorm2d(...).set_train()`` is the
+# class, then ``self.set_train()`` in its constructor.
+_SELF_RETURNING = frozenset({"set_train"})
+
+
+def _peel_self_returning(result):
+    chained = []
+    while (isinstance(result, cst.Call) and isinstance(result.func, cst.Attribute)
+           and result.func.attr.value in _SELF_RETURNING and isinstance(result.func.value, cst.Call)):
+        chained.insert(0, _statement(result.with_changes(func=result.func.with_changes(value=cst.Name("self")))))
+        result = result.func.value
+    return result, chained
+
+
+def _torch_attributes(rule: ApiRule) -> list[cst.FunctionDef]:
+    """Read-only properties with torch's attribute names (``eps`` -> ``self.epsilon``,
+    ``weight`` -> ``self.gamma``), for code that subclasses the layer and reads
+    them on ``self``."""
+    properties = []
+    for name, read in rule.attribute_reads.items():
+        if isinstance(read, str):
+            value = f"self.{read}"
+        elif read.template is not None and f"{{cell}}.{name}" not in read.template:
+            value = read.template.format(cell="self")
+        else:
+            continue  # not kept by MindSpore, or stored under the same name
+        properties.append(cst.parse_statement(f"@property\ndef {name}(self):\n    return {value}\n"))
+    return properties
 
 
 def _call(qualified: str, params, left_out: set[str]) -> cst.Call:
@@ -204,9 +236,9 @@ def _convert_quietly(rule: ApiRule, call: cst.Call, ctx: FileContext):
     finally:
         del ctx.diagnostics[diagnostics:]
         del ctx._unplaced[unplaced:]
-    target = None
-    if isinstance(result, cst.Call):
-        target = next((q for node, _, q in ctx.generated_refs[refs:] if node is result.func), None)
+    target, (made, _) = None, _peel_self_returning(result)
+    if isinstance(made, cst.Call):
+        target = next((q for node, _, q in ctx.generated_refs[refs:] if node is made.func), None)
     return result, target
 
 

@@ -410,12 +410,15 @@ class Rewriter(cst.CSTTransformer):
         return result
 
     def _method_call(self, original, updated, name):
-        if name == "forward" and self.in_cell_class() and structural.is_self_or_super(original.func.value):
+        if self._is_module_function(original.func.value):
+            return updated  # np.sum(...), ops.softmax(...): a module's function, not a method
+        on_self_or_super = structural.is_self_or_super(original.func.value)
+        if name == "forward" and (self.in_cell_class() or not on_self_or_super):
+            # a Module's forward is its Cell's construct (down.forward(y) in timm's HRNet);
+            # an object without one fails loudly
             self.changed()
             self.ctx.converted(original, "forward", "forward call -> construct")
             return updated.with_changes(func=updated.func.with_changes(attr=cst.Name("construct")))
-        if self._is_module_function(original.func.value):
-            return updated  # np.sum(...), ops.softmax(...): a module's function, not a method
         if name in BUILTIN_NAMED_TENSOR_METHODS and id(original) in self.statement_calls:
             return updated  # items.sort(), seen.add(x): a builtin type's method, whose result a tensor's would not discard
         positional = sum(1 for a in original.args if a.keyword is None and not a.star)
@@ -444,8 +447,10 @@ class Rewriter(cst.CSTTransformer):
                                                    result.rebinds, in_forward=self.forward_depth > 0,
                                                    returned=self.return_depth > 0)
         except Unconvertible as exc:
-            self.mark(original, rule.torch, exc.reason)
-            return updated
+            result = self._unpacked_method_call(original, updated, rule)
+            if result is None:
+                self.mark(original, rule.torch, exc.reason)
+                return updated
         self.changed()
         if id(original) in self.in_place:
             receiver, value, _ = self.in_place[id(original)]
@@ -455,6 +460,24 @@ class Rewriter(cst.CSTTransformer):
             message = describe(original, result, why=_first_sentence(rule.notes))
         self.ctx.converted(original, rule.torch, message, changes=[(f".{name}()", message)])
         return result
+
+    def _unpacked_method_call(self, original, updated, rule):
+        """``m.add_module(*pair)``: the rule applied to its own parameter names,
+        inside a lambda that receives the unpacked arguments (None: no such form)."""
+        if not rule.signature or not any(arg.star for arg in original.args):
+            return None
+        params = cst.parse_expression(f"lambda {rule.signature}: 0").params
+        if not isinstance(params.star_arg, cst.MaybeSentinel) or params.star_kwarg is not None:
+            return None  # torch's own *args: the names cannot stand for them
+        args = [cst.Arg(p.name) for p in params.params]
+        args += [cst.Arg(p.name, keyword=p.name) for p in params.kwonly_params]
+        try:
+            body = convert_method(rule, updated.func.value, updated.with_changes(args=args), self.ctx, source=original)
+        except Unconvertible:
+            return None
+        if isinstance(body, InPlace):
+            return None
+        return cst.Call(cst.Lambda(params, body, lpar=[cst.LeftParen()], rpar=[cst.RightParen()]), updated.args)
 
     def _mark_unrecognised(self, node: cst.Call, name: str) -> None:
         """A torch-only Tensor method no rule knows: MindSpore's Tensor lacks

@@ -3,7 +3,12 @@ values and called later with torch's arguments, ``**kwargs`` and factory
 keywords forwarded into layers, layers subclassed with ``super().__init__``
 in torch's terms, a custom autograd Function, TorchScript decorators and
 feature checks, and a statement ms-migrate cannot convert outside the model's
-forward (it must not stop the module from importing without torch)."""
+forward (it must not stop the module from importing without torch).
+``ZooStages`` has timm's layer idioms: a BatchNorm subclass reading its
+statistics on ``self`` (BatchNormAct2d), a LayerNorm subclass reading
+``self.eps``, a Sequential filled with ``add_module`` by name, stages added
+with ``self.add_module(*stage)``, ``module.forward(x)`` on a child, and an
+initialiser computing fans with ``nn.init._calculate_fan_in_and_fan_out``."""
 
 from functools import partial
 from typing import Optional
@@ -105,4 +110,51 @@ class ZooNet(nn.Module):
         return torch.distributions.Gamma(torch.ones(shape), torch.ones(shape)).sample()
 
 
-VERIFY = {"ZooNet": ["2,3,8,8"]}
+class BatchNormAct2d(nn.BatchNorm2d):
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, apply_act=True, act_layer=nn.ReLU, inplace=True,
+                 device=None, dtype=None):
+        super().__init__(num_features, eps=eps, momentum=momentum, device=device, dtype=dtype)
+        self.act = act_layer(inplace=inplace) if apply_act else nn.Identity()
+
+    def forward(self, x):
+        x = F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias, self.training, 0.1, self.eps)
+        return self.act(x)
+
+
+class LayerNorm2d(nn.LayerNorm):
+    def forward(self, x):
+        x = x.permute(0, 2, 3, 1)
+        x = F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+        return x.permute(0, 3, 1, 2)
+
+
+class ConvNorm(nn.Sequential):
+    def __init__(self, in_chs, out_chs):
+        super().__init__()
+        self.add_module("c", nn.Conv2d(in_chs, out_chs, 3, padding=1, bias=False))
+        self.add_module("bn", BatchNormAct2d(out_chs, apply_act=False))
+
+
+def lecun_normal_(tensor):
+    fan_in, _ = nn.init._calculate_fan_in_and_fan_out(tensor)
+    nn.init.normal_(tensor, std=(1.0 / fan_in) ** 0.5)
+
+
+class ZooStages(nn.Module):
+    def __init__(self, dim=4):
+        super().__init__()
+        stages = [("stage1", ConvNorm(3, dim)), ("stage2", ConvNorm(dim, dim))]
+        for stage in stages:
+            self.add_module(*stage)  # stage1, stage2
+        self.norm = LayerNorm2d(dim, eps=1e-6)
+        self.down = nn.Sequential(nn.Conv2d(dim, dim, 1), BatchNormAct2d(dim))
+        self.head = nn.Linear(dim, 3)
+        lecun_normal_(self.head.weight)
+
+    def forward(self, x):
+        x = self.stage2(self.stage1(x))
+        x = self.norm(x) + self.down.forward(x)
+        return self.head(x.mean((2, 3)))
+
+
+VERIFY = {"ZooNet": ["2,3,8,8"], "ZooStages": ["2,3,8,8"]}

@@ -26,7 +26,7 @@ import libcst as cst
 
 from rewrite_rules.tensor_methods_data import SHARED_TENSOR_METHODS, TORCH_ONLY_TENSOR_METHODS
 from transpiler.engine import code_of
-from transpiler.structural.provenance import CELL, LAYER, OPTIMIZER, Provenance
+from transpiler.structural.provenance import CELL, LAYER, OPTIMIZER, WRAPPER, Provenance
 from transpiler.structural.step_calls import BACKWARD_API, Backward, Clip, Step, StepCalls, method_statement
 from transpiler.structural.step_names import StatementNames, free_names, is_builtin, names_of
 
@@ -58,7 +58,9 @@ class StepPlan:
     clips: dict[int, Clip] = field(default_factory=dict)  # id(statement) -> clip
     unscales: list[cst.CSTNode] = field(default_factory=list)  # scaler.unscale_(optimizer) statements
     updates: list[cst.CSTNode] = field(default_factory=list)  # scaler.update() statements
-    zero_grads: list[cst.CSTNode] = field(default_factory=list)  # zero_grad() statements of this optimizer
+    zero_grads: list[cst.CSTNode] = field(default_factory=list)  # zero_grad() of this optimizer or its Cells
+    never_zeroed: bool = False  # no zero_grad() anywhere in the file: torch sums the gradients of every step
+    unscale_flag: str | None = None  # unscale_() only on some paths: scaler.step() unscales when it did not run
     step_scaler: cst.BaseExpression | None = None  # scaler in scaler.step(optimizer)
     params: list[str] = field(default_factory=list)
     aux: list[str] = field(default_factory=list)
@@ -475,6 +477,8 @@ class Planner:
         problem = self._surroundings(site, plan)
         if isinstance(problem, StepFailure):
             return problem
+        if not plan.zero_grads and hoist is not None and not self._zeroed_anywhere():
+            plan.accumulate = plan.never_zeroed = True
         plan.params = self._params(site, names, plan)
         plan.cells = self._forward_cells(site, plan)
         return plan
@@ -487,6 +491,8 @@ class Planner:
         end = order[id(plan.step_statement)]
         function = self._function_of(site)
         optimizer_code = code_of(plan.optimizer)
+        # optimizer.zero_grad() and model.zero_grad() on a Cell the optimizer trains clear the same gradients
+        zeroed = {optimizer_code, *(code_of(cell) for cell in self.trained_cells(plan.optimizer))}
         scaler_code = code_of(plan.step_scaler) if plan.step_scaler is not None else None
         for statement in function.statements:
             position = order[id(statement)]
@@ -508,13 +514,21 @@ class Planner:
                 if update is not None and code_of(update.func.value) == scaler_code and not update.args:
                     plan.updates.append(statement)
             zero_grad = self.calls.zero_grad(statement)
-            if zero_grad is not None and code_of(zero_grad.func.value) == optimizer_code:
+            if zero_grad is not None and code_of(zero_grad.func.value) in zeroed:
                 plan.zero_grads.append(statement)
+        step_block = function.parents.get(id(plan.step_statement))
+        if plan.unscales and all(function.parents.get(id(u)) is not step_block for u in plan.unscales):
+            plan.unscale_flag = "grads_unscaled"  # named with the other names by training_loop
         if plan.step_scaler is not None and plan.scaler is None:
             return StepFailure(plan.step_statement, "torch.amp.GradScaler.step",
                                "scaler.step(optimizer) after an unscaled loss.backward(): the gradients were never "
                                "scaled; rewrite the step by hand")
         return None
+
+    def _zeroed_anywhere(self) -> bool:
+        """Some zero_grad() in the file (another method may clear the gradients between steps)."""
+        return any(self.calls.zero_grad(statement) is not None
+                   for function in self.functions.values() for statement in function.statements)
 
     def _function_of(self, site: BlockSite) -> _Function:
         return self.functions[id(site.scope.node)]
@@ -531,6 +545,8 @@ class Planner:
     def is_network(self, expr: cst.BaseExpression) -> bool:
         """One of the file's Cells, or a torch layer that is not a loss (losses may convert to functions)."""
         origin = self.provenance.origin(expr)
+        while origin is not None and origin.kind == WRAPPER:  # nn.DataParallel(model) runs the model
+            origin = origin.inner
         if origin is None:
             return False
         return origin.kind == CELL or (origin.kind == LAYER and not origin.qualified.endswith("Loss"))

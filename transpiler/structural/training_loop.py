@@ -23,7 +23,10 @@ few iterations) the MindSpore step sums them explicitly:
     grads = micro_grads if grads is None else tuple(g + m for g, m in zip(grads, micro_grads))
     ...
     optimizer(grads)
-    grads = None                          # optimizer.zero_grad()
+    grads = None                          # optimizer.zero_grad() (or model.zero_grad())
+
+With no ``zero_grad()`` anywhere in the file, torch sums the gradients of
+every step, and so does the converted loop (the sum is never reset).
 
 Clipping, ``scaler.unscale_``/``step``/``update`` (AMP, see ``amp.py``) and
 ``zero_grad()`` are rewritten where they stand, in the same function.
@@ -135,6 +138,10 @@ class TrainingLoops:
                 plan.grads_name = fresh_name(f"grads{suffix}", taken)
         self.micro_grads_name = fresh_name("micro_grads", taken)
         self.finite_name = fresh_name("grads_finite", taken)
+        unscaled = fresh_name("grads_unscaled", taken)
+        for plan in plans:
+            if plan.unscale_flag is not None:
+                plan.unscale_flag = unscaled
 
     # -- during the traversal --------------------------------------------------
     def leave(self, original: cst.CSTNode, result):
@@ -174,16 +181,22 @@ class TrainingLoops:
         grads = cst.Name(plan.grads_name)
         update = _expression(cst.Call(plan.optimizer.deep_clone(), [cst.Arg(grads)]))
         if plan.step_scaler is None:
-            self.ctx.converted(original, "torch.optim.Optimizer.step", "optimizer.step() -> optimizer(grads)")
+            self.ctx.converted(original, "torch.optim.Optimizer.step", "optimizer.step() -> optimizer(grads)" + (
+                "; no zero_grad() in the file: the gradients are summed over every step, as torch does"
+                if plan.never_zeroed else ""))
             statements = [update]
-            if plan.accumulate and not plan.zero_grads:
-                statements.append(_assign(cst.Name(plan.grads_name), cst.Name("None")))  # torch keeps summing
+            if plan.accumulate and not plan.zero_grads and not plan.never_zeroed:
+                # zero_grad() is elsewhere in the file (another method): the next step starts a new sum
+                statements.append(_assign(cst.Name(plan.grads_name), cst.Name("None")))
             return self._statements(statements, original)
         self.ctx.converted(original, "torch.amp.GradScaler.step",
                            "scaler.step(optimizer) -> optimizer(grads) when mindspore.amp.all_finite(grads)")
         statements = []
         if not plan.unscales:
             statements.append(self._unscale_statement(plan))
+        elif plan.unscale_flag is not None:  # torch's scaler.step() unscales gradients nothing unscaled
+            not_yet = cst.UnaryOperation(cst.Not(), cst.Name(plan.unscale_flag))
+            statements.append(cst.If(test=not_yet, body=cst.IndentedBlock([self._unscale_statement(plan)])))
         finite = cst.Name(self.finite_name)
         check = cst.Call(self.ctx.ref("mindspore.amp.all_finite"), [cst.Arg(grads)])
         statements.append(_assign(finite, check))
@@ -217,7 +230,12 @@ class TrainingLoops:
     def _unscale(self, original, result, plan: StepPlan):
         self.ctx.converted(original, "torch.amp.GradScaler.unscale_", "scaler.unscale_(optimizer) -> "
                                                                        "grads = scaler.unscale(grads)")
-        return self._format(self._unscale_statement(plan), original)
+        unscale = self._format(self._unscale_statement(plan), original)
+        if plan.unscale_flag is None:
+            return unscale
+        flag = format_statement(_assign(cst.Name(plan.unscale_flag), cst.Name("True")), self._depth(),
+                                self.rewriter.module)
+        return cst.FlattenSentinel([unscale, flag])
 
     def _update(self, original, result, plan: StepPlan):
         self.ctx.converted(original, "torch.amp.GradScaler.update",
@@ -338,6 +356,9 @@ class TrainingLoops:
         if plan.accumulate:
             lines.append(format_statement(_accumulate(plan.grads_name, self.micro_grads_name), depth,
                                           self.rewriter.module))
+        if plan.unscale_flag is not None:  # fresh (scaled) gradients
+            lines.append(format_statement(_assign(cst.Name(plan.unscale_flag), cst.Name("False")), depth,
+                                          self.rewriter.module))
         return lines
 
     def _set_train(self, site, plan: StepPlan) -> list[cst.BaseStatement]:
@@ -372,9 +393,12 @@ class TrainingLoops:
                 settings = amp.autocast_of(item.item, self.ctx.analysis, provenance)
                 if settings is None or amp.is_off(settings):
                     continue
-                for cell in self._cells_inside(site.statements[index]):
-                    if not _is_variable(cell):
-                        continue
+                cells = [cell for cell in self._cells_inside(site.statements[index]) if _is_variable(cell)]
+                if not cells:
+                    self.ctx.warn(item.item, "torch.autocast",
+                                  "no network of this file runs inside the autocast context: the step runs in "
+                                  "float32; set mindspore.amp.auto_mixed_precision on the network by hand")
+                for cell in cells:
                     convert = lambda expr: amp.convert_dtype(expr, self.ctx)  # noqa: E731
                     statements.append(amp.mixed_precision(cell, settings, self.ctx, convert))
                     self.ctx.converted(item.item, "torch.autocast",

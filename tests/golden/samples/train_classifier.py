@@ -48,7 +48,7 @@ class SmallResNet(nn.Cell):
             nn.Conv2d(
                 3, width, kernel_size=3, pad_mode="pad", padding=1, has_bias=False
             ),
-            nn.BatchNorm2d(width, momentum=0.9),
+            nn.BatchNorm2d(width, momentum=0.9).set_train(),
             nn.ReLU(),
             nn.Conv2d(
                 width,
@@ -59,7 +59,7 @@ class SmallResNet(nn.Cell):
                 padding=1,
                 has_bias=False,
             ),
-            nn.BatchNorm2d(width * 2, momentum=0.9),
+            nn.BatchNorm2d(width * 2, momentum=0.9).set_train(),
             nn.ReLU(),
             nn.AdaptiveAvgPool2d((1, 1)),
         )
@@ -194,6 +194,10 @@ def train(train_loader, model, criterion, optimizer, scaler, epoch, device, args
     # switch to train mode
     model.set_train(True)
     end = time.time()
+    if args.amp:
+        model = mindspore.amp.auto_mixed_precision(
+            model, "auto", dtype=mindspore.float16
+        )
     def forward_fn(images, target):
 
         # compute output
@@ -328,12 +332,15 @@ def accuracy(output, target, topk=(1,)):
     """Computes the accuracy over the k top predictions for the specified values of k"""
     maxk = max(topk)
     batch_size = target.shape[0]
-    _, pred = output.topk(maxk, 1, True, True)
+    _, pred = tuple(
+        t.astype(mindspore.int64) if i else t
+        for i, t in enumerate(ops.topk(output, maxk, 1, True, True))
+    )
     pred = pred.t()
     correct = pred.eq(target.view(1, -1).expand_as(pred))
     res = []
     for k in topk:
-        correct_k = correct[:k].reshape(-1).float().sum(0, keepdim=True)
+        correct_k = correct[:k].reshape(-1).to(mindspore.float32).sum(0, keepdim=True)
         res.append(correct_k * (100.0 / batch_size))
     return res
 

@@ -13,15 +13,19 @@ class Generator(nn.Cell):
     def __init__(self, nz=NZ, ngf=16):
         super().__init__()
         self.main = nn.SequentialCell(
-            nn.Conv2dTranspose(nz, ngf * 2, 4, 1, pad_mode="valid", has_bias=False),
+            nn.Conv2dTranspose(
+                nz, ngf * 2, 4, 1, pad_mode="valid", has_bias=False
+            ),  # 4x4
             nn.BatchNorm2d(ngf * 2, momentum=0.9).set_train(),
             nn.ReLU(),
             nn.Conv2dTranspose(
                 ngf * 2, ngf, 4, 2, pad_mode="pad", padding=1, has_bias=False
-            ),
+            ),  # 8x8
             nn.BatchNorm2d(ngf, momentum=0.9).set_train(),
             nn.ReLU(),
-            nn.Conv2dTranspose(ngf, 1, 4, 2, pad_mode="pad", padding=1, has_bias=False),
+            nn.Conv2dTranspose(
+                ngf, 1, 4, 2, pad_mode="pad", padding=1, has_bias=False
+            ),  # 16x16
             nn.Tanh(),
         )
 
@@ -33,12 +37,14 @@ class Discriminator(nn.Cell):
     def __init__(self, ndf=16):
         super().__init__()
         self.main = nn.SequentialCell(
-            nn.Conv2d(1, ndf, 4, 2, pad_mode="pad", padding=1, has_bias=False),
+            nn.Conv2d(1, ndf, 4, 2, pad_mode="pad", padding=1, has_bias=False),  # 8x8
             nn.LeakyReLU(alpha=0.2),
-            nn.Conv2d(ndf, ndf * 2, 4, 2, pad_mode="pad", padding=1, has_bias=False),
+            nn.Conv2d(
+                ndf, ndf * 2, 4, 2, pad_mode="pad", padding=1, has_bias=False
+            ),  # 4x4
             nn.BatchNorm2d(ndf * 2, momentum=0.9).set_train(),
             nn.LeakyReLU(alpha=0.2),
-            nn.Conv2d(ndf * 2, 1, 4, 1, pad_mode="valid", has_bias=False),
+            nn.Conv2d(ndf * 2, 1, 4, 1, pad_mode="valid", has_bias=False),  # 1x1
         )
 
     def construct(self, x):

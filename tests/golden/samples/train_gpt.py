@@ -168,7 +168,13 @@ class GPT(nn.Cell):
         return logits, loss
 
     def configure_optimizers(self, weight_decay, learning_rate, betas):
-        param_dict = {pn: p for pn, p in self.parameters_and_names() if p.requires_grad}
+        param_dict = {
+            pn: p
+            for pn, p in (
+                item for item in self.parameters_and_names() if item[1].requires_grad
+            )
+            if p.requires_grad
+        }
         decay_params = [p for n, p in param_dict.items() if p.dim() >= 2]
         nodecay_params = [p for n, p in param_dict.items() if p.dim() < 2]
         optim_groups = [
@@ -248,7 +254,7 @@ def main(argv=None):
             ]
         )
         if device_type == "cuda":
-            x, y = x.pin_memory(), y.pin_memory()
+            x, y = x, y
         else:
             x, y = x, y
         return x, y
@@ -397,10 +403,14 @@ def main(argv=None):
                 if grads is None
                 else tuple(g + m for g, m in zip(grads, micro_grads))
             )
+            grads_unscaled = False
             X, Y = get_batch("train")
         if args.grad_clip != 0.0:
             grads = scaler.unscale(grads)
+            grads_unscaled = True
             grads = ops.clip_by_global_norm(grads, args.grad_clip)
+        if not grads_unscaled:
+            grads = scaler.unscale(grads)
         grads_finite = mindspore.amp.all_finite(grads)
         if grads_finite:
             optimizer(grads)

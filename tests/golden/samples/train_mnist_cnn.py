@@ -69,7 +69,9 @@ def train(model, epochs=3, batch_size=32, shuffle=True, checkpoint=None, log=pri
         SyntheticDigits(64, seed=1), column_names=["image", "label"], shuffle=False
     ).batch(64, drop_remainder=False)
     criterion = lambda input, target: ops.cross_entropy(input, target)
-    optimizer = mindspore.experimental.optim.Adam(model.trainable_params(), lr=1e-3)
+    optimizer = mindspore.experimental.optim.AdamW(
+        model.trainable_params(), lr=1e-3, weight_decay=0.0
+    )
     losses = []
     def forward_fn(images, labels):
         logits = model(images)

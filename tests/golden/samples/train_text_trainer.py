@@ -48,7 +48,9 @@ class TokenDataset:
 
     def __getitem__(self, index):
         index = int(index)
-        return np.asarray(mindspore.Tensor(self.tokens[index], dtype=mindspore.int64)), np.asarray(mindspore.Tensor(self.labels[index], dtype=mindspore.int64))
+        return np.asarray(
+            mindspore.Tensor(self.tokens[index], dtype=mindspore.int64)
+        ), np.asarray(mindspore.Tensor(self.labels[index], dtype=mindspore.int64))
 
 
 class Trainer:
@@ -62,7 +64,11 @@ class Trainer:
             {
                 "params": [
                     p
-                    for n, p in model.parameters_and_names()
+                    for n, p in (
+                        item
+                        for item in model.parameters_and_names()
+                        if item[1].requires_grad
+                    )
                     if not any(nd in n for nd in no_decay)
                 ],
                 "weight_decay": args.weight_decay,
@@ -70,7 +76,11 @@ class Trainer:
             {
                 "params": [
                     p
-                    for n, p in model.parameters_and_names()
+                    for n, p in (
+                        item
+                        for item in model.parameters_and_names()
+                        if item[1].requires_grad
+                    )
                     if any(nd in n for nd in no_decay)
                 ],
                 "weight_decay": 0.0,

@@ -35,7 +35,7 @@ class DoubleConv(nn.Cell):
                 padding=1,
                 has_bias=False,
             ),
-            nn.BatchNorm2d(mid_channels, momentum=0.9),
+            nn.BatchNorm2d(mid_channels, momentum=0.9).set_train(),
             nn.ReLU(),
             nn.Conv2d(
                 mid_channels,
@@ -45,7 +45,7 @@ class DoubleConv(nn.Cell):
                 padding=1,
                 has_bias=False,
             ),
-            nn.BatchNorm2d(out_channels, momentum=0.9),
+            nn.BatchNorm2d(out_channels, momentum=0.9).set_train(),
             nn.ReLU(),
         )
 
@@ -155,7 +155,9 @@ class SegmentationDataset:
         name = self.ids[idx]
         img = np.transpose(np.load(self.images_dir / f"{name}.npy"), (2, 0, 1)) / 255.0
         mask = np.load(self.masks_dir / f"{name}.npy")
-        return np.asarray(mindspore.Tensor(img.copy()).float().contiguous()), np.asarray(mindspore.Tensor(mask.copy()).long().contiguous())
+        return np.asarray(
+            mindspore.Tensor(img.copy()).to(mindspore.float32).contiguous()
+        ), np.asarray(mindspore.Tensor(mask.copy()).long().contiguous())
 
 
 def evaluate(net, dataloader, device, amp):
@@ -173,7 +175,7 @@ def evaluate(net, dataloader, device, amp):
                 net.n_classes if net.n_classes >= 0 else int(mask_true.max()) + 1,
             )
             .permute(0, 3, 1, 2)
-            .float()
+            .to(mindspore.float32)
         )
         mask_pred = (
             ops.one_hot(
@@ -181,7 +183,7 @@ def evaluate(net, dataloader, device, amp):
                 net.n_classes if net.n_classes >= 0 else int(mask_pred.max()) + 1,
             )
             .permute(0, 3, 1, 2)
-            .float()
+            .to(mindspore.float32)
         )
         # compute the Dice score, ignoring background
         dice_score += multiclass_dice_coeff(mask_pred[:, 1:], mask_true[:, 1:], reduce_batch_first=False)
@@ -250,13 +252,13 @@ def train_model(model, device, data_dir, epochs=5, batch_size=1, learning_rate=1
         masks_pred = model(images)
         loss = criterion(masks_pred, true_masks)
         loss += dice_loss(
-            ops.softmax(masks_pred, axis=1).float(),
+            ops.softmax(masks_pred, axis=1).to(mindspore.float32),
             ops.one_hot(
                 true_masks,
                 model.n_classes if model.n_classes >= 0 else int(true_masks.max()) + 1,
             )
             .permute(0, 3, 1, 2)
-            .float(),
+            .to(mindspore.float32),
         )
         return grad_scaler.scale(loss), loss, images, true_masks
     grad_fn = mindspore.value_and_grad(
