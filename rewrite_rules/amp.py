@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from rewrite_rules.spec import ApiRule, Example, MethodRule, Unconvertible
-from transpiler.engine import keyword_arg
+from rewrite_rules.api import ApiRule, Example, MethodRule, Unconvertible, keyword_arg
 from transpiler.structural.amp import nullcontext_ref
 from transpiler.structural.provenance import SCALER, origin_of
 

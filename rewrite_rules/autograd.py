@@ -5,7 +5,7 @@ torch.autograd calls). The training step itself is structural
 
 from __future__ import annotations
 
-from rewrite_rules.spec import ApiRule, AttributeRule, Example, Unconvertible
+from rewrite_rules.api import ApiRule, AttributeRule, Example, Unconvertible
 
 _FUNCTION = (
     "custom autograd Function used other than as a base class (classes deriving from it become Cells "

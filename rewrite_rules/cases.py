@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rewrite_rules.spec import Example
+from rewrite_rules.api import Example
 
 
 @dataclass(frozen=True)

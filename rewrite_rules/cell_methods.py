@@ -7,9 +7,8 @@ import libcst as cst
 from dataclasses import replace
 
 from rewrite_rules.cases import P, call_cases
-from rewrite_rules.spec import Drop, Example, MethodRule, Unconvertible, Unsupported
+from rewrite_rules.api import Drop, Example, MethodRule, Unconvertible, Unsupported, code_of, keyword_arg
 from rewrite_rules.tensor_binding import atom, expr, literal, method
-from transpiler.engine import code_of, keyword_arg
 from transpiler.structural.provenance import OPTIMIZER, SCALER, SCHEDULER, origin_of
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rewrite_rules.spec import AttributeRule, Example
+from rewrite_rules.api import AttributeRule, Example
 
 RULES = [
     AttributeRule("torch.pi", "math.pi",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.cases import P, call_cases
-from rewrite_rules.spec import ApiRule, Arg, Example, Unconvertible
+from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible
 
 _X = {"x": "randn(2, 4)"}
 

@@ -8,10 +8,9 @@ import libcst as cst
 
 from rewrite_rules.cases import P
 from rewrite_rules.helpers import DEVICE, FACTORY_ARGS, GENERATOR
-from rewrite_rules.spec import ApiRule, Arg, Example, Unconvertible, Unsupported
+from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible, Unsupported, code_of
 from rewrite_rules.tensor_inplace import bernoulli_of
 from rewrite_rules.torch_builders import IN, X, arg_text, case, compose, fn, ms
-from transpiler.engine import code_of
 
 _FACTORY = "*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False"
 _LIKE = "input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None"

@@ -14,8 +14,7 @@ import libcst as cst
 
 from rewrite_rules.creation import randperm_of
 from rewrite_rules.cases import P, call_cases
-from rewrite_rules.spec import ApiRule, Drop, Example, Unconvertible, Unsupported
-from transpiler.engine import code_of, keyword_arg
+from rewrite_rules.api import ApiRule, Drop, Example, Unconvertible, Unsupported, code_of, keyword_arg
 from transpiler.structural.datasets import columns_of, default_columns, is_mindspore_dataset
 from transpiler.structural.surroundings import SPLIT_SEEDS
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.dtypes import DTYPE_NAMES
-from rewrite_rules.spec import ApiRule, AttributeRule, Example, MethodRule, Unconvertible
-from transpiler.engine import code_of
+from rewrite_rules.api import ApiRule, AttributeRule, Example, MethodRule, Unconvertible, code_of
 from transpiler.names import chain_parts
 from transpiler.structural.devices import is_device_string
 

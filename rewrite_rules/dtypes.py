@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rewrite_rules.spec import AttributeRule, Example
+from rewrite_rules.api import AttributeRule, Example
 
 _SAME = ["float16", "float32", "float64", "bfloat16", "int8", "int16", "int32", "int64", "uint8",
          "complex64", "complex128", "uint16", "uint32", "uint64"]

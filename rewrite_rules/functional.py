@@ -21,8 +21,7 @@ import libcst as cst
 from rewrite_rules.helpers import literal_or_none
 from rewrite_rules.cases import SHAPES, call_cases
 from rewrite_rules.nn_shared import P, fn_cases
-from rewrite_rules.spec import ApiRule, Drop, Example, Unconvertible, Unsupported
-from transpiler.engine import code_of
+from rewrite_rules.api import ApiRule, Drop, Example, Unconvertible, Unsupported, code_of
 
 
 def _is_none(expr) -> bool:

@@ -11,9 +11,8 @@ import libcst as cst
 
 from rewrite_rules.nn_activations import elu_alpha_one
 from rewrite_rules.nn_shared import INPLACE, P, bool_literal, fn_cases, need_dim
-from rewrite_rules.spec import ApiRule, Arg, Drop, Example, Unconvertible, Unsupported
+from rewrite_rules.api import ApiRule, Arg, Drop, Example, Unconvertible, Unsupported, code_of
 from rewrite_rules.tensor_math import TANH_NOTE, TANH_RANGE, tanh_of
-from transpiler.engine import code_of
 
 X = {"x": "randn(2, 3, 4)"}
 _STACKLEVEL = Drop("torch-internal warning level")

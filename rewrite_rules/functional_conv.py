@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from rewrite_rules.helpers import literal_or_none
 from rewrite_rules.nn_shared import P, fn_cases
-from rewrite_rules.spec import ApiRule, Example
+from rewrite_rules.api import ApiRule, Example
 
 
 def _padding(call, ctx):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from rewrite_rules.cases import call_cases
 from rewrite_rules.nn_shared import INPLACE, P, bool_literal, fn_cases
-from rewrite_rules.spec import ApiRule, Example, Unconvertible
+from rewrite_rules.api import ApiRule, Example, Unconvertible
 
 
 _ONES = {"dropout": "ones(2000)", "dropout1d": "ones(4, 20, 25)", "dropout2d": "ones(4, 20, 5, 5)",

@@ -22,10 +22,9 @@ import libcst as cst
 
 from rewrite_rules.cases import SHAPES
 from rewrite_rules.nn_shared import LOSS_LEGACY, P, fn_cases
-from rewrite_rules.spec import ApiRule, Arg, Example, Unconvertible, Unsupported
+from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible, Unsupported, code_of, keyword_arg, literal_value
 from rewrite_rules.tensor_binding import atom, literal
 from rewrite_rules.torch_builders import case
-from transpiler.engine import code_of, keyword_arg, literal_value
 
 _RED = "'sum'"
 _NO_WEIGHT = Unsupported("weight= is not supported by the MindSpore functional loss")

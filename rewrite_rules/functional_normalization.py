@@ -19,8 +19,7 @@ import libcst as cst
 
 from rewrite_rules.helpers import literal_or_none
 from rewrite_rules.nn_shared import P, fn_cases
-from rewrite_rules.spec import ApiRule, Example, Unconvertible
-from transpiler.engine import code_of
+from rewrite_rules.api import ApiRule, Example, Unconvertible, code_of
 
 
 def _is_none(expr) -> bool:

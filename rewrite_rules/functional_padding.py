@@ -4,7 +4,7 @@ modes ('constant', 'reflect', 'replicate', 'circular'; measured equal)."""
 from __future__ import annotations
 
 from rewrite_rules.nn_shared import P, fn_cases
-from rewrite_rules.spec import ApiRule
+from rewrite_rules.api import ApiRule
 
 _X = {"x": "randn(2, 3, 4, 5)"}
 

@@ -15,8 +15,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.nn_shared import P, fn_cases
-from rewrite_rules.spec import ApiRule, Example, Unconvertible
-from transpiler.engine import code_of
+from rewrite_rules.api import ApiRule, Example, Unconvertible, code_of
 
 _X = {1: "randn(2, 3, 9)", 2: "randn(2, 3, 7, 8)", 3: "randn(2, 3, 5, 6, 7)"}
 _EVEN = {1: "randn(2, 3, 8)", 2: "randn(2, 3, 6, 8)", 3: "randn(2, 3, 4, 6, 6)"}

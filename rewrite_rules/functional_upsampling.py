@@ -15,7 +15,7 @@ import libcst as cst
 from rewrite_rules.helpers import literal_or_none
 from rewrite_rules.nn_shared import P, fn_cases
 from rewrite_rules.nn_upsampling import scale_factor_hook
-from rewrite_rules.spec import ApiRule, Arg, Example, Unconvertible, Unsupported
+from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible, Unsupported
 
 _X = {"x": "randn(2, 3, 4, 5)"}
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from rewrite_rules.spec import Drop, Unconvertible, Unsupported
-from transpiler.engine import code_of, literal_value
+from rewrite_rules.api import Drop, Unconvertible, Unsupported, code_of, literal_value
 
 # Arguments torch accepts on factories and layers that do not affect values.
 DEVICE = Drop("device placement is global in MindSpore")

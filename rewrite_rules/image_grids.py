@@ -9,7 +9,7 @@ before its statement. What the rules see is what that rewrite cannot take.
 
 from __future__ import annotations
 
-from rewrite_rules.spec import ApiRule, Example, Unconvertible
+from rewrite_rules.api import ApiRule, Example, Unconvertible
 
 
 def _unplaced(call, ctx):

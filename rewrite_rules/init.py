@@ -25,7 +25,7 @@ import libcst as cst
 
 from rewrite_rules.cases import P, call_cases
 from rewrite_rules.helpers import GENERATOR
-from rewrite_rules.spec import ApiRule, Example, Unconvertible
+from rewrite_rules.api import ApiRule, Example, Unconvertible
 from rewrite_rules.tensor_binding import atom, code_of, expr, keyword, literal
 
 

@@ -7,7 +7,7 @@ checks the learning rate seen at every step against torch."""
 from __future__ import annotations
 
 from rewrite_rules.cases import P, call_cases
-from rewrite_rules.spec import ApiRule, AttributeRule, Example, Unconvertible, Unsupported
+from rewrite_rules.api import ApiRule, AttributeRule, Example, Unconvertible, Unsupported
 
 _SCHEDULERS = {
     "StepLR": "optimizer, step_size, gamma=0.1, last_epoch=-1",

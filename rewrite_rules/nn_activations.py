@@ -10,8 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.nn_shared import DEVICE, DTYPE, INPLACE, P, layer_cases, need_dim
-from rewrite_rules.spec import ApiRule, Arg, Example, Unconvertible, Unsupported
-from transpiler.engine import code_of
+from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible, Unsupported, code_of
 
 X = {"x": "randn(2, 3, 4)"}
 

@@ -24,8 +24,7 @@ import libcst as cst
 from rewrite_rules.helpers import DEVICE, literal_or_none
 from rewrite_rules.cases import SHAPES
 from rewrite_rules.nn_shared import DTYPE, P, layer_cases
-from rewrite_rules.spec import ApiRule, Arg, AttributeRead, Example, Unconvertible, UnknownValue, Unsupported, WeightMove
-from transpiler.engine import code_of
+from rewrite_rules.api import ApiRule, Arg, AttributeRead, Example, Unconvertible, UnknownValue, Unsupported, WeightMove, code_of
 
 _PADDING_MODE = Unsupported("only zero padding is supported by MindSpore convolutions; pad explicitly with ops.pad")
 _CONV1D_WEIGHT = {"weight": WeightMove("weight", insert_axis=2)}

@@ -10,7 +10,7 @@ MindSpore so that the kept entries and their 1/(1-p) scaling compare by value.
 from __future__ import annotations
 
 from rewrite_rules.nn_shared import INPLACE, P, layer_cases
-from rewrite_rules.spec import ApiRule, Arg, Example
+from rewrite_rules.api import ApiRule, Arg, Example
 
 
 _SHAPE = {"Dropout": "-1", "Dropout1d": "4, 20, -1", "Dropout2d": "4, 20, 25, -1", "Dropout3d": "4, 20, 5, 5, -1"}

@@ -13,7 +13,7 @@ import libcst as cst
 
 from rewrite_rules.helpers import DEVICE
 from rewrite_rules.nn_shared import DTYPE, P, layer_cases
-from rewrite_rules.spec import ApiRule, Drop, Example, Unsupported
+from rewrite_rules.api import ApiRule, Drop, Example, Unsupported
 
 
 def _is_none(expr) -> bool:

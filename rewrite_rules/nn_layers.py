@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from rewrite_rules.helpers import DEVICE
 from rewrite_rules.nn_shared import DTYPE, P, layer_cases
-from rewrite_rules.spec import ApiRule, AttributeRule, Example
+from rewrite_rules.api import ApiRule, AttributeRule, Example
 
 RULES = [
     AttributeRule("torch.nn.Module", "mindspore.nn.Cell", aliases=("torch.nn.modules.module.Module",),

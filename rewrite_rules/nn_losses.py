@@ -25,8 +25,7 @@ from rewrite_rules.helpers import literal_or_none
 from rewrite_rules.cases import call_cases
 from rewrite_rules.nn_shared import LOSS_LEGACY, P, layer_cases
 from rewrite_rules.cases import SHAPES
-from rewrite_rules.spec import ApiRule, Arg, Example, Unconvertible, WeightMove
-from transpiler.engine import code_of, keyword_arg, literal_value
+from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible, WeightMove, code_of, keyword_arg, literal_value
 
 _PAIR = {"x": "randn(4, 5)", "y": "randn(4, 5)"}
 _PROB = {"x": "rand(4, 5)", "y": "rand(4, 5)"}  # probabilities / binary targets in [0, 1)

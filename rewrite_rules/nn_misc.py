@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from rewrite_rules.helpers import DEVICE
 from rewrite_rules.nn_shared import DTYPE, P, layer_cases
-from rewrite_rules.spec import ApiRule, Example
+from rewrite_rules.api import ApiRule, Example
 
 RULES = [
     ApiRule(

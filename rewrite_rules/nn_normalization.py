@@ -25,9 +25,8 @@ import libcst as cst
 from rewrite_rules.helpers import DEVICE, as_tuple, literal_or_none, one_minus
 from rewrite_rules.cases import SHAPES
 from rewrite_rules.nn_shared import DTYPE, P, layer_cases
-from rewrite_rules.spec import ApiRule, Arg, Example, Unconvertible, UnknownValue, Unsupported, WeightMove
+from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible, UnknownValue, Unsupported, WeightMove, code_of
 from rewrite_rules.torch_builders import wrapped
-from transpiler.engine import code_of
 
 _NO_BIAS = Unsupported("bias=False (affine weight without bias) has no MindSpore equivalent")
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.nn_shared import P, layer_cases
-from rewrite_rules.spec import ApiRule, Example, PropertyRule
-from transpiler.engine import code_of
+from rewrite_rules.api import ApiRule, Example, PropertyRule, code_of
 
 _X = {1: "randn(2, 3, 6)", 2: "randn(2, 3, 4, 5)", 3: "randn(2, 3, 3, 4, 5)"}
 _PAD = {1: "(1, 2)", 2: "(1, 2, 0, 1)", 3: "(1, 0, 2, 1, 0, 1)"}

@@ -17,7 +17,7 @@ import libcst as cst
 
 from rewrite_rules.helpers import literal_or_none
 from rewrite_rules.nn_shared import P, layer_cases
-from rewrite_rules.spec import ApiRule, Example, Unsupported
+from rewrite_rules.api import ApiRule, Example, Unsupported
 
 _X = {1: "randn(2, 3, 9)", 2: "randn(2, 3, 7, 8)", 3: "randn(2, 3, 5, 6, 7)"}
 _EVEN = {1: "randn(2, 3, 8)", 2: "randn(2, 3, 6, 8)", 3: "randn(2, 3, 4, 6, 6)"}  # unpooling restores these

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from rewrite_rules.helpers import DEVICE
 from rewrite_rules.nn_shared import DTYPE, P, layer_cases
-from rewrite_rules.spec import ApiRule, AttributeRead, Example, Unsupported
+from rewrite_rules.api import ApiRule, AttributeRead, Example, Unsupported
 
 _SEQ = {"x": "randn(5, 2, 3)", "h": "randn(2, 2, 4)", "c": "randn(2, 2, 4)"}
 _BATCH_FIRST = {"x": "randn(2, 5, 3)", "h": "randn(4, 2, 4)", "c": "randn(4, 2, 4)"}

@@ -10,7 +10,7 @@ import libcst as cst
 
 from rewrite_rules.cases import P, call_cases
 from rewrite_rules.helpers import DEVICE, INPLACE
-from rewrite_rules.spec import Unconvertible, Unsupported
+from rewrite_rules.api import Unconvertible, Unsupported
 
 __all__ = ["P", "DEVICE", "INPLACE", "DTYPE", "LOSS_LEGACY", "layer_cases", "fn_cases", "need_dim", "bool_literal"]
 # (P, DEVICE and INPLACE are re-exported so rule modules import their shared pieces from one place.)

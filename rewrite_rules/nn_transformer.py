@@ -20,9 +20,8 @@ import libcst as cst
 
 from rewrite_rules.helpers import DEVICE
 from rewrite_rules.nn_shared import DTYPE, P, layer_cases
-from rewrite_rules.spec import ApiRule, Drop, Example, Unsupported
+from rewrite_rules.api import ApiRule, Drop, Example, Unsupported, code_of
 from rewrite_rules.torch_builders import wrapped
-from transpiler.engine import code_of
 
 
 def _zero_out_proj_bias(expr: cst.BaseExpression, ctx) -> cst.BaseExpression:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.cases import P, call_cases
-from rewrite_rules.spec import ApiRule, Arg, AttributeRule, Drop, Example, MethodRule, Unconvertible, Unsupported
+from rewrite_rules.api import ApiRule, Arg, AttributeRule, Drop, Example, MethodRule, Unconvertible, Unsupported
 from transpiler.structural.provenance import CELL, LAYER, OPTIMIZER, origin_of
 
 _PERFORMANCE = Drop("implementation choice (foreach/fused kernels, CUDA graphs); no effect on the result")

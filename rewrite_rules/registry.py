@@ -1,5 +1,7 @@
 """Collects the rules of every module in this package (pyupgrade style: a
-feature per file, found by walking the package) into lookup tables."""
+feature per file, found by walking the package) into lookup tables, with the
+rules of installed packages (entry point group ``ms_migrate.rules``) and of a
+project's own rule files (``[tool.ms-migrate] rules``, ``--rules``)."""
 
 from __future__ import annotations
 
@@ -7,11 +9,11 @@ import hashlib
 import importlib
 import pkgutil
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from rewrite_rules.spec import ApiRule, AttributeRule, MethodRule, PropertyRule
 
-_NOT_RULE_MODULES = {"spec", "registry", "helpers", "cases", "tensor_methods_data"}
+_NOT_RULE_MODULES = {"spec", "api", "registry", "user_rules", "helpers", "cases", "tensor_methods_data"}
 
 
 @dataclass
@@ -20,6 +22,8 @@ class RuleSet:
     attributes: dict[str, AttributeRule] = field(default_factory=dict)
     methods: dict[str, list[MethodRule]] = field(default_factory=dict)
     modules: dict[str, str] = field(default_factory=dict)  # rule -> defining module
+    extra_digest: str = ""  # of the rules loaded from outside this package
+    files: tuple[str, ...] = ()  # the project rule files loaded (see load_rules)
 
     def method_rule(self, name: str, n_positional: int, receiver_kinds=None) -> MethodRule | None:
         for rule in self.methods.get(name, ()):
@@ -40,7 +44,20 @@ class RuleSet:
     @property
     def version(self) -> str:
         """A digest of the rule set, for cache invalidation."""
-        return _rules_digest()
+        return _rules_digest() + self.extra_digest
+
+    @cached_property
+    def rule_names(self) -> frozenset[str]:
+        """Names outside torch that rules convert (a project's own or third-party layers)."""
+        from transpiler.names import is_torch_name
+
+        return frozenset(name for name in (*self.calls, *self.attributes) if not is_torch_name(name))
+
+    @cached_property
+    def rule_roots(self) -> frozenset[str]:
+        """The top-level packages of ``rule_names``: a file that mentions none of
+        them nor torch has nothing to convert."""
+        return frozenset(name.split(".", 1)[0] for name in self.rule_names)
 
     def api_names(self) -> dict[str, list]:
         """Every torch API a rule handles -> its rules (a method name may have
@@ -90,13 +107,86 @@ def _rule_modules():
         yield importlib.import_module(info.name)
 
 
+def load_rules(files: tuple[str, ...] = ()) -> RuleSet:
+    """ms-migrate's rules, those of installed packages (entry points) and those
+    of the project rule ``files``; raises RuleLoadError naming a file that
+    cannot be used. A user rule for an API ms-migrate has a rule for replaces it.
+    Loaded once per process and set of files, again when a file changes."""
+    if not files:
+        return _with_plugins()
+    from rewrite_rules.user_rules import file_stamp
+
+    return _load_rules(tuple((path, file_stamp(path)) for path in files))
+
+
+@lru_cache(maxsize=8)
+def _load_rules(stamped: tuple[tuple[str, object], ...]) -> RuleSet:
+    from rewrite_rules.user_rules import load_rule_file
+
+    files = [path for path, _ in stamped]
+
+    rules = _copy(_with_plugins())
+    digest = hashlib.sha256(rules.extra_digest.encode())
+    own: dict[str, str] = {}
+    for path in files:
+        module, content = load_rule_file(path)
+        digest.update(content)
+        _add_user_rules(rules, module, path, own)
+    rules.extra_digest = digest.hexdigest()[:16]
+    rules.files = tuple(files)
+    return rules
+
+
 @lru_cache(maxsize=1)
-def load_rules() -> RuleSet:
+def _builtin() -> RuleSet:
     rules = RuleSet()
     for module in _rule_modules():
         for rule in getattr(module, "RULES", ()):
             _add(rules, rule, module.__name__)
     return rules
+
+
+@lru_cache(maxsize=1)
+def _with_plugins() -> RuleSet:
+    """The built-in rules plus those installed packages ship (entry points)."""
+    from rewrite_rules.user_rules import plugin_modules
+
+    plugins = plugin_modules()
+    if not plugins:
+        return _builtin()
+    rules = _copy(_builtin())
+    digest = hashlib.sha256()
+    own: dict[str, str] = {}
+    for module, origin, content in plugins:
+        digest.update(content)
+        _add_user_rules(rules, module, origin, own)
+    rules.extra_digest = digest.hexdigest()[:16]
+    return rules
+
+
+def _copy(rules: RuleSet) -> RuleSet:
+    return RuleSet(dict(rules.calls), dict(rules.attributes), {k: list(v) for k, v in rules.methods.items()},
+                   dict(rules.modules), rules.extra_digest)
+
+
+def _add_user_rules(rules: RuleSet, module, origin: str, own: dict[str, str]) -> None:
+    """Add the RULES of a module from outside this package: each replaces ms-migrate's
+    rule for the same API; two such modules declaring the same API are an error."""
+    from rewrite_rules.user_rules import RuleLoadError, rules_of
+
+    for rule in rules_of(module, origin):
+        names = rule.all_names() if isinstance(rule, (ApiRule, AttributeRule)) else (f"method:{rule.name}:{rule.receiver}",)
+        for name in names:
+            if name in own:
+                raise RuleLoadError(f"{origin}: a second rule for {name.removeprefix('method:')} (also in {own[name]})")
+            own[name] = origin
+            if isinstance(rule, ApiRule):
+                rules.calls.pop(name, None)
+            elif isinstance(rule, AttributeRule):
+                rules.attributes.pop(name, None)
+            else:
+                rules.methods[rule.name] = [r for r in rules.methods.get(rule.name, ()) if r.receiver != rule.receiver]
+        _add(rules, rule, origin)
 
 
 def _add(rules: RuleSet, rule, origin: str) -> None:

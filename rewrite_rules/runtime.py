@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from rewrite_rules.spec import ApiRule, AttributeRule, Example, Unconvertible
+from rewrite_rules.api import ApiRule, AttributeRule, Example, Unconvertible
 
 
 def _first_argument(call, ctx):

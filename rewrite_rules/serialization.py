@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from rewrite_rules.spec import ApiRule, Drop, Example, Unconvertible
+from rewrite_rules.api import ApiRule, Drop, Example, Unconvertible
 from transpiler.structural import checkpoints
 
 

@@ -15,8 +15,7 @@ from typing import Callable
 
 import libcst as cst
 
-from rewrite_rules.spec import ApiRule, InPlace, MethodRule, Unconvertible
-from transpiler.engine import MethodCall, apply_mapping, bind, code_of, keyword_arg, literal_value, render
+from rewrite_rules.api import ApiRule, InPlace, MethodCall, MethodRule, Unconvertible, apply_mapping, bind, code_of, keyword_arg, literal_value, render
 
 RULES: list = []
 

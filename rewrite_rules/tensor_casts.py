@@ -9,7 +9,7 @@ import libcst as cst
 
 from rewrite_rules.cases import P, call_cases
 from rewrite_rules.helpers import DEVICE, PIN_MEMORY, REQUIRES_GRAD
-from rewrite_rules.spec import Drop, Example, Unconvertible
+from rewrite_rules.api import Drop, Example, Unconvertible
 from rewrite_rules.tensor_binding import keyword, method, same
 
 X = {"x": "randn(3, 4)"}

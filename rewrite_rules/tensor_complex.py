@@ -16,7 +16,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.cases import P, call_cases
-from rewrite_rules.spec import Example, MethodRule, PropertyRule
+from rewrite_rules.api import Example, MethodRule, PropertyRule
 from rewrite_rules.tensor_binding import atom, code_of, expr, method, same
 from rewrite_rules.torch_builders import IN, case, fn
 

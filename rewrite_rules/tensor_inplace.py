@@ -18,7 +18,7 @@ import libcst as cst
 
 from rewrite_rules.cases import P, call_cases, marking
 from rewrite_rules.helpers import GENERATOR
-from rewrite_rules.spec import Drop, Example, InPlace, MethodRule
+from rewrite_rules.api import Drop, Example, InPlace, MethodRule, Unconvertible
 from rewrite_rules.tensor_binding import atom, code_of, expr, in_place, method
 from rewrite_rules.tensor_math import TANH_RANGE
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.cases import P, call_cases
-from rewrite_rules.spec import Example, MethodRule, Unconvertible
+from rewrite_rules.api import Example, MethodRule, Unconvertible
 from rewrite_rules.tensor_binding import atom, code_of, expr, literal, method, same
 
 M = {"x": "randn(3, 4)", "q": "randn(4, 4)", "v": "randn(4)"}

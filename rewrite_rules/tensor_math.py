@@ -9,7 +9,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.cases import P, call_cases
-from rewrite_rules.spec import Example, Unconvertible
+from rewrite_rules.api import Example, Unconvertible
 from rewrite_rules.tensor_binding import atom, code_of, expr, keyword, literal, method, same
 
 X = {"x": "randn(3, 4)"}

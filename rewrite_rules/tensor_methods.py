@@ -7,7 +7,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.cases import P, call_cases
-from rewrite_rules.spec import Drop, Example, MethodRule, Unconvertible
+from rewrite_rules.api import Drop, Example, MethodRule, Unconvertible
 from rewrite_rules.tensor_binding import method
 
 X = {"x": "randn(3, 4)"}

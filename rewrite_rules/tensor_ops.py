@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rewrite_rules.cases import P
 from rewrite_rules.helpers import OUT
-from rewrite_rules.spec import Arg, Example
+from rewrite_rules.api import Arg, Example
 from rewrite_rules.torch_builders import IN, case, fn, ms
 
 AB = {"a": "randn(2, 3)", "b": "randn(2, 3)"}

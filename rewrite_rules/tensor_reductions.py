@@ -16,8 +16,7 @@ import libcst as cst
 from rewrite_rules.cases import P, call_cases
 from rewrite_rules.helpers import INDEX_NOTE, as_int64, indices_as_int64
 from rewrite_rules.helpers import GENERATOR
-from rewrite_rules.spec import Example, MethodRule, Unconvertible, Unsupported
-from transpiler.engine import render
+from rewrite_rules.api import Example, MethodRule, Unconvertible, Unsupported, render
 from rewrite_rules.tensor_binding import atom, code_of, expr, is_call_of, keyword, literal, method, same
 
 X = {"x": "randn(3, 4)"}

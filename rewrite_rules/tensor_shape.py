@@ -13,7 +13,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.cases import P, call_cases, marking
-from rewrite_rules.spec import Arg, Example, InPlace, Unconvertible, Unsupported
+from rewrite_rules.api import Arg, Example, InPlace, Unconvertible, Unsupported
 from rewrite_rules.tensor_binding import atom, code_of, expr, is_call_of, literal, method, owner, same
 from rewrite_rules.torch_misc import unique_of
 

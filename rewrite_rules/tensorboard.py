@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from rewrite_rules.spec import ApiRule, Example, MethodRule, Unconvertible
+from rewrite_rules.api import ApiRule, Example, MethodRule, Unconvertible
 from transpiler.structural.numbers import Numbers
 from transpiler.structural.provenance import WRITER, origin_of, provenance_of
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from rewrite_rules.cases import P, call_cases, marking
 from rewrite_rules.helpers import OUT
-from rewrite_rules.spec import ApiRule, Example
+from rewrite_rules.api import ApiRule, Example, code_of, literal_value
 
 # Input sets used across the torch_* modules.
 X = {"x": "randn(3, 4)"}
@@ -96,8 +96,6 @@ import string  # noqa: E402
 
 import libcst as cst  # noqa: E402
 
-from transpiler.engine import code_of, literal_value  # noqa: E402
-
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float, cst.SimpleString, cst.List, cst.Tuple)
 
 
@@ -169,7 +167,7 @@ __all__ = ["P", "atom", "arg_text", "literal", "compose", "scaled", "case", "fn"
 def render_default(call, ctx) -> str:
     """Source text of the call as the engine would render it (for hooks that
     wrap the rendered call, e.g. in a cast)."""
-    from transpiler.engine import render
+    from rewrite_rules.api import render
 
     func = call.func if call.func is not None else ctx.ref(call.target)
     return code_of(render(call, func))
@@ -178,7 +176,7 @@ def render_default(call, ctx) -> str:
 def wrapped(wrap, hook=None):
     """A hook that converts the call as usual (after ``hook``, if any) and
     passes the result through ``wrap(expr, ctx)``, e.g. a cast to torch's dtype."""
-    from transpiler.engine import render
+    from rewrite_rules.api import render
 
     def run(call, ctx):
         if hook is not None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rewrite_rules.cases import P
-from rewrite_rules.spec import ApiRule, Arg, Example
+from rewrite_rules.api import ApiRule, Arg, Example
 from rewrite_rules.tensor_linalg import SVD_CHECK, SVD_INPUTS, svd_of
 from rewrite_rules.torch_builders import IN, case, compose, fn, ms
 

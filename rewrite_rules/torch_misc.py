@@ -6,10 +6,9 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.cases import P
-from rewrite_rules.spec import Arg, Unconvertible, Unsupported
+from rewrite_rules.api import Arg, Unconvertible, Unsupported, code_of
 from rewrite_rules.tensor_math import equal_of
 from rewrite_rules.torch_builders import IN, OTHER, X, XY, atom, case, compose, fn, literal, ms
-from transpiler.engine import code_of
 
 NEAR = {"x": "randn(3, 4)", "y": "tensor([[0.0, 1.0, 2.0, 3.0], [1.0, 1.0, 1.0, 1.0], [0.5, 0.5, 0.5, 0.5]])"}
 SPECIAL = {"x": "tensor([1.0, nan, inf, -inf, -2.5])"}

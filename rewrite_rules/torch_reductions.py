@@ -10,11 +10,10 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.cases import P
-from rewrite_rules.spec import Unconvertible, Unsupported
+from rewrite_rules.api import Unconvertible, Unsupported, code_of
 from rewrite_rules.helpers import INDEX_NOTE, as_int64, indices_as_int64
 from rewrite_rules.tensor_reductions import kthvalue, norm_of
 from rewrite_rules.torch_builders import IN, X, arg_text, atom, case, compose, fn, literal, ms, wrapped
-from transpiler.engine import code_of
 
 X3 = {"x": "randn(2, 3, 4)"}
 DIM = P("dim", "1", default=True)

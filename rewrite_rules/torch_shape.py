@@ -7,10 +7,9 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.cases import P
-from rewrite_rules.spec import Arg, Drop, Example, Unconvertible, Unsupported
+from rewrite_rules.api import Arg, Drop, Example, Unconvertible, Unsupported, code_of
 from rewrite_rules.tensor_shape import index_copy_of, scatter_elements, scatter_reduce_of, select_of, take_along
 from rewrite_rules.torch_builders import IN, X, arg_text, case, compose, fn, literal, ms
-from transpiler.engine import code_of
 
 X3 = {"x": "randn(2, 3, 4)"}
 AB = {"a": "randn(2, 3)", "b": "randn(2, 3)"}

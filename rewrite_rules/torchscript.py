@@ -6,7 +6,7 @@ checks answer False. Their typing helpers are Python's own."""
 
 from __future__ import annotations
 
-from rewrite_rules.spec import ApiRule, AttributeRule, Example
+from rewrite_rules.api import ApiRule, AttributeRule, Example
 
 
 def _false(call, ctx) -> None:

@@ -24,8 +24,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from rewrite_rules.spec import ApiRule, Arg, Drop, Example, Unconvertible, Unsupported
-from transpiler.engine import code_of, keyword_arg
+from rewrite_rules.api import ApiRule, Arg, Drop, Example, Unconvertible, Unsupported, code_of, keyword_arg
 
 _DATASET_SIGNATURE = "root, train=True, transform=None, target_transform=None, download=False"
 

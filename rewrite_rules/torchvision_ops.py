@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rewrite_rules.spec import ApiRule, Example
+from rewrite_rules.api import ApiRule, Example
 
 _FROZEN_BN_WEIGHTS = {"weight": "gamma", "bias": "beta", "running_mean": "moving_mean", "running_var": "moving_variance"}
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from transpiler.convert import convert_source
-
-PRELUDE = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+from transpiler.proof.harness.cases import PRELUDE
 
 
 def convert_full(code: str) -> str:

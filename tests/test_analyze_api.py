@@ -37,14 +37,14 @@ def test_as_is_and_argument_differences():
     assert bn.category is Category.ARGUMENTS
     assert "momentum" in {a.name for a in bn.arguments}
     notes = dict((a.name, a.action) for a in uses["torch.nn.Conv2d"].arguments)
-    assert notes["groups"] == "renamed to group"
-    assert notes["bias"].startswith("written explicitly as True")
-    assert notes["padding_mode"] == "dropped (the torch default)"
+    assert notes["groups"] == "groups=1 -> group=1"
+    assert notes["bias"] == "has_bias=True written out (MindSpore's default differs from torch's bias=True)"
+    assert notes["padding_mode"] == "padding_mode='zeros' dropped (torch's default; MindSpore has no such argument)"
 
 
 def test_dropped_and_unsupported_arguments_are_named():
     uses = _by_api("e = nn.Embedding(10, 4, sparse=True)\nc = nn.Conv2d(3, 8, 3, padding_mode='reflect')")
-    assert dict((a.name, a.action) for a in uses["torch.nn.Embedding"].arguments)["sparse"].startswith("dropped")
+    assert dict((a.name, a.action) for a in uses["torch.nn.Embedding"].arguments)["sparse"] == "sparse=True dropped (gradient storage format only)"
     assert uses["torch.nn.Conv2d"].category is Category.MARKED  # convert marks it: analysis agrees
 
 

@@ -114,13 +114,14 @@ def test_invalid_toml_is_a_usage_error(tmp_path, capsys):
     assert "invalid TOML" in capsys.readouterr().err
 
 
-def test_rules_key_is_read_and_refused_until_rule_loading_exists(tmp_path, capsys):
+def test_rules_key_names_rule_files_relative_to_the_file(tmp_path, capsys):
     (tmp_path / "pyproject.toml").write_text("[tool.ms-migrate]\nrules = ['tools/ms_rules.py']\n")
     (tmp_path / "m.py").write_text(TORCH)
     assert config_for(str(tmp_path)).rules == (str(tmp_path / "tools" / "ms_rules.py"),)
-    assert main(["convert", str(tmp_path / "m.py"), "--diff"]) == 2
-    err = capsys.readouterr().err
-    assert "rules: loading project rules is not available in this version yet" in err
+    assert main(["convert", str(tmp_path / "m.py"), "--diff"]) == 2  # the file does not exist
+    err = capsys.readouterr().err.strip()
+    assert err == f"ms-migrate: error: {tmp_path / 'tools' / 'ms_rules.py'}: cannot read the rule file: " \
+                  "No such file or directory"
 
 
 def test_one_job_still_works(repo, tmp_path):

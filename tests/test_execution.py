@@ -1,11 +1,11 @@
 """Every runnable rule example, run in both frameworks and compared
-(see tests/harness/__init__.py for how)."""
+(see transpiler/proof/harness/__init__.py for how)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.harness import WorkerPool, collect_cases, report, run_case
+from transpiler.proof.harness import WorkerPool, collect_cases, report, run_case
 
 CASES = collect_cases()
 
@@ -30,10 +30,10 @@ def test_there_are_cases():
 
 # -- the harness itself ----------------------------------------------------
 
-from tests.harness.cases import _split  # noqa: E402
-from tests.harness.inputs import InputSpecError, build_all  # noqa: E402
-from tests.harness.values import compare  # noqa: E402
-from tests.harness.worker import Job  # noqa: E402
+from transpiler.proof.harness.cases import _split  # noqa: E402
+from transpiler.proof.harness.inputs import InputSpecError, build_all  # noqa: E402
+from transpiler.proof.harness.values import compare  # noqa: E402
+from transpiler.proof.harness.worker import Job  # noqa: E402
 
 _TORCH_IMPORTS = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
 _MS_IMPORTS = "import mindspore\nfrom mindspore import nn, ops\n"

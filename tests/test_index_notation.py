@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 from rewrite_rules.index_notation.equations import EquationError, parse_einops_equation, parse_torch_equation
 from rewrite_rules.index_notation.layout import ELLIPSIS
 from rewrite_rules.spec import Example
-from tests.harness import Case, WorkerPool, report, run_case
-from tests.harness.cases import _split
-from tests.harness.values import compare
-from tests.harness.worker import Job
+from transpiler.proof.harness import Case, WorkerPool, report, run_case
+from transpiler.proof.harness.cases import _split
+from transpiler.proof.harness.values import compare
+from transpiler.proof.harness.worker import Job
 from tests.snippets import convert_full
 
 RANDOM = settings(

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.harness.cases import _split
-from tests.harness.values import compare as compare_values
-from tests.harness.worker import Job
+from transpiler.proof.harness.cases import _split
+from transpiler.proof.harness.values import compare as compare_values
+from transpiler.proof.harness.worker import Job
 from transpiler.proof import replay
 from transpiler.proof.replay import ReplayMismatch, Tape
 
@@ -175,7 +175,7 @@ _MS_IMPORTS = "import mindspore\nfrom mindspore import nn, ops\nfrom mindspore.c
 
 @pytest.fixture(scope="module")
 def worker_pool():
-    from tests.harness import WorkerPool
+    from transpiler.proof.harness import WorkerPool
 
     pool = WorkerPool()
     yield pool

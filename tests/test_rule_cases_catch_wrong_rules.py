@@ -15,7 +15,7 @@ import pytest
 from rewrite_rules.registry import load_rules
 from rewrite_rules.spec import Arg, Drop
 from tests.conversion import with_rule
-from tests.harness import WorkerPool, collect_cases, run_case
+from transpiler.proof.harness import WorkerPool, collect_cases, run_case
 
 CASES = collect_cases()
 

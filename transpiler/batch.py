@@ -15,6 +15,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
+from rewrite_rules.registry import load_rules
 from transpiler.cache import Cache, belongs_to
 from transpiler.convert import FileResult, convert_source
 from transpiler.diagnostics import Diagnostic, Severity
@@ -37,6 +38,7 @@ class Job:
     cache: Cache | None = None  # where per-file results are remembered
     keep_outputs: bool = False  # notebooks: keep the cells' outputs
     siblings: SiblingFacts | None = None  # what the project index knows about the file's imports
+    rules: tuple[str, ...] = ()  # the project's rule files, loaded by each worker
 
 
 @dataclass
@@ -119,10 +121,11 @@ def _convert(job: Job, data: bytes, timings) -> tuple[FileSummary, bool]:
         decoded = decode_source(data)
     except DecodeError as exc:
         return _failed(job, exc.line, exc.col, str(exc)), True
+    rules = load_rules(job.rules)
     if job.kind == "notebook":
-        result: FileResult = convert_notebook(decoded.text, job.display, job.keep_outputs)
+        result: FileResult = convert_notebook(decoded.text, job.display, job.keep_outputs, rules)
     else:
-        result = convert_source(decoded.text, job.display, siblings=job.siblings)
+        result = convert_source(decoded.text, job.display, rules, siblings=job.siblings)
     timings.update(result.timings)
     if result.status == "failed" or result.output is None:
         return FileSummary(job.display, "failed", result.diagnostics, timings), True

@@ -43,13 +43,13 @@ def default_cache_root() -> str:
     return os.environ.get(ENVIRONMENT_VARIABLE) or platformdirs.user_cache_dir("ms-migrate", appauthor=False)
 
 
-def cache_version() -> str:
+def cache_version(rules: tuple[str, ...] = ()) -> str:
     """The tool's release, a digest of its own code (so an edited checkout
     never serves results of the code before the edit) and the rule set's."""
     from rewrite_rules.registry import load_rules
     from transpiler import __version__
 
-    return f"{__version__}-{_code_digest()}-{load_rules().version}"
+    return f"{__version__}-{_code_digest()}-{load_rules(rules).version}"
 
 
 @lru_cache(maxsize=1)
@@ -132,12 +132,12 @@ class Cache:
             pass  # a cache that cannot be written only costs speed
 
 
-def open_cache(root: str, options: str = "") -> Cache:
+def open_cache(root: str, options: str = "", rules: tuple[str, ...] = ()) -> Cache:
     """The cache under ``root`` for this tool and rule version, made ready.
     Directories of other versions that nobody used for a day are removed:
     they will hardly hit again (a day's grace lets runs of another checkout
     or release share the root)."""
-    version = cache_version()
+    version = cache_version(rules)
     directory = os.path.join(root, version)
     os.makedirs(directory, exist_ok=True)
     os.utime(directory)  # in use

@@ -58,13 +58,14 @@ class FileContext:
     _unplaced: list[tuple[int, cst.CSTNode]] = field(default_factory=list, repr=False)
 
     # -- diagnostics --------------------------------------------------------
-    def report(self, node, rule: str, severity: Severity, message: str, outcome=Outcome.NONE):
+    def report(self, node, rule: str, severity: Severity, message: str, outcome=Outcome.NONE, changes=()):
         if self.position_of is not None:
             line, col = self.position_of(node)
         else:
             line = col = 0
             self._unplaced.append((len(self.diagnostics), node))
-        self.diagnostics.append(Diagnostic(self.path, line, col, rule, severity, message, outcome))
+        self.diagnostics.append(Diagnostic(self.path, line, col, rule, severity, message, outcome,
+                                           changes=tuple(changes)))
 
     def resolve_positions(self, original: cst.Module) -> None:
         """Give deferred diagnostics the line and column (1-based) of their node
@@ -82,8 +83,10 @@ class FileContext:
         """Converted, but the user should look (not an API use of its own)."""
         self.report(node, rule, Severity.WARNING, message)
 
-    def converted(self, node, rule: str, message: str, severity=Severity.INFO):
-        self.report(node, rule, severity, message, Outcome.CONVERTED)
+    def converted(self, node, rule: str, message: str, severity=Severity.INFO, changes=()):
+        """``message``: what the code became, in the user's words (``transpiler.change_text``);
+        ``changes``: (torch parameter or "the call", its change) for a converted call."""
+        self.report(node, rule, severity, message, Outcome.CONVERTED, changes)
 
     # -- module-level helpers ---------------------------------------------------
     def define(self, name: str, statement: cst.BaseStatement) -> None:
@@ -121,7 +124,11 @@ class FileContext:
             node = _fresh(node)
             self.generated_refs.append((node, local, qualified))
             return node
-        self.imports_needed.add(("mindspore", "mindspore"))
+        if qualified.split(".", 1)[0] == "mindspore":
+            self.imports_needed.add(("mindspore", "mindspore"))
+        elif "." in qualified:  # a project's own MindSpore code (a user rule's target): import its module
+            module = qualified.rsplit(".", 1)[0]
+            self.imports_needed.add((module, module))
         return _fresh(parse_expr(qualified))
 
 

@@ -43,8 +43,10 @@ def _method_names(rules: RuleSet) -> frozenset[str]:
     return frozenset(rules.methods) | TORCH_ONLY_TENSOR_METHODS | {"forward", "register_buffer", "apply"}
 
 
-def mentions_torch(text: str) -> bool:
-    return any(root in text for root in TORCH_ROOTS)
+def mentions_torch(text: str, rules: RuleSet | None = None) -> bool:
+    """Whether ``text`` may use torch or a name a (user) rule converts."""
+    return any(root in text for root in TORCH_ROOTS) or (
+        rules is not None and any(root in text for root in rules.rule_roots))
 
 
 def convert_source(text: str, path: str = "<string>", rules: RuleSet | None = None,
@@ -52,9 +54,9 @@ def convert_source(text: str, path: str = "<string>", rules: RuleSet | None = No
     """``siblings``: what the project index knows about the classes this file
     imports from other files of its tree."""
     timings: dict[str, float] = {}
-    if not mentions_torch(text) and not siblings:
-        return FileResult(path, "unchanged", text, [], timings)
     rules = rules or load_rules()
+    if not mentions_torch(text, rules) and not siblings:
+        return FileResult(path, "unchanged", text, [], timings)
     start = time.perf_counter()
     try:
         module = cst.parse_module(text)
@@ -100,7 +102,8 @@ def _syntax_error(text: str, exc: cst.ParserSyntaxError) -> tuple[int, int, str]
 
 def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, timings, siblings) -> FileResult:
     start = time.perf_counter()
-    analysis = analyse(module, _method_names(rules), is_module_base, rules.property_names(), siblings)
+    analysis = analyse(module, _method_names(rules), is_module_base, rules.property_names(), siblings,
+                       rules.rule_names)
     timings["analyse"] = time.perf_counter() - start
     if not analysis.interesting:
         return FileResult(path, "unchanged", text, [], timings)

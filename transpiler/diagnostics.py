@@ -35,6 +35,9 @@ class Diagnostic:
     message: str
     outcome: Outcome = Outcome.NONE
     cell: int | None = None  # notebooks: the cell (from 1) that ``line`` counts in
+    # converted calls: (torch parameter, what happened to it), e.g. ("bias", "bias=False -> has_bias=False"),
+    # or ("the call", ...) when a rule's code rewrote the call as a whole
+    changes: tuple[tuple[str, str], ...] = ()
 
     @property
     def location(self) -> str:
@@ -51,10 +54,15 @@ class Diagnostic:
         data["outcome"] = self.outcome.value
         if self.cell is None:
             del data["cell"]
+        if self.changes:
+            data["changes"] = [{"name": name, "change": change} for name, change in self.changes]
+        else:
+            del data["changes"]
         return data
 
     @classmethod
     def from_dict(cls, data: dict) -> "Diagnostic":
+        changes = tuple((c["name"], c["change"]) for c in data.get("changes", ()))
         return cls(
-            **{**data, "severity": Severity(data["severity"]), "outcome": Outcome(data["outcome"])}
+            **{**data, "severity": Severity(data["severity"]), "outcome": Outcome(data["outcome"]), "changes": changes}
         )

@@ -9,6 +9,7 @@ import libcst as cst
 
 from rewrite_rules.spec import ApiRule, Arg, Drop, MethodRule, Unconvertible, UnknownValue, Unsupported
 from transpiler import comments
+from transpiler.change_text import argument_changes
 from transpiler.context import FileContext, parse_expr
 
 _NO_SPACE = cst.AssignEqual(
@@ -101,6 +102,10 @@ class BoundCall:
 
     def ref(self, qualified: str) -> cst.BaseExpression:
         return self.ctx.ref(qualified)
+
+    def ms_name(self, name: str) -> str:
+        """The MindSpore keyword torch parameter ``name`` is written as."""
+        return _ms_name(self, name)
 
 
 def bind(rule: ApiRule, call: cst.Call, ctx: FileContext, source: cst.Call | None = None) -> BoundCall:
@@ -259,8 +264,10 @@ def _fix_commas(args: list[cst.Arg], original: cst.Call) -> list[cst.Arg]:
 
 
 def convert_call(rule: ApiRule, call: cst.Call, ctx: FileContext, source: cst.Call | None = None,
-                 for_adapter: bool = False) -> cst.BaseExpression:
-    """The MindSpore form of ``call``; raises Unconvertible."""
+                 for_adapter: bool = False, changes: list | None = None) -> cst.BaseExpression:
+    """The MindSpore form of ``call``; raises Unconvertible. ``changes``, when
+    given, receives (torch parameter, what happened to it in the user's words)
+    for each argument the conversion changed."""
     if rule.no_op:
         positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
         if not positional:
@@ -270,13 +277,16 @@ def convert_call(rule: ApiRule, call: cst.Call, ctx: FileContext, source: cst.Ca
         raise Unconvertible(rule.notes or f"{rule.torch} has no MindSpore equivalent")
     bound = bind(rule, call, ctx, source)
     bound.for_adapter = for_adapter
+    given = dict(bound.values)
     apply_mapping(bound)
     if rule.hook is not None:
         rule.hook(bound, ctx)
+    if bound.result is None and bound.target is None:
+        raise Unconvertible(rule.notes or f"{rule.torch} has no MindSpore equivalent")
+    if changes is not None:  # a hook that builds the result itself may still have changed the arguments first
+        changes.extend(argument_changes(bound, given))
     if bound.result is not None:
         return bound.result
-    if bound.target is None:
-        raise Unconvertible(rule.notes or f"{rule.torch} has no MindSpore equivalent")
     func = bound.func if bound.func is not None else ctx.ref(bound.target)
     return render(bound, func)
 

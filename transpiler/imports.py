@@ -74,7 +74,7 @@ def _new_import_statements(ctx: FileContext) -> list[cst.SimpleStatementLine]:
         binding = existing.get(local)
         if binding is not None and binding.qualified == module:
             continue  # already imported by the user
-        if "." in module:
+        if "." in module and local != module:
             parent, name = module.rsplit(".", 1)
             from_names.setdefault(parent, []).append(name)
         elif local == module:
@@ -90,9 +90,10 @@ def _new_import_statements(ctx: FileContext) -> list[cst.SimpleStatementLine]:
 class _ImportEditor(cst.CSTTransformer):
     """Walks statements only (never into expressions): cheap."""
 
-    def __init__(self, unused: set[str], placeholders: Placeholders, kept: NodeSet):
+    def __init__(self, unused: set[str], placeholders: Placeholders, kept: NodeSet, converts=is_torch_name):
         super().__init__()
         self.unused = unused
+        self.converts = converts  # qualified name -> whether the conversion replaces what it imports
         self.placeholders = placeholders
         self.kept = kept  # imports marked statements still need
 
@@ -116,7 +117,9 @@ class _ImportEditor(cst.CSTTransformer):
         if isinstance(updated_node.names, cst.ImportStar) or updated_node.module is None:
             return updated_node
         module = code_of(updated_node.module)
-        if updated_node.relative or not is_torch_name(module):
+        if updated_node.relative or not (
+            is_torch_name(module) or any(self.converts(f"{module}.{code_of(a.name)}") for a in updated_node.names)
+        ):
             return updated_node
         keep = [a for a in updated_node.names if not self._drop(a, plain=False)]
         return self._result(updated_node, keep)
@@ -127,7 +130,7 @@ class _ImportEditor(cst.CSTTransformer):
             local = alias.asname.name.value  # type: ignore[union-attr]
         else:
             local = qualified.split(".", 1)[0]
-        if plain and not is_torch_name(qualified):
+        if plain and not self.converts(qualified):
             return False
         return local in self.unused
 
@@ -223,7 +226,7 @@ def fix_imports(module: cst.Module, ctx: FileContext) -> cst.Module:
     placeholders = Placeholders(track=ctx.to_format)
     index = _insert_index(list(module.body))
     if unused:
-        module = module.visit(_ImportEditor(unused, placeholders, ctx.kept_imports))
+        module = module.visit(_ImportEditor(unused, placeholders, ctx.kept_imports, ctx.analysis.converts_import_of))
     body = list(module.body)
     new_imports = _new_import_statements(ctx) if ctx.imports_needed else []
     if new_imports:

@@ -81,21 +81,27 @@ class Analysis:
     cell_classes: set[str] = field(default_factory=set)
     star_imports: list[cst.ImportFrom] = field(default_factory=list)
     ecosystem_imports: list[tuple[cst.CSTNode, str]] = field(default_factory=list)
+    # names outside torch that rules convert (a project's own layers, from user rules)
+    rule_names: frozenset[str] = frozenset()
 
     def qualified(self, node: cst.CSTNode) -> str | None:
         return self.references.get(id(node))
 
     def torch_aliases(self) -> dict[str, ImportBinding]:
-        return {k: b for k, b in self.imports.items() if is_torch_name(b.qualified)}
+        return {k: b for k, b in self.imports.items() if is_torch_name(b.qualified) or b.qualified in self.rule_names}
+
+    def converts_import_of(self, qualified: str) -> bool:
+        """An imported name the conversion replaces (torch, or a name a user rule converts)."""
+        return is_torch_name(qualified) or qualified in self.rule_names
 
 
 class NameAnalyzer(Visitor):
     """Resolves names; see the module docstring."""
 
     def __init__(self, method_names: frozenset[str], module_base: "callable", attribute_names=frozenset(),
-                 siblings=None):
+                 siblings=None, rule_names=frozenset()):
         super().__init__()
-        self.result = Analysis()
+        self.result = Analysis(rule_names=rule_names)
         self._method_names = method_names
         self._attribute_names = attribute_names
         self._is_module_base = module_base
@@ -351,9 +357,11 @@ class NameAnalyzer(Visitor):
 
     def _candidate(self, node: cst.CSTNode, parts: list[str]) -> None:
         binding = self.result.imports.get(parts[0])
-        if binding is None or not is_torch_name(binding.qualified):
+        if binding is None:
             return
         qualified = ".".join([binding.qualified, *parts[1:]])
+        if not is_torch_name(binding.qualified) and qualified not in self.result.rule_names:
+            return
         self._scopes[-1].candidates.append((node, parts[0], qualified))
         self._mark_interesting()
 
@@ -408,10 +416,11 @@ def _alias_local(alias: cst.ImportAlias) -> str | None:
 
 
 def analyse(module: cst.Module, method_names: frozenset[str], module_base, attribute_names=frozenset(),
-            siblings=None) -> Analysis:
+            siblings=None, rule_names=frozenset()) -> Analysis:
     """attribute_names: attributes whose reads may need rewriting (``x.real``);
-    ``siblings``: the project index's SiblingFacts for this file."""
-    analyzer = NameAnalyzer(method_names, module_base, attribute_names, siblings)
+    ``siblings``: the project index's SiblingFacts for this file; ``rule_names``:
+    names outside torch that rules convert (user rules for a project's layers)."""
+    analyzer = NameAnalyzer(method_names, module_base, attribute_names, siblings, rule_names)
     # libcst's visit semantics without rebuilding the tree; layout holds no names
     walk(module, analyzer, prune=LAYOUT_TYPES)
     return analyzer.result

@@ -38,8 +38,8 @@ class _Cell:
     first_line: int = 0  # line of the code's first line in the joined source
 
 
-def convert_notebook(text: str, path: str, keep_outputs: bool = False) -> FileResult:
-    """The converted notebook as JSON text. Never raises."""
+def convert_notebook(text: str, path: str, keep_outputs: bool = False, rules=None) -> FileResult:
+    """The converted notebook as JSON text (``rules``: default ms-migrate's). Never raises."""
     import nbformat
 
     try:
@@ -52,7 +52,7 @@ def convert_notebook(text: str, path: str, keep_outputs: bool = False) -> FileRe
     if language.lower() != "python":
         return FileResult(path, "unchanged", text)
     code_cells = [i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
-    if not any(mentions_torch(notebook.cells[i].source) for i in code_cells):
+    if not any(mentions_torch(notebook.cells[i].source, rules) for i in code_cells):
         return FileResult(path, "unchanged", text)
     token = hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=6).hexdigest()
     cells, diagnostics = [], []
@@ -60,11 +60,11 @@ def convert_notebook(text: str, path: str, keep_outputs: bool = False) -> FileRe
         cell, problem = _prepare(i, notebook.cells[i].source, token)
         if cell is not None:
             cells.append(cell)
-        elif problem is not None and mentions_torch(notebook.cells[i].source):
+        elif problem is not None and mentions_torch(notebook.cells[i].source, rules):
             diagnostics.append(Diagnostic(path, 1, 1, "notebook", Severity.MARKER,
                                           f"cell not converted: {problem}", Outcome.MARKED, cell=i + 1))
     joined = _join(cells, token)
-    result = convert_source(joined, path)
+    result = convert_source(joined, path, rules)
     diagnostics += [_in_cell(d, cells) for d in result.diagnostics]
     if result.output is None:
         return FileResult(path, "failed", None, diagnostics, result.timings)

@@ -90,11 +90,17 @@ class RunReport:
                 continue
             lines += ["| location | API | message |", "|---|---|---|"]
             for d in items:
-                message = d.message.replace("|", "\\|")
-                lines.append(f"| `{d.location}` | `{d.rule}` | {message} |")
-        converted = Counter(d.rule for d in self.diagnostics if d.outcome is Outcome.CONVERTED)
+                lines.append(f"| `{d.location}` | `{d.rule}` | {_cell(d.message)} |")
+        done = [d for d in self.diagnostics if d.outcome is Outcome.CONVERTED]
+        converted = Counter(d.rule for d in done)
         lines += ["", f"## Converted APIs ({sum(converted.values())} uses)", "", "| API | uses |", "|---|---|"]
         lines += [f"| `{rule}` | {count} |" for rule, count in sorted(converted.items(), key=lambda kv: (-kv[1], kv[0]))]
+        lines += ["", f"## What each conversion did ({len(done)})", ""]
+        if done:
+            lines += ["| location | API | what it became |", "|---|---|---|"]
+            lines += [f"| `{d.location}` | `{d.rule}` | {_cell(d.message)} |" for d in done]
+        else:
+            lines.append("None.")
         return "\n".join(lines) + "\n"
 
     def write(self, path: str) -> None:
@@ -102,3 +108,8 @@ class RunReport:
 
         text = self.to_markdown() if path.endswith((".md", ".markdown")) else self.to_json()
         write_atomic(path, text.encode("utf-8"))
+
+
+def _cell(message: str) -> str:
+    """A message as a Markdown table cell (code in it stays readable)."""
+    return message.replace("|", "\\|")

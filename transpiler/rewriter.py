@@ -19,10 +19,12 @@ from rewrite_rules.tensor_methods_data import BUILTIN_NAMED_TENSOR_METHODS, TORC
 from transpiler import comments, structural
 from transpiler.structural.provenance import CELL, LAYER, origin_of
 from transpiler.adapters import Adapters
+from transpiler.change_text import describe, same_arguments, short
 from transpiler.context import FileContext
 from transpiler.diagnostics import MARKER_PREFIX, Outcome, Severity
 from transpiler.engine import code_of, convert_call, convert_method
 from transpiler.marked import LeftReference, MarkedStatements, present_nodes
+from transpiler.markers import add_markers
 from transpiler.structural.autograd_function import convert_function_class, function_base
 from transpiler.structural.feature_checks import answer as feature_answer
 from transpiler.structural.feature_checks import FeatureCheck, feature_check, membership_check
@@ -180,7 +182,7 @@ class Rewriter(Transformer):
             # comments above the first statement are parsed into the module header
             first = self.module.body[0] if self.module.body else None
             header = self._header_comments if first is not None and first in (original, guard) else frozenset()
-            result = _add_markers(result, frame.markers, header | standing)
+            result = add_markers(result, frame.markers, header | standing)
         return result
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -374,7 +376,8 @@ class Rewriter(Transformer):
             if rule.after_init:
                 raise UnknownValue("the layer needs statements after its constructor")
             expanded = structural.expand_keyword_dicts(qualified, original, updated, self.ctx)
-            result = convert_call(rule, expanded, self.ctx, source=original)
+            changes: list[tuple[str, str]] = []
+            result = convert_call(rule, expanded, self.ctx, source=original, changes=changes)
         except Unconvertible as exc:
             if not (isinstance(exc, UnknownValue) or any(arg.star for arg in original.args)):
                 self.mark(original, qualified, exc.reason)
@@ -382,8 +385,10 @@ class Rewriter(Transformer):
             return self._adapted_call(original, updated, qualified, rule, exc.reason)
         self.ctx.consume(original.func)
         self.changed()
-        outcome = f"-> {rule.target}" if rule.target else f"rewritten ({rule.notes})" if rule.notes else "rewritten"
-        self.ctx.converted(original, qualified, f"{qualified} {outcome}")
+        message = describe(original, result, changes, rule.target, _first_sentence(rule.notes))
+        if not changes and rule.hook is not None and not same_arguments(original, result):
+            changes = [("the call", message)]
+        self.ctx.converted(original, qualified, message, changes=changes)
         return result
 
     def _adapted_call(self, original, updated, qualified, rule, reason: str):
@@ -401,8 +406,8 @@ class Rewriter(Transformer):
         result = updated.with_changes(func=adapter)
         self.ctx.consume(original.func)
         self.changed()
-        self.ctx.converted(original, qualified, f"{qualified} -> {code_of(adapter)}, which has torch's "
-                           "signature and applies the rule to the arguments at run time")
+        self.ctx.converted(original, qualified, f"{short(original)} -> {short(result)}: {code_of(adapter)} takes "
+                           f"torch's arguments and converts them when their values are known at run time ({reason})")
         return result
 
     def _method_call(self, original, updated, name):
@@ -432,7 +437,7 @@ class Rewriter(Transformer):
                 self._mark_unrecognised(original, name)
             return updated
         if rule.rename == name and rule.hook is None:  # MindSpore's Tensor has the same method
-            self.ctx.converted(original, rule.torch, f".{name}() is the same in MindSpore")
+            self.ctx.converted(original, rule.torch, f"{short(original)}: the same in MindSpore")
             return updated
         try:
             result = convert_method(rule, updated.func.value, updated, self.ctx, source=original)
@@ -449,7 +454,13 @@ class Rewriter(Transformer):
                 self.mark(original, rule.torch, exc.reason)
                 return updated
         self.changed()
-        self.ctx.converted(original, rule.torch, f".{name}() -> MindSpore form")
+        if id(original) in self.in_place:
+            receiver, value, _ = self.in_place[id(original)]
+            message = f"{short(original)} -> {short(receiver)} updated to {short(value)} (MindSpore's in-place " \
+                      "methods do not update on CPU)"
+        else:
+            message = describe(original, result, why=_first_sentence(rule.notes))
+        self.ctx.converted(original, rule.torch, message, changes=[(f".{name}()", message)])
         return result
 
     def _unpacked_method_call(self, original, updated, rule):
@@ -552,8 +563,8 @@ class Rewriter(Transformer):
                 return self._unconverted(original, updated, qualified, f"used {where}: {exc.reason}")
             self.ctx.consume(original)
             self.changed()
-            self.ctx.converted(original, qualified, f"{qualified} used {where} -> {code_of(adapter)}, "
-                               "which has torch's signature and applies the rule to its arguments")
+            self.ctx.converted(original, qualified, f"{code_of(original)} used {where} -> {code_of(adapter)}, "
+                               "which takes torch's arguments and converts them to MindSpore's")
             return adapter
         return self._unconverted(original, updated, qualified, "no MindSpore rule for this API")
 
@@ -584,6 +595,11 @@ def _is_in_place_name(name: str) -> bool:
     return name.endswith("_") and not name.startswith("_")
 
 
+def _first_sentence(text: str) -> str:
+    sentence = " ".join(text.split()).split(". ")[0].rstrip(".")
+    return sentence if len(sentence) <= 160 else ""
+
+
 def _keep_parentheses(before: cst.BaseExpression, after):
     """A rewritten call keeps the parentheses around the original: they may be
     what makes line breaks inside it legal (``return (x\n    .clone())``)."""
@@ -592,26 +608,3 @@ def _keep_parentheses(before: cst.BaseExpression, after):
     if getattr(after, "lpar", None) != ():
         return after  # parenthesised already, or a node without parentheses
     return after.with_changes(lpar=before.lpar, rpar=before.rpar)
-
-
-def _add_markers(statement, markers: list[str], already=()):
-    if isinstance(statement, cst.FlattenSentinel):
-        nodes = list(statement.nodes)
-        if nodes:
-            nodes[0] = _add_markers(nodes[0], markers, already)
-        return cst.FlattenSentinel(nodes)
-    if not hasattr(statement, "leading_lines"):
-        return statement
-    existing = {line.comment.value for line in statement.leading_lines if line.comment is not None} | set(already)
-    new_lines = [
-        cst.EmptyLine(comment=cst.Comment(MARKER_PREFIX + _one_line(text)))
-        for text in markers
-        if MARKER_PREFIX + _one_line(text) not in existing
-    ]
-    if not new_lines:
-        return statement
-    return statement.with_changes(leading_lines=[*statement.leading_lines, *new_lines])
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())

@@ -195,7 +195,7 @@ def markdown(rules: RuleSet) -> str:
         "",
         f"{converting} torch APIs convert; {len(entries) - converting} more are recognised and marked. "
         f"{total_cases} execution cases run each rule in both frameworks and compare the results "
-        "(`python -m tests.harness`).",
+        "(`python -m transpiler.proof.harness`).",
         "",
         "Of the converting APIs:",
         *(f"- {line}." for line in proof_summary(entries).splitlines()),

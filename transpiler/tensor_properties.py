@@ -14,6 +14,7 @@ import libcst as cst
 
 from rewrite_rules.spec import Unconvertible
 from transpiler.walk import LAYOUT_TYPES, walk
+from transpiler.change_text import describe, short
 
 
 _PARAMETER_LISTS = frozenset({"parameters", "named_parameters", "trainable_params", "get_parameters",
@@ -77,7 +78,7 @@ class PropertyReads:
             for name in parameter_loop_variables(rewriter.module):
                 rewriter.ctx.known_kinds.setdefault(name, "parameter")
         if rule.rename == rule.name and rule.hook is None:
-            rewriter.ctx.converted(original, rule.torch, f".{rule.name} is the same in MindSpore")
+            rewriter.ctx.converted(original, rule.torch, f"{short(original)}: the same in MindSpore")
             return updated
         try:
             if rule.hook is None:
@@ -89,5 +90,5 @@ class PropertyReads:
         if result is None:
             return updated
         rewriter.changed()
-        rewriter.ctx.converted(original, rule.torch, f".{rule.name} -> MindSpore form")
+        rewriter.ctx.converted(original, rule.torch, describe(original, result))
         return result

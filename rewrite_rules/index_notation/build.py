@@ -6,7 +6,7 @@ from typing import Iterable
 
 import libcst as cst
 
-from transpiler.engine import keyword_arg
+from rewrite_rules.api import keyword_arg
 
 # Expressions that can take a method call or a subscript without parentheses.
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float, cst.SimpleString,

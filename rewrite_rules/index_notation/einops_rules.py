@@ -21,8 +21,7 @@ from rewrite_rules.index_notation.equations import EquationError, parse_einops_e
 from rewrite_rules.index_notation.literals import literal_string, not_literal, operand_list
 from rewrite_rules.index_notation.patterns import REDUCTIONS, parse_pattern
 from rewrite_rules.index_notation.rearranging import lower_pattern
-from rewrite_rules.spec import ApiRule, Example, Unconvertible
-from transpiler.engine import code_of, keyword_arg
+from rewrite_rules.api import ApiRule, Example, Unconvertible, code_of, keyword_arg
 
 _NOT_SIZES = {"tensor", "pattern", "reduction"}
 

@@ -6,8 +6,7 @@ import ast
 
 import libcst as cst
 
-from rewrite_rules.spec import Unconvertible
-from transpiler.engine import code_of
+from rewrite_rules.api import Unconvertible, code_of
 
 
 def literal_string(node: cst.BaseExpression | None) -> str | None:

@@ -7,7 +7,7 @@ from rewrite_rules.index_notation.build import atom
 from rewrite_rules.index_notation.contraction import lower_einsum
 from rewrite_rules.index_notation.equations import EquationError, parse_torch_equation
 from rewrite_rules.index_notation.literals import literal_string, not_literal, operand_list
-from rewrite_rules.spec import ApiRule, Example, Unconvertible
+from rewrite_rules.api import ApiRule, Example, Unconvertible
 
 
 def _einsum(call, ctx):

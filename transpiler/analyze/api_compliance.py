@@ -14,9 +14,8 @@ import libcst as cst
 
 from rewrite_rules.registry import RuleSet
 from rewrite_rules.tensor_methods_data import SHARED_TENSOR_METHODS
-from transpiler.analyze.arguments import call_notes, method_notes
 from transpiler.analyze.facts import FileFacts, method_name
-from transpiler.analyze.model import ApiUse, Category, EcosystemImport
+from transpiler.analyze.model import ApiUse, ArgNote, Category, EcosystemImport
 from transpiler.analyze.structural_apis import OPTIMIZER_STEP_METHODS, structural_reason
 from transpiler.diagnostics import Diagnostic, Outcome
 from transpiler.names import ECOSYSTEM_ROOTS
@@ -35,12 +34,11 @@ _UNCHECKED_METHODS = SHARED_TENSOR_METHODS - _builtin_method_names()
 
 
 def classify(diagnostics: list[Diagnostic], facts: FileFacts, rules: RuleSet) -> list[ApiUse]:
-    calls = {(s.line, s.col): s.node for s in facts.calls}
     uses: list[ApiUse] = []
     for d in diagnostics:
         if d.outcome is Outcome.NONE:
             continue
-        uses.append(_classify_one(d, calls.get((d.line, d.col)), rules))
+        uses.append(_classify_one(d, rules))
     reported = {(u.line, u.col) for u in uses}
     uses += _optimizer_steps(facts, reported)
     uses += _unchecked_methods(facts, rules, reported)
@@ -48,7 +46,7 @@ def classify(diagnostics: list[Diagnostic], facts: FileFacts, rules: RuleSet) ->
     return uses
 
 
-def _classify_one(d: Diagnostic, call: cst.Call | None, rules: RuleSet) -> ApiUse:
+def _classify_one(d: Diagnostic, rules: RuleSet) -> ApiUse:
     outcome = d.outcome.value
     reason = structural_reason(d.rule)
     if reason is not None:
@@ -57,23 +55,13 @@ def _classify_one(d: Diagnostic, call: cst.Call | None, rules: RuleSet) -> ApiUs
         return ApiUse(d.rule, d.path, d.line, d.col, Category.MARKED, outcome, d.message)
     if d.outcome is Outcome.UNKNOWN:
         return ApiUse(d.rule, d.path, d.line, d.col, Category.UNKNOWN, outcome, d.message)
-    if not d.rule.startswith("torch"):  # a structural transform the converter applied (forward -> construct ...)
+    if not (d.rule.startswith("torch") or d.rule in rules.rule_names):
+        # a structural transform the converter applied (forward -> construct ...)
         return ApiUse(d.rule, d.path, d.line, d.col, Category.STRUCTURAL, outcome, f"done by convert: {d.message}")
-    notes = _notes(d.rule, call, rules)
+    # what the conversion changed beyond the name, as it reported it: each argument, or the whole call
+    notes = tuple(ArgNote(name, change) for name, change in d.changes)
     category = Category.ARGUMENTS if notes else Category.AS_IS
     return ApiUse(d.rule, d.path, d.line, d.col, category, outcome, d.message, notes)
-
-
-def _notes(api: str, call: cst.Call | None, rules: RuleSet):
-    rule = rules.calls.get(api)
-    if rule is not None:
-        return call_notes(rule, call) if call is not None else ()
-    if api.startswith(("torch.Tensor.", "torch.nn.Module.")) and call is not None:
-        name = method_name(call)
-        for method in rules.methods.get(name or "", ()):
-            if method.torch == api:
-                return method_notes(method, name)
-    return ()
 
 
 def _optimizer_variables(facts: FileFacts) -> set[str]:

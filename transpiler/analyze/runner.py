@@ -4,6 +4,7 @@ importing the files and, when given, the converted output for diffs."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from concurrent.futures import ProcessPoolExecutor
@@ -24,17 +25,17 @@ from transpiler.source_io import DecodeError, decode_source
 from transpiler.structural import is_module_base
 
 
-def _mentions_library(text: str) -> bool:
-    return "torch" in text or any(root in text for root in ECOSYSTEM_ROOTS)
+def _mentions_library(text: str, rules: RuleSet) -> bool:
+    return "torch" in text or any(root in text for root in ECOSYSTEM_ROOTS | rules.rule_roots)
 
 
 def analyze_source(text: str, path: str = "<string>", rules: RuleSet | None = None) -> FileAnalysis:
     """Everything analysis reports about one file. Never raises."""
     result = FileAnalysis(path)
-    if not _mentions_library(text):
+    rules = rules or load_rules()
+    if not _mentions_library(text, rules):
         result.status = "skipped"
         return result
-    rules = rules or load_rules()
     try:
         module = cst.parse_module(text)
     except Exception as exc:  # noqa: BLE001 - a broken file is reported, the tree goes on
@@ -42,7 +43,7 @@ def analyze_source(text: str, path: str = "<string>", rules: RuleSet | None = No
         return result
     try:
         conversion = convert_source(text, path, rules)
-        analysis = analyse(module, _method_names(rules), is_module_base)
+        analysis = analyse(module, _method_names(rules), is_module_base, rule_names=rules.rule_names)
         facts = index_file(path, module, analysis)
         result.uses = classify(conversion.diagnostics, facts, rules)
         result.ecosystem = ecosystem_imports(facts)
@@ -56,23 +57,24 @@ def analyze_source(text: str, path: str = "<string>", rules: RuleSet | None = No
     return result
 
 
-def analyze_file(source: str, display: str) -> FileAnalysis:
+def analyze_file(source: str, display: str, rule_files: tuple[str, ...] = ()) -> FileAnalysis:
     try:
         with open(source, "rb") as handle:
             text = decode_source(handle.read()).text
     except (OSError, DecodeError) as exc:
         return FileAnalysis(display, "failed", f"cannot read: {exc}")
-    return analyze_source(text, display)
+    return analyze_source(text, display, load_rules(rule_files))
 
 
 def _analyze_job(job) -> FileAnalysis:
-    return analyze_file(job.source, job.display)
+    return analyze_file(job.source, job.display, job.rules)
 
 
 def analyze_tree(source: str, *, jobs: int = 1, excludes: Exclusions | tuple[str, ...] = (),
                  converted: str | None = None,
-                 import_timeout: float = 60.0) -> ProjectAnalysis:
-    python_jobs = [j for j in discover(source, None, excludes) if j.kind == "python"]
+                 import_timeout: float = 60.0, rules: tuple[str, ...] = ()) -> ProjectAnalysis:
+    """``rules``: the project's rule files, applied with ms-migrate's."""
+    python_jobs = [dataclasses.replace(j, rules=rules) for j in discover(source, None, excludes) if j.kind == "python"]
     project = ProjectAnalysis(source)
     if jobs > 1 and len(python_jobs) > 1:
         with ProcessPoolExecutor(max_workers=jobs) as pool:

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 
 from transpiler.batch import available_cores
-from transpiler.config import Config, config_for
+from transpiler.config import Config, ConfigError, config_for
 from transpiler.discovery import Exclusions
 
 
@@ -25,6 +26,9 @@ def add_tree_arguments(parser: argparse.ArgumentParser) -> None:
                         help="read [tool.ms-migrate] from this file "
                              "(default: the closest pyproject.toml above the input)")
     parser.add_argument("--isolated", action="store_true", help="ignore configuration files")
+    parser.add_argument("--rules", action="append", metavar="FILE",
+                        help="a Python file of your own rules (RULES = [ApiRule(...), ...]), applied with "
+                             "ms-migrate's; repeatable; replaces [tool.ms-migrate] rules")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,6 +36,7 @@ class TreeOptions:
     config: Config
     jobs: int
     exclusions: Exclusions
+    rules: tuple[str, ...] = ()  # the project's rule files (absolute paths)
 
 
 def tree_options(args) -> TreeOptions:
@@ -42,8 +47,22 @@ def tree_options(args) -> TreeOptions:
     else:
         exclusions = Exclusions(config.exclude or (), base=config.directory)
     defaults = first(args.default_excludes, config.default_excludes, True)
+    rules = tuple(os.path.abspath(path) for path in first(args.rules, config.rules, ()))
+    _check_rules(rules)
     return TreeOptions(config, first(args.jobs, config.jobs, available_cores()),
-                       dataclasses.replace(exclusions, defaults=defaults))
+                       dataclasses.replace(exclusions, defaults=defaults), rules)
+
+
+def _check_rules(files: tuple[str, ...]) -> None:
+    """Load the rules once here, so that a broken rule file is one usage error
+    naming it before any file is converted."""
+    from rewrite_rules.registry import load_rules
+    from rewrite_rules.user_rules import RuleLoadError
+
+    try:
+        load_rules(files)
+    except RuleLoadError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def first(*values):

@@ -54,7 +54,7 @@ def run_analyze(args) -> int:
     from transpiler.analyze.runner import analyze_tree  # heavy: only when this command runs
 
     project = analyze_tree(args.source, jobs=tree.jobs, excludes=tree.exclusions, converted=args.converted,
-                           import_timeout=args.import_timeout)
+                           import_timeout=args.import_timeout, rules=tree.rules)
     to_terminal = args.output is None and sys.stdout.isatty()
     color = args.color == "always" or (args.color == "auto" and to_terminal and not os.environ.get("NO_COLOR"))
     text = render(project, name, color=color)

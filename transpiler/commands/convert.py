@@ -61,7 +61,7 @@ class Settings:
     reports: tuple[str, ...]
     cache_root: str
     keep_outputs: bool
-    rules: tuple[str, ...]  # project rule modules (loading them is not implemented yet)
+    rules: tuple[str, ...]  # the project's rule files
     config_path: str | None  # the pyproject.toml these came from
 
 
@@ -74,7 +74,7 @@ def settings_for(args) -> Settings:
         reports=tuple(first(args.report, config.report, ())),
         cache_root=first(args.cache_dir, config.cache_dir, default_cache_root()),
         keep_outputs=first(args.keep_outputs, config.keep_outputs, False),
-        rules=config.rules or (),
+        rules=tree.rules,
         config_path=config.path,
     )
 
@@ -86,7 +86,7 @@ def _cache_for(args, settings: Settings, target):
     if not (args.cache_dir or os.path.isdir(args.source)):
         return None
     try:
-        return open_cache(settings.cache_root, options=f"keep_outputs={settings.keep_outputs}")
+        return open_cache(settings.cache_root, options=f"keep_outputs={settings.keep_outputs}", rules=settings.rules)
     except OSError as exc:  # a read-only home, say: the conversion does not need the cache
         print(f"ms-migrate: warning: converting without a cache: {settings.cache_root}: {exc.strerror or exc}",
               file=sys.stderr)
@@ -103,17 +103,14 @@ def run_convert(args) -> int:
     target = None if args.diff else args.output
     try:
         settings = settings_for(args)
-        if settings.rules:
-            raise UsageError(f"{settings.config_path}: [tool.ms-migrate] rules: loading project rules is not "
-                             "available in this version yet; remove the key to convert with the built-in rules")
         check_paths(args.source, target, args.force, settings.cache_root)
     except (UsageError, ConfigError) as exc:
         print(f"ms-migrate: error: {exc}", file=sys.stderr)
         return 2
     jobs = with_siblings(args.source, discover(args.source, target, settings.exclusions))
     cache = _cache_for(args, settings, target)
-    jobs = [dataclasses.replace(job, want_text=args.diff, cache=cache, keep_outputs=settings.keep_outputs)
-            for job in jobs]
+    jobs = [dataclasses.replace(job, want_text=args.diff, cache=cache, keep_outputs=settings.keep_outputs,
+                                rules=settings.rules) for job in jobs]
     diff_root = os.path.abspath(args.source) if os.path.isdir(args.source) else None
     diffs = DiffWriter(args.color) if args.diff else None
     report = RunReport()

@@ -58,16 +58,18 @@ def _build_index(rules: RuleSet):
     by_target: dict[type, list[ApiRule]] = {}
     by_torch: dict[type, ApiRule] = {}
     seen: set[int] = set()
-    for rule in rules.calls.values():
-        if id(rule) in seen or not _is_class_name(rule.target, "mindspore."):
+    for name, rule in rules.calls.items():
+        # a project's own rules (rule files, packages) map its own layers: any package on either side
+        own = not rules.modules.get(name, "").startswith("rewrite_rules.")
+        if id(rule) in seen or not _is_class_name(rule.target, "" if own else "mindspore."):
             continue
         seen.add(id(rule))
         target = resolve(rule.target)
         if not (isinstance(target, type) and issubclass(target, mindspore.nn.Cell)):
             continue
         by_target.setdefault(target, []).append(rule)
-        for name in rule.all_names() if torch is not None else ():
-            source = resolve(name) if _is_class_name(name, "torch.") else None
+        for alias in rule.all_names() if torch is not None else ():
+            source = resolve(alias) if _is_class_name(alias, "" if own else "torch.") else None
             if isinstance(source, type) and issubclass(source, torch.nn.Module):
                 by_torch[source] = rule
     return by_target, by_torch

@@ -42,6 +42,7 @@ import libcst as cst
 from transpiler.diagnostics import Outcome, Severity
 from transpiler.engine import code_of, keyword_arg
 from transpiler.formatting import format_statement
+from transpiler.markers import add_markers
 from transpiler.structural import amp
 from transpiler.structural.provenance import provenance_of, remember_module
 from transpiler.structural.step_calls import BACKWARD_API, single_call
@@ -160,14 +161,12 @@ class TrainingLoops:
         return result
 
     def _mark(self, original, result, failures: list[StepFailure]):
-        from transpiler.rewriter import _add_markers
-
         texts = []
         for failure in failures:
             text = f"{failure.api}: {failure.reason}"
             self.ctx.report(original, failure.api, Severity.MARKER, text, Outcome.MARKED)
             texts.append(text)
-        return _add_markers(result, texts)
+        return add_markers(result, texts)
 
     # -- statements rewritten where they stand ---------------------------------------
     def _depth(self) -> int:

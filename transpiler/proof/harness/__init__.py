@@ -4,15 +4,15 @@ For every rule example with ``inputs`` set (``Example.runs``):
 
 1. the torch snippet (with the standard prelude) is converted by ms-migrate;
    a conversion that fails, carries a marker or still imports torch fails the case;
-2. the inputs are built from their specs (``tests.harness.inputs``) with numpy,
+2. the inputs are built from their specs (``transpiler.proof.harness.inputs``) with numpy,
    seeded per case, and given as torch tensors to the torch snippet and as
    MindSpore tensors to the converted snippet;
-3. both snippets run in a worker process (``tests.harness.worker``), statement
+3. both snippets run in a worker process (``transpiler.proof.harness.worker``), statement
    by statement in lockstep: after a statement binds a torch ``nn.Module`` to a
    name, its weights are copied into the MindSpore Cell of the same name.
    Convention for snippets: construct a layer in its own statement
    (``layer = nn.Linear(3, 4)`` then ``result = layer(x)``);
-4. every name in ``Example.results`` is compared (``tests.harness.values``):
+4. every name in ``Example.results`` is compared (``transpiler.proof.harness.values``):
    shape, dtype (torch int64 may be MindSpore int32 only through
    ``Example.dtype_map``) and, with ``compare="values"``, values within
    ``rtol``/``atol``. Results may be tensors, (nested) tuples/lists, Python
@@ -20,14 +20,14 @@ For every rule example with ``inputs`` set (``Example.runs``):
 
 A worker that crashes or hangs fails only the current case and is replaced; a
 worker that saw an exception is replaced too. Run it standalone with
-``python -m tests.harness [-k TEXT]`` (prints figures), or through pytest
+``python -m transpiler.proof.harness [-k TEXT]`` (prints figures), or through pytest
 (``tests/test_execution.py``).
 """
 
 from __future__ import annotations
 
-from tests.harness.cases import Case, Prepared, collect_cases, prepare, problems_of, report
-from tests.harness.pool import WorkerPool
+from transpiler.proof.harness.cases import Case, Prepared, collect_cases, prepare, problems_of, report
+from transpiler.proof.harness.pool import WorkerPool
 
 
 def run_case(pool: WorkerPool, case: Case, rules=None) -> tuple[Prepared, list[str]]:

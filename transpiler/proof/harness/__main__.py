@@ -1,9 +1,9 @@
 """Run the execution cases without pytest and print figures.
 
-    python -m tests.harness                 # every case
-    python -m tests.harness -k torch.cat    # cases whose id contains the text
-    python -m tests.harness -m torch_math   # cases of rule modules whose name contains the text
-    python -m tests.harness -v              # print every failure in full
+    python -m transpiler.proof.harness                 # every case
+    python -m transpiler.proof.harness -k torch.cat    # cases whose id contains the text
+    python -m transpiler.proof.harness -m torch_math   # cases of rule modules whose name contains the text
+    python -m transpiler.proof.harness -v              # print every failure in full
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import argparse
 import time
 from collections import Counter
 
-from tests.harness import WorkerPool, collect_cases, report, run_case
+from transpiler.proof.harness import WorkerPool, collect_cases, report, run_case
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.harness")
+    parser = argparse.ArgumentParser(prog="python -m transpiler.proof.harness")
     parser.add_argument("-k", action="append", default=[], help="only case ids containing this text")
     parser.add_argument("-m", "--module", action="append", default=[], help="only cases of rule modules containing this text")
     parser.add_argument("-v", "--verbose", action="store_true", help="print each failure in full")

@@ -13,19 +13,23 @@ import sys
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from tests.harness.worker import Job, Outcome
+from transpiler.proof.harness.worker import Job, Outcome
 
-_ROOT = Path(__file__).resolve().parents[2]
-# Not ``-m tests.harness.worker``: pickled Outcomes must name their real module.
-_WORKER_MAIN = "import sys; from tests.harness.worker import main; main(sys.argv[1:])"
+_ROOT = Path(__file__).resolve().parents[3]  # the directory holding the transpiler package
+# Not ``-m transpiler.proof.harness.worker``: pickled Outcomes must name their real module.
+_WORKER_MAIN = "import sys; from transpiler.proof.harness.worker import main; main(sys.argv[1:])"
 
 START_TIMEOUT = 300.0  # importing both frameworks on a loaded 2-core machine
 CASE_TIMEOUT = 120.0
 
 
 class WorkerPool:
-    def __init__(self, case_timeout: float = CASE_TIMEOUT):
+    def __init__(self, case_timeout: float = CASE_TIMEOUT, paths: tuple[str, ...] = (), cwd: str | None = None):
+        """``paths``: directories the snippets import from (a project's own
+        packages, for its rules' examples); ``cwd``: where they run."""
         self.case_timeout = case_timeout
+        self.paths = tuple(paths)
+        self.cwd = cwd or str(_ROOT)
         self._process = None
         self._conn = None
         self.started = 0  # how many workers were started (for figures)
@@ -36,11 +40,11 @@ class WorkerPool:
         to_worker_r, to_worker_w = os.pipe()
         from_worker_r, from_worker_w = os.pipe()
         env = dict(os.environ, GLOG_v=os.environ.get("GLOG_v", "3"))
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_ROOT), env.get("PYTHONPATH", "")) if p)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (*self.paths, str(_ROOT), env.get("PYTHONPATH", "")) if p)
         process = subprocess.Popen(
             [sys.executable, "-c", _WORKER_MAIN, str(to_worker_r), str(from_worker_w)],
             pass_fds=(to_worker_r, from_worker_w),
-            cwd=_ROOT,
+            cwd=self.cwd,
             env=env,
             stdin=subprocess.DEVNULL,
         )

@@ -9,11 +9,13 @@ from dataclasses import dataclass
 import libcst as cst
 
 from rewrite_rules.spec import Example
-from tests.harness.values import COMPARE_MODES, compare
-from tests.harness.worker import Job, Outcome
-from tests.snippets import PRELUDE
+from transpiler.proof.harness.values import COMPARE_MODES, compare
+from transpiler.proof.harness.worker import Job, Outcome
 from transpiler.convert import convert_source
 from transpiler.rewriter import MARKER_PREFIX
+
+# What every example's torch snippet starts with.
+PRELUDE = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,17 @@ def _split(code: str) -> tuple[str, tuple[str, ...]]:
     return "".join(imports), tuple(module.code_for_node(s) for s in body)
 
 
+def _imported_roots(imports: str) -> set[str]:
+    roots = set()
+    for line in cst.parse_module(imports).body:
+        for statement in getattr(line, "body", ()):
+            if isinstance(statement, cst.Import):
+                roots |= {cst.Module([]).code_for_node(a.name).split(".", 1)[0] for a in statement.names}
+            elif isinstance(statement, cst.ImportFrom) and statement.module is not None and not statement.relative:
+                roots.add(cst.Module([]).code_for_node(statement.module).split(".", 1)[0])
+    return roots
+
+
 @dataclass
 class Prepared:
     case: Case
@@ -102,6 +115,10 @@ def prepare(case: Case, rules=None) -> Prepared:
     ms_imports, ms_statements = _split(converted)
     if "torch" in ms_imports:
         return Prepared(case, torch_code, converted, None, "the converted snippet still imports torch")
+    left = _imported_roots(ms_imports) & (rules.rule_roots if rules is not None else frozenset())
+    if left:
+        return Prepared(case, torch_code, converted, None,
+                        f"the converted snippet still imports {', '.join(sorted(left))}, whose names the rules convert")
     job = Job(
         case.case_id,
         torch_imports,
@@ -112,6 +129,7 @@ def prepare(case: Case, rules=None) -> Prepared:
         tuple(case.example.results),
         case.seed,
         check_draws=case.example.compare != "structural",
+        rule_files=rules.files if rules is not None else (),
     )
     return Prepared(case, torch_code, converted, job)
 

@@ -30,8 +30,8 @@ import os
 import traceback
 from dataclasses import dataclass, field
 
-from tests.harness.inputs import build_all
-from tests.harness.values import Value, python_value, tensor_value
+from transpiler.proof.harness.inputs import build_all
+from transpiler.proof.harness.values import Value, python_value, tensor_value
 from transpiler.proof.replay import ReplayMismatch, Tape
 
 
@@ -48,6 +48,8 @@ class Job:
     # False for draws MindSpore makes outside its random ops (a dataset's shuffle, a
     # sampler): torch's are not replayed, and the case compares structurally
     check_draws: bool = True
+    # the project rule files the snippet was converted with: their weight mappings apply too
+    rule_files: tuple[str, ...] = ()
 
 
 @dataclass
@@ -127,7 +129,7 @@ class Frameworks:
         return python_value(value) or Value("other", data=type(value).__name__)
 
     # -- weights ----------------------------------------------------------
-    def copy_weights(self, name: str, module, cell) -> None:
+    def copy_weights(self, name: str, module, cell, rule_files: tuple[str, ...] = ()) -> None:
         if not isinstance(cell, self.ms.nn.Cell):
             raise CaseError("weights", f"torch binds {name} to a {type(module).__name__}, MindSpore to {type(cell).__name__}")
         if not any(True for _ in module.state_dict()) and not any(True for _ in module.buffers()):
@@ -137,12 +139,21 @@ class Frameworks:
         except ImportError as error:
             raise CaseError("weights", f"cannot copy weights of {name}: {error}") from None
         try:
-            params = convert_state_dict(module, cell)
+            params = convert_state_dict(module, cell, rules=_rules(rule_files))
             not_loaded, unused = self.ms.load_param_into_net(cell, params, strict_load=True)
         except Exception:
             raise CaseError("weights", f"copying the weights of {name}:\n{traceback.format_exc(limit=-3)}") from None
         if not_loaded or unused:
             raise CaseError("weights", f"weights of {name} do not fit: not loaded {not_loaded}, unused {unused}")
+
+
+def _rules(files: tuple[str, ...]):
+    """The rule set with the project's rule files, or None for ms-migrate's own."""
+    if not files:
+        return None
+    from rewrite_rules.registry import load_rules
+
+    return load_rules(files)
 
 
 def run_job(fw: Frameworks, job: Job) -> Outcome:
@@ -173,7 +184,7 @@ def run_job(fw: Frameworks, job: Job) -> Outcome:
                     with tape.replaying_mindspore(start=None, check=False):
                         _exec("mindspore", m_stmt, ms_ns)
                 for name in built:
-                    fw.copy_weights(name, torch_ns[name], ms_ns.get(name))
+                    fw.copy_weights(name, torch_ns[name], ms_ns.get(name), job.rule_files)
         else:
             with tape.recording():
                 _exec("torch", "".join(job.torch_statements), torch_ns)
@@ -254,7 +265,7 @@ def serve(conn) -> None:
 
 
 def main(argv: list[str]) -> None:
-    """``python -m tests.harness.worker READ_FD WRITE_FD``. Anything the
+    """``python -m transpiler.proof.harness.worker READ_FD WRITE_FD``. Anything the
     snippets or the frameworks print goes to stderr, keeping the pipes clean."""
     from multiprocessing.connection import Connection
 
