@@ -170,8 +170,8 @@ class GPT(nn.Cell):
     def configure_optimizers(self, weight_decay, learning_rate, betas):
         param_dict = {
             pn: p
-            for pn, p in (
-                item for item in self.parameters_and_names() if item[1].requires_grad
+            for pn, p in filter(
+                lambda item: item[1].requires_grad, self.parameters_and_names()
             )
             if p.requires_grad
         }

@@ -64,10 +64,8 @@ class Trainer:
             {
                 "params": [
                     p
-                    for n, p in (
-                        item
-                        for item in model.parameters_and_names()
-                        if item[1].requires_grad
+                    for n, p in filter(
+                        lambda item: item[1].requires_grad, model.parameters_and_names()
                     )
                     if not any(nd in n for nd in no_decay)
                 ],
@@ -76,10 +74,8 @@ class Trainer:
             {
                 "params": [
                     p
-                    for n, p in (
-                        item
-                        for item in model.parameters_and_names()
-                        if item[1].requires_grad
+                    for n, p in filter(
+                        lambda item: item[1].requires_grad, model.parameters_and_names()
                     )
                     if any(nd in n for nd in no_decay)
                 ],
