@@ -2,7 +2,7 @@
 
 Every builder returns an ``ApiRule`` whose examples are the five call shapes
 (``rewrite_rules.cases.call_cases``) plus any extra cases given. Inputs are
-spec strings of the execution harness (``tests/harness/inputs.py``).
+spec strings of the execution harness (``transpiler/proof/harness/inputs.py``).
 This module declares no rules itself.
 """
 

@@ -19,7 +19,7 @@ RULES = [
         notes="BatchNorm2d that always normalises with its stored statistics and never trains its affine "
         "parameters (torch keeps all four as buffers)",
         # torchvision's compiled part does not load beside the CPU torch here:
-        # tests/test_adapters.py runs the converted layer against torchvision's formula
+        # tests/test_layer_attributes.py runs the converted layer against torchvision's formula
         examples=(
             Example(
                 "from torchvision.ops.misc import FrozenBatchNorm2d\nlayer = FrozenBatchNorm2d(4, eps=0.001)",
@@ -29,7 +29,11 @@ RULES = [
                 "        def __init__(self, num_features, eps=1e-05):\n"
                 "            super().__init__(num_features, eps=eps, use_batch_statistics=False)\n"
                 "            self.gamma.requires_grad = False\n"
-                "            self.beta.requires_grad = False\n\n\n"
+                "            self.beta.requires_grad = False\n\n"
+                "        @property\n        def weight(self):\n            return self.gamma\n\n"
+                "        @property\n        def bias(self):\n            return self.beta\n\n"
+                "        @property\n        def running_mean(self):\n            return self.moving_mean\n\n"
+                "        @property\n        def running_var(self):\n            return self.moving_variance\n\n\n"
                 "layer = torchvision_ops_misc.FrozenBatchNorm2d(4, eps=0.001)",
             ),
         ),

@@ -85,5 +85,9 @@ def test_datasets_become_mindspore_pipelines_and_their_loaders_batch():
         "    )",
         ")",
         "# TODO(ms-migrate): torchvision.transforms.ColorJitter: no MindSpore rule for this API",
-        "aug = transforms.ColorJitter(0.4)",
+        "try:",
+        "    from torchvision import transforms",
+        "    aug = transforms.ColorJitter(0.4)",
+        "except ImportError:",
+        "    pass  # without torch what this defines stays undefined",
     ]

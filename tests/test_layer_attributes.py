@@ -59,6 +59,28 @@ def test_frozen_batch_norm_reads_like_batch_norm():
     assert frozen and frozen.items() <= rules.calls["torch.nn.BatchNorm2d"].attribute_reads.items()
 
 
+def test_frozen_batch_norm_normalises_like_torchvision():
+    """torchvision's forward: x * w / sqrt(running_var + eps) + (b - running_mean * w / sqrt(running_var + eps)),
+    in training mode too; the converted layer read through torch's attribute names."""
+    code = convert_full("from torchvision.ops.misc import FrozenBatchNorm2d\nlayer = FrozenBatchNorm2d(3, eps=0.001)\n")
+    run = (
+        "import numpy as np, mindspore, json\n" + code
+        + "rng = np.random.default_rng(0)\n"
+        "w, b, m, v = (rng.random(3).astype(np.float32) + 0.5 for _ in range(4))\n"
+        "for name, value in (('weight', w), ('bias', b), ('running_mean', m), ('running_var', v)):\n"
+        "    getattr(layer, name).set_data(mindspore.Tensor(value))\n"
+        "x = rng.standard_normal((2, 3, 4, 4)).astype(np.float32)\n"
+        "scale = w / np.sqrt(v + 0.001)\n"
+        "expected = x * scale[:, None, None] + (b - m * scale)[:, None, None]\n"
+        "layer.set_train(True)\n"
+        "got = layer(mindspore.Tensor(x)).asnumpy()\n"
+        "frozen = [p.requires_grad for p in (layer.weight, layer.bias)]\n"
+        "print('VALUES ' + json.dumps({'err': float(np.abs(got - expected).max()), 'frozen': frozen}))\n"
+    )
+    values = _run(run)
+    assert values["err"] < 1e-5 and values["frozen"] == [False, False], values
+
+
 def _declared():
     """(layer, attribute, how it is read) for every layer rule that maps its attributes."""
     rules = load_rules()

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import pytest
 
-from rewrite_rules.spec import Example
-from tests.harness import Case, WorkerPool, report, run_case
-from tests.harness.cases import prepare
+from rewrite_rules.api import Example
+from transpiler.proof.harness import Case, WorkerPool, report, run_case
+from transpiler.proof.harness.cases import prepare
 
 F32 = "x = torch.tensor([[0.5, -1.5, 2.0], [3.0, 0.25, -0.75]])\n"
 F16 = "x = torch.tensor([[0.5, -1.5, 0.0], [3.0, 0.25, -0.75]], dtype=torch.float16)\n"

@@ -8,6 +8,7 @@ import black
 import libcst as cst
 
 from transpiler.comments import comments
+from transpiler.walk import walk
 
 _MAX_LINE = 88
 _MIN_LINE = 40
@@ -49,6 +50,49 @@ def format_compound(statement: cst.BaseCompoundStatement, module: cst.Module) ->
     if formatted is None:
         return statement
     return cst.parse_statement(formatted).with_changes(leading_lines=statement.leading_lines)
+
+
+# Expressions that bind looser than ``.attr``, ``[...]`` and ``(...)``: as the
+# object of one of these they need parentheses, which libcst does not add when
+# a rule composes nodes (``torch.masked_scatter(0, m, s)`` -> ``(0).masked_scatter``).
+_LOOSE = (cst.BinaryOperation, cst.BooleanOperation, cst.UnaryOperation, cst.Comparison, cst.IfExp, cst.Lambda,
+          cst.NamedExpr, cst.Await, cst.Yield, cst.Integer, cst.Float, cst.Imaginary, cst.ConcatenatedString)
+
+
+class _ParenthesizeOwners(cst.CSTTransformer):
+    def _owner(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        if isinstance(node, _LOOSE) and not node.lpar:
+            return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return node
+
+    def leave_Attribute(self, original_node, updated_node):
+        return updated_node.with_changes(value=self._owner(updated_node.value))
+
+    def leave_Subscript(self, original_node, updated_node):
+        return updated_node.with_changes(value=self._owner(updated_node.value))
+
+    def leave_Call(self, original_node, updated_node):
+        return updated_node.with_changes(func=self._owner(updated_node.func))
+
+
+class _LooseOwners(cst.CSTVisitor):
+    found = False
+
+    def on_visit(self, node) -> bool:
+        owner = (node.value if isinstance(node, (cst.Attribute, cst.Subscript))
+                 else node.func if isinstance(node, cst.Call) else None)
+        if isinstance(owner, _LOOSE) and not owner.lpar:
+            self.found = True
+        return not self.found
+
+
+def parenthesize_owners(statement: cst.CSTNode) -> cst.CSTNode:
+    """The statement with parentheses around every loose expression a rule
+    made the object of an attribute, subscript or call (rebuilt only then:
+    the rewriter tracks its nodes by identity)."""
+    finder = _LooseOwners()
+    walk(statement, finder)
+    return statement.visit(_ParenthesizeOwners()) if finder.found else statement
 
 
 class _FormatChanged(cst.CSTTransformer):

@@ -17,6 +17,7 @@ from rewrite_rules.registry import RuleSet
 from rewrite_rules.spec import InPlace, Unconvertible, UnknownValue
 from rewrite_rules.tensor_methods_data import BUILTIN_NAMED_TENSOR_METHODS, TORCH_ONLY_TENSOR_METHODS
 from transpiler import comments, structural
+from transpiler.formatting import parenthesize_owners
 from transpiler.structural.provenance import CELL, LAYER, origin_of
 from transpiler.adapters import Adapters
 from transpiler.change_text import describe, same_arguments, short
@@ -168,6 +169,7 @@ class Rewriter(Transformer):
                                    "removed a statement that does nothing in MindSpore (a device move, a TorchScript or fx marker)")
                 return self.placeholders.make(original)  # with every comment, in order
         if frame.changed and isinstance(result, cst.SimpleStatementLine):
+            result = parenthesize_owners(result)
             self.ctx.to_format.add(result)  # black runs after the import edits
         if frame.markers and id(original) in self.elifs and self.frames:
             # nothing can stand between `if` and `elif`: the whole if statement carries it

@@ -65,10 +65,22 @@ def in_place_value(ctx, source_receiver: cst.BaseExpression, receiver: cst.BaseE
     if _may_be_view(source_receiver, ctx.analysis):
         raise Unconvertible("in-place operation on a view: torch changes the tensor it views too; "
                             "update that tensor in a statement of its own")
-    if _occurrences(receiver, value) > 1:
+    if _occurrences(receiver, value) > 1 and not _is_constant_factory(source_receiver, ctx.analysis):
         raise Unconvertible("in-place operation on a temporary the MindSpore form would compute twice; "
                             "assign the temporary to a variable first")
     return value
+
+
+# tensors made from constants: computing one twice gives the same tensor
+_CONSTANT_FACTORIES = frozenset(f"torch.{name}" for name in (
+    "tensor", "as_tensor", "zeros", "ones", "full", "arange", "linspace", "logspace", "eye", "Tensor", "FloatTensor",
+    "LongTensor", "zeros_like", "ones_like", "full_like"))
+
+
+def _is_constant_factory(source: cst.BaseExpression, analysis) -> bool:
+    return (isinstance(source, cst.Call) and analysis.qualified(source.func) in _CONSTANT_FACTORIES
+            and all(isinstance(arg.value, (cst.Name, cst.Attribute, cst.SimpleString, cst.Integer, cst.Float,
+                                           cst.List, cst.Tuple, cst.UnaryOperation)) for arg in source.args))
 
 
 def _may_be_view(source: cst.BaseExpression, analysis) -> bool:

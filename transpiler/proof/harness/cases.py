@@ -73,13 +73,19 @@ def _split(code: str) -> tuple[str, tuple[str, ...]]:
         isinstance(s, (cst.Import, cst.ImportFrom)) for s in body[0].body
     ):
         imports.append(module.code_for_node(body.pop(0)))
+    # definitions ms-migrate writes above the code (torch signatures over MindSpore) belong to the prelude
+    while body and isinstance(body[0], cst.ClassDef) and _WRITTEN_BY_US in module.code_for_node(body[0]):
+        imports.append(module.code_for_node(body.pop(0)))
     return "".join(imports), tuple(module.code_for_node(s) for s in body)
+
+
+_WRITTEN_BY_US = "(written by ms-migrate)"
 
 
 def _imported_roots(imports: str) -> set[str]:
     roots = set()
     for line in cst.parse_module(imports).body:
-        for statement in getattr(line, "body", ()):
+        for statement in line.body if isinstance(line, cst.SimpleStatementLine) else ():
             if isinstance(statement, cst.Import):
                 roots |= {cst.Module([]).code_for_node(a.name).split(".", 1)[0] for a in statement.names}
             elif isinstance(statement, cst.ImportFrom) and statement.module is not None and not statement.relative:
@@ -113,7 +119,7 @@ def prepare(case: Case, rules=None) -> Prepared:
         return Prepared(case, torch_code, converted, None, "the converted snippet carries a marker (it cannot run)")
     torch_imports, torch_statements = _split(torch_code)
     ms_imports, ms_statements = _split(converted)
-    if "torch" in ms_imports:
+    if "torch" in _imported_roots(ms_imports):
         return Prepared(case, torch_code, converted, None, "the converted snippet still imports torch")
     left = _imported_roots(ms_imports) & (rules.rule_roots if rules is not None else frozenset())
     if left:
