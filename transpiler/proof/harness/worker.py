@@ -156,6 +156,15 @@ def _rules(files: tuple[str, ...]):
     return load_rules(files)
 
 
+def _reset_global_state(fw: Frameworks) -> None:
+    """Cases run one after another in this process: what one case switched on
+    globally (``torch.use_deterministic_algorithms(True)``, a compiled graph)
+    must not change the next one. (MindSpore's set_deterministic can be set
+    only once per process; deterministic kernels change no result.)"""
+    fw.torch.use_deterministic_algorithms(False)
+    fw.torch._dynamo.reset()
+
+
 def run_job(fw: Frameworks, job: Job) -> Outcome:
     torch, ms = fw.torch, fw.ms
     try:
@@ -163,6 +172,7 @@ def run_job(fw: Frameworks, job: Job) -> Outcome:
             arrays = build_all(job.inputs, job.seed)
         except Exception as error:  # a bad spec is the case's fault, not the worker's
             raise CaseError("inputs", f"{type(error).__name__}: {error}") from None
+        _reset_global_state(fw)
         torch.manual_seed(job.seed)
         ms.set_seed(job.seed)
         torch_ns = _namespace(fw, "torch", job.torch_imports, {k: fw.torch_input(v) for k, v in arrays.items()})
