@@ -54,11 +54,20 @@ def _give_back(tape, source: str, out):
 # --- ops whose result is the draw ------------------------------------------------------------------
 
 
+def _traced(out) -> bool:
+    import torch
+
+    return torch.compiler.is_compiling() or (isinstance(out, torch.Tensor) and type(out) is not torch.Tensor
+                                             and not isinstance(out, torch.nn.Parameter))
+
+
 def _value_op(kind: str, params):
     """``params(args, kwargs, out, tape) -> (values, params)``: the draw in its kind's terms."""
 
     def handler(tape, original, source, args, kwargs):
         out = original(*args, **kwargs)
+        if _traced(out):
+            return out  # a draw torch.compile makes while tracing (fake tensors), not the program's
         if replay.active_mode() == TORCH_REPLAY:
             return _give_back(tape, source, out)
         values, draw_params = params(args, kwargs, out, tape)
