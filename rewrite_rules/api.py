@@ -38,8 +38,10 @@ What hooks receive and may use:
 - ``Unconvertible(reason)``: raise it when the call cannot be converted
   faithfully; the call is left as written under a ``# TODO(ms-migrate):`` marker.
   ``UnknownValue``: the conversion depends on a run-time value (the call goes
-  through an adapter with torch's signature). ``InPlace``: a method hook's
-  result for an in-place method.
+  through an adapter with torch's signature). ``NotALiteral``: what
+  ``call.literal(name)`` raises for an argument not written as a literal (a
+  ValueError to catch, or an Unconvertible to let through: the call is marked).
+  ``InPlace``: a method hook's result for an in-place method.
 - libcst helpers: ``code_of(node)`` (source text), ``literal_value(expr)`` /
   ``is_literal(expr)``, ``keyword_arg(name, value)``, ``parse_expr(text)``,
   ``render(call, func)`` (the call as the engine would write it, with callee
@@ -60,6 +62,7 @@ from rewrite_rules.spec import (
     Example,
     InPlace,
     MethodRule,
+    NotALiteral,
     Param,
     PropertyRule,
     Unconvertible,
@@ -82,6 +85,6 @@ from transpiler.engine import (
 
 __all__ = [
     "ApiRule", "Arg", "AttributeRead", "AttributeRule", "BoundCall", "Drop", "Example", "InPlace", "MethodCall",
-    "MethodRule", "Param", "PropertyRule", "Unconvertible", "UnknownValue", "Unsupported", "WeightMove",
+    "MethodRule", "NotALiteral", "Param", "PropertyRule", "Unconvertible", "UnknownValue", "Unsupported", "WeightMove",
     "apply_mapping", "bind", "code_of", "is_literal", "keyword_arg", "literal_value", "parse_expr", "render",
 ]

@@ -21,19 +21,20 @@ def _device(call, ctx):
     call.result = value if value is not None else cst.SimpleString('"cpu"')
 
 
-def _cuda_available(call, ctx):
-    call.result = cst.parse_expression('mindspore.get_context("device_target") == "GPU"')
-    ctx.imports_needed.add(("mindspore", "mindspore"))
+def _from_device_target(template: str):
+    """A hook answering from MindSpore's device target: ``template`` with
+    ``{target}`` for ``mindspore.get_context("device_target")``."""
+
+    def hook(call, ctx):
+        call.result = cst.parse_expression(template.format(target='mindspore.get_context("device_target")'))
+        ctx.imports_needed.add(("mindspore", "mindspore"))
+
+    return hook
 
 
-def _accelerator_available(call, ctx):
-    call.result = cst.parse_expression('mindspore.get_context("device_target") != "CPU"')
-    ctx.imports_needed.add(("mindspore", "mindspore"))
-
-
-def _current_accelerator(call, ctx):
-    call.result = cst.parse_expression('mindspore.get_context("device_target").lower()')
-    ctx.imports_needed.add(("mindspore", "mindspore"))
+_cuda_available = _from_device_target('{target} == "GPU"')
+_accelerator_available = _from_device_target('{target} != "CPU"')
+_current_accelerator = _from_device_target("{target}.lower()")
 
 
 def _is_device(expr, source, method) -> bool:

@@ -32,6 +32,16 @@ class UnknownValue(Unconvertible):
     signature and checks the value when it arrives (``transpiler.adapters``)."""
 
 
+class NotALiteral(UnknownValue, ValueError):
+    """Raised by ``call.literal(name)`` when the argument is not written as a
+    literal. A hook may catch it as the ValueError it is and decide otherwise;
+    left alone, the call goes through the API's adapter like any UnknownValue
+    (or is marked with this reason where no adapter can be made)."""
+
+    def __init__(self, name: str, code: str):
+        super().__init__(f"{name}={code} is not a literal: its value decides how the call converts")
+
+
 @dataclass(frozen=True)
 class Drop:
     """The argument has no effect on the result in MindSpore (e.g. ``device=``,

@@ -312,6 +312,25 @@ def test_marked_statement_spells_out_a_torch_alias_mindspore_uses():
     )
 
 
+def test_a_name_imported_in_two_places_keeps_its_own_import_above_each_marked_statement():
+    # torch._dynamo's style: each function imports its own `config`; the import
+    # placed above a marked statement is the one in force there, not the file's last
+    code = (
+        "def inductor_has(key):\n"
+        "    from torch._inductor import config\n"
+        "    return hasattr(config, key)\n"
+        "\n"
+        "def dynamo_has(key):\n"
+        "    from torch._dynamo import config\n"
+        "    return hasattr(config, key)\n"
+    )
+    out = convert(code)
+    first, second = out.split("def dynamo_has")
+    assert "from torch._inductor import config\n    return hasattr(config, key)" in first
+    assert "from torch._dynamo import config\n    return hasattr(config, key)" in second
+    assert convert(out) == out
+
+
 def test_argument_that_cannot_be_carried_is_marked_never_dropped():
     out = convert("import torch.nn as nn\nc = nn.Conv2d(3, 8, 3, padding_mode='reflect')\n")
     assert "padding_mode" in out.split(MARKER_PREFIX)[1].splitlines()[0]

@@ -166,6 +166,17 @@ class Clamp(torch.autograd.Function):
     def forward(ctx, x):
         return x.clamp(0, 1)
 """,
+    # bprop's signature is fixed: one output gradient per output, no *args (torch.distributed.nn)
+    "forward/backward take *args": """
+class Gather(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, dst, *tensors):
+        return torch.stack(tensors)
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        return (None,) + grad_outputs
+""",
     "closure": OPTIMIZER + """
 for x, y in loader:
     loss = criterion(model(x), y)

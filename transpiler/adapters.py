@@ -30,7 +30,7 @@ from itertools import combinations
 
 import libcst as cst
 
-from rewrite_rules.spec import ApiRule, Unconvertible, Unsupported
+from rewrite_rules.spec import ApiRule, NotALiteral, Unconvertible, Unsupported
 from transpiler.context import FileContext, parse_expr
 from transpiler.engine import bind, code_of, convert_call, is_literal, literal_value
 from transpiler.formatting import format_compound
@@ -88,10 +88,14 @@ class Adapters:
             self.ctx.define(namespace, format_compound(_namespace(namespace, members), module))
 
 
+# in the docstring of every definition ms-migrate writes above a file's code
+WRITTEN_BY = "(written by ms-migrate)"
+
+
 def _namespace(name: str, members: list[_Adapter]) -> cst.ClassDef:
     torch_module = name.rstrip("_").removesuffix("_functions").replace("_", ".")
     docstring = cst.SimpleStatementLine([cst.Expr(cst.SimpleString(
-        f'"""{torch_module} signatures over MindSpore (written by ms-migrate)."""'
+        f'"""{torch_module} signatures over MindSpore {WRITTEN_BY}."""'
     ))])
     body = [docstring]
     for member in members:
@@ -116,7 +120,8 @@ def _build(qualified: str, rule: ApiRule, ctx: FileContext) -> _Adapter:
             result, target = _convert_quietly(rule, _call(qualified, params, set(unsupported) | fixed), ctx)
             break
         except Unconvertible as exc:
-            first_reason = first_reason or exc.reason
+            if not isinstance(exc, NotALiteral):
+                first_reason = first_reason or exc.reason
     else:
         raise Unconvertible(first_reason or "the rule does not apply")
     defaults = {p.name: p.default for p in params}
@@ -132,9 +137,12 @@ def _build(qualified: str, rule: ApiRule, ctx: FileContext) -> _Adapter:
         try:
             _convert_quietly(rule, _call(qualified, params, set(unsupported) | fixed - {name}), ctx)
             reason = first_reason
+        except NotALiteral:
+            reason = None  # the rule reads its value: nothing more to say than the guard does
         except Unconvertible as exc:
             reason = exc.reason
-        guards.append(_guard(qualified, name, defaults[name], f"only torch's default converts ({reason})"))
+        why = "only torch's default converts" + (f" ({reason})" if reason else "")
+        guards.append(_guard(qualified, name, defaults[name], why))
     name = qualified.rsplit(".", 1)[-1]
     module = qualified.rsplit(".", 1)[0]
     namespace = module.replace(".", "_") if "." in module else f"{module}_functions"

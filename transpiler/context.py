@@ -98,9 +98,9 @@ class FileContext:
     def consume(self, original_node: cst.CSTNode) -> None:
         """The rewrite replaced this resolved torch reference: its import alias
         has one use fewer."""
-        alias = self.analysis.reference_alias.get(id(original_node))
-        if alias is not None:
-            self.consumed[alias] = self.consumed.get(alias, 0) + 1
+        binding = self.analysis.reference_binding.get(id(original_node))
+        if binding is not None:
+            self.consumed[binding.local] = self.consumed.get(binding.local, 0) + 1
 
     def _spelling_usable(self, local: str, module: str) -> bool:
         if local in self.analysis.bound_names:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from rewrite_rules.spec import ApiRule, Arg, Drop, MethodRule, Unconvertible, UnknownValue, Unsupported
+from rewrite_rules.spec import ApiRule, Arg, Drop, MethodRule, NotALiteral, Unconvertible, UnknownValue, Unsupported
 from transpiler import comments
 from transpiler.change_text import argument_changes
 from transpiler.context import FileContext, parse_expr
@@ -28,7 +28,10 @@ def literal_value(expr: cst.BaseExpression):
 
     if isinstance(expr, (cst.Name, cst.Integer, cst.Float, cst.SimpleString, cst.UnaryOperation, cst.Tuple, cst.List)):
         code = cst.Module([]).code_for_node(expr)
-        return ast.literal_eval(code)
+        try:
+            return ast.literal_eval(code)
+        except (SyntaxError, TypeError, MemoryError, RecursionError) as exc:
+            raise ValueError(f"not a literal: {code}") from exc
     raise ValueError("not a literal")
 
 
@@ -36,7 +39,7 @@ def is_literal(expr: cst.BaseExpression) -> bool:
     try:
         literal_value(expr)
         return True
-    except (ValueError, SyntaxError, TypeError):
+    except ValueError:
         return False
 
 
@@ -77,13 +80,16 @@ class BoundCall:
 
     def literal(self, name: str, default=None):
         """The literal value of an argument (torch default if absent).
-        Raises ValueError when the argument is not a literal."""
+        Raises NotALiteral (a ValueError) when the argument is not a literal."""
         if name not in self.values:
             param = next((p for p in self.rule.params if p.name == name), None)
             if param is not None and param.default is not None:
                 return literal_value(parse_expr(param.default))
             return default
-        return literal_value(self.values[name])
+        try:
+            return literal_value(self.values[name])
+        except ValueError:
+            raise NotALiteral(name, cst.Module([]).code_for_node(self.values[name])) from None
 
     def set(self, name: str, value: cst.BaseExpression | str) -> None:
         self.values[name] = parse_expr(value) if isinstance(value, str) else value

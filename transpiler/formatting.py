@@ -59,30 +59,31 @@ _LOOSE = (cst.BinaryOperation, cst.BooleanOperation, cst.UnaryOperation, cst.Com
           cst.NamedExpr, cst.Await, cst.Yield, cst.Integer, cst.Float, cst.Imaginary, cst.ConcatenatedString)
 
 
+# the field of each node type that holds the object its operation applies to
+_OWNER_FIELDS = {cst.Attribute: "value", cst.Subscript: "value", cst.Call: "func"}
+
+
+def _loose_owner_field(node: cst.CSTNode) -> str | None:
+    """The owner field of ``node`` when it holds a loose expression without parentheses."""
+    field = _OWNER_FIELDS.get(type(node))
+    owner = getattr(node, field) if field is not None else None
+    return field if isinstance(owner, _LOOSE) and not owner.lpar else None
+
+
 class _ParenthesizeOwners(cst.CSTTransformer):
-    def _owner(self, node: cst.BaseExpression) -> cst.BaseExpression:
-        if isinstance(node, _LOOSE) and not node.lpar:
-            return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-        return node
-
-    def leave_Attribute(self, original_node, updated_node):
-        return updated_node.with_changes(value=self._owner(updated_node.value))
-
-    def leave_Subscript(self, original_node, updated_node):
-        return updated_node.with_changes(value=self._owner(updated_node.value))
-
-    def leave_Call(self, original_node, updated_node):
-        return updated_node.with_changes(func=self._owner(updated_node.func))
+    def on_leave(self, original_node, updated_node):
+        field = _loose_owner_field(updated_node)
+        if field is None:
+            return updated_node
+        owner = getattr(updated_node, field).with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return updated_node.with_changes(**{field: owner})
 
 
 class _LooseOwners(cst.CSTVisitor):
     found = False
 
     def on_visit(self, node) -> bool:
-        owner = (node.value if isinstance(node, (cst.Attribute, cst.Subscript))
-                 else node.func if isinstance(node, cst.Call) else None)
-        if isinstance(owner, _LOOSE) and not owner.lpar:
-            self.found = True
+        self.found = self.found or _loose_owner_field(node) is not None
         return not self.found
 
 
@@ -93,6 +94,69 @@ def parenthesize_owners(statement: cst.CSTNode) -> cst.CSTNode:
     finder = _LooseOwners()
     walk(statement, finder)
     return statement.visit(_ParenthesizeOwners()) if finder.found else statement
+
+
+class _SameQuoteStrings(cst.CSTVisitor):
+    """The strings in the f-string's own quote, and the nodes on the way to them."""
+
+    def __init__(self, quote: str, other: str):
+        super().__init__()
+        self.quote, self.other = quote, other
+        self.path: list[int] = []
+        self.found: set[int] = set()  # the strings and their ancestors
+
+    def on_visit(self, node) -> bool:
+        if isinstance(node, cst.FormattedString):
+            return False  # a nested f-string has quotes of its own
+        if isinstance(node, cst.SimpleString) and node.quote == self.quote and self.other not in _body(node):
+            self.found.update([*self.path, id(node)])
+        self.path.append(id(node))
+        return True
+
+    def on_leave(self, original_node) -> None:
+        if self.path and self.path[-1] == id(original_node):
+            self.path.pop()
+
+
+class _Requote(cst.CSTTransformer):
+    """Rebuilds only the strings found and their ancestors: the rewriter tracks
+    the other nodes (torch references left in place) by identity."""
+
+    def __init__(self, found: set[int], other: str):
+        super().__init__()
+        self.found, self.other = found, other
+
+    def on_visit(self, node) -> bool:
+        return id(node) in self.found
+
+    def on_leave(self, original_node, updated_node):
+        if isinstance(original_node, cst.SimpleString) and id(original_node) in self.found:
+            return updated_node.with_changes(value=f"{updated_node.prefix}{self.other}{_body(updated_node)}{self.other}")
+        return updated_node
+
+
+def _body(string: cst.SimpleString) -> str:
+    return string.value[len(string.prefix) + len(string.quote):-len(string.quote)]
+
+
+def requote_in_fstring(fstring: cst.FormattedString) -> cst.FormattedString:
+    """The f-string with the strings a rule wrote inside its braces in the other
+    quote: before Python 3.12 its own quote ends the f-string there
+    (``f"{get_context("device_target")}"`` does not parse on 3.11)."""
+    if len(fstring.end) != 1:
+        return fstring  # triple-quoted: a lone quote inside is fine
+    other = "'" if fstring.end == '"' else '"'
+    finder = _SameQuoteStrings(fstring.end, other)
+    for part in fstring.parts:
+        if isinstance(part, cst.FormattedStringExpression):
+            part.expression.visit(finder)
+    if not finder.found:
+        return fstring
+    requote = _Requote(finder.found, other)
+    parts = [part.with_changes(expression=part.expression.visit(requote))
+             if isinstance(part, cst.FormattedStringExpression) and id(part.expression) in finder.found else part
+             for part in fstring.parts]
+    return fstring.with_changes(parts=parts)
 
 
 class _FormatChanged(cst.CSTTransformer):

@@ -42,7 +42,7 @@ class LeftReference:
 
     node: cst.CSTNode
     original: cst.CSTNode
-    alias: str
+    binding: ImportBinding | None  # the import it refers through
     qualified: str
 
 
@@ -73,7 +73,7 @@ class MarkedStatements:
         imports: dict[str, str] = {}  # name bound -> import statement code, in order of first use
         respelled: dict[int, cst.BaseExpression] = {}
         for ref in present:
-            binding = self.ctx.analysis.imports.get(ref.alias)
+            binding = ref.binding
             if binding is None or binding.optional:
                 continue  # an optional import (``try: ... except ImportError:``) stays where the code has it
             self.ctx.consume(ref.original)
@@ -139,7 +139,7 @@ def _present(statement, left: dict[int, LeftReference]) -> list[LeftReference]:
 def present_nodes(statement, nodes: list[cst.CSTNode]) -> set[int]:
     """The ids of those ``nodes`` that are (by identity) in the statement."""
     wanted = {id(node): node for node in nodes}
-    found = _Finder({key: LeftReference(node, node, "", "") for key, node in wanted.items()})
+    found = _Finder({key: LeftReference(node, node, None, "") for key, node in wanted.items()})
     for node in statement.nodes if isinstance(statement, cst.FlattenSentinel) else [statement]:
         walk(node, found, prune=LAYOUT_TYPES)
     return {id(ref.node) for ref in found.found}

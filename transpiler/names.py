@@ -67,14 +67,15 @@ class _Scope:
     kind: str  # "module", "function", "class", "comprehension"
     bound: set[str] = field(default_factory=set)
     declared_global: set[str] = field(default_factory=set)
-    candidates: list[tuple[cst.CSTNode, str, str]] = field(default_factory=list)
+    candidates: list[tuple[cst.CSTNode, ImportBinding, str]] = field(default_factory=list)
 
 
 @dataclass
 class Analysis:
     imports: dict[str, ImportBinding] = field(default_factory=dict)
     references: dict[int, str] = field(default_factory=dict)  # id(node) -> qualified name
-    reference_alias: dict[int, str] = field(default_factory=dict)  # id(node) -> local alias
+    # id(node) -> the import it refers through (a name imported in several places: the one in force there)
+    reference_binding: dict[int, ImportBinding] = field(default_factory=dict)
     alias_uses: Counter = field(default_factory=Counter)
     interesting: set[int] = field(default_factory=set)  # ids of statements to visit
     bound_names: set[str] = field(default_factory=set)  # non-import bindings anywhere
@@ -125,12 +126,12 @@ class NameAnalyzer(Visitor):
     def _pop(self) -> None:
         scope = self._scopes.pop()
         if scope.kind == "module":
-            for node, alias, qualified in scope.candidates:
-                self._resolve(node, alias, qualified)
+            for node, binding, qualified in scope.candidates:
+                self._resolve(node, binding, qualified)
             return
         parent = self._enclosing_for_free_names()
         for candidate in scope.candidates:
-            alias = candidate[1]
+            alias = candidate[1].local
             if alias in scope.bound and alias not in scope.declared_global:
                 continue  # shadowed by a local binding
             parent.candidates.append(candidate)
@@ -142,10 +143,10 @@ class NameAnalyzer(Visitor):
                 return scope
         return self._scopes[0]
 
-    def _resolve(self, node: cst.CSTNode, alias: str, qualified: str) -> None:
+    def _resolve(self, node: cst.CSTNode, binding: ImportBinding, qualified: str) -> None:
         self.result.references[id(node)] = qualified
-        self.result.reference_alias[id(node)] = alias
-        self.result.alias_uses[alias] += 1
+        self.result.reference_binding[id(node)] = binding
+        self.result.alias_uses[binding.local] += 1
 
     def _bind(self, name: str) -> None:
         self._scopes[-1].bound.add(name)
@@ -362,7 +363,7 @@ class NameAnalyzer(Visitor):
         qualified = ".".join([binding.qualified, *parts[1:]])
         if not is_torch_name(binding.qualified) and qualified not in self.result.rule_names:
             return
-        self._scopes[-1].candidates.append((node, parts[0], qualified))
+        self._scopes[-1].candidates.append((node, binding, qualified))
         self._mark_interesting()
 
     def visit_Arg(self, node: cst.Arg) -> None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from transpiler.structural.cells import is_module_base
 
 _FUNCTION_BASES = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
+_STOP = object()  # ProjectIndex._follow: the name is found to be no answer
 
 
 @dataclass(frozen=True)
@@ -113,22 +114,32 @@ class ProjectIndex:
             names |= self._star_names(star, seen)
         return names
 
-    def _torch_binding(self, module_name: str, name: str, seen=None) -> str | None:
-        """The torch name ``module_name.name`` is bound to, through imports."""
+    def _torch_binding(self, module_name: str, name: str) -> str | None:
+        """The torch name ``module_name.name`` is bound to, through imports (a
+        class of the project is no torch name)."""
+        return self._follow(module_name, name,
+                            lambda _, module, n: _STOP if n in module.classes else self._torch_name(module, n))
+
+    def _follow(self, module_name: str, name: str, at, seen=None):
+        """What ``at(module_name, module, name)`` finds for ``module_name.name``,
+        there or through its imports (the binding, else each star import); ``at``
+        returns None to follow on, _STOP to give up."""
         seen = seen if seen is not None else set()
-        module = self.modules.get(module_name)
-        if module is None or (module_name, name) in seen or name in module.classes:
+        if (module_name, name) in seen:
             return None
         seen.add((module_name, name))
-        torch_name = self._torch_name(module, name)
-        if torch_name is not None:
-            return torch_name
+        module = self.modules.get(module_name)
+        if module is None:
+            return None
+        found = at(module_name, module, name)
+        if found is not None:
+            return None if found is _STOP else found
         binding = module.bindings.get(name)
         if binding is not None:
             target, imported = binding
-            return self._torch_binding(target, imported, seen) if imported is not None else None
+            return self._follow(target, imported, at, seen) if imported is not None else None
         for star in module.stars:
-            found = self._torch_binding(star, name, seen)
+            found = self._follow(star, name, at, seen)
             if found:
                 return found
         return None
@@ -166,28 +177,9 @@ class ProjectIndex:
     def _kind(self, where: tuple[str, str] | None) -> str | None:
         return self.kinds.get(where) if where else None
 
-    def _resolve(self, module_name: str, name: str, seen=None) -> tuple[str, str] | None:
+    def _resolve(self, module_name: str, name: str) -> tuple[str, str] | None:
         """(module, class) that ``module_name.name`` refers to, through imports."""
-        seen = seen if seen is not None else set()
-        if (module_name, name) in seen:
-            return None
-        seen.add((module_name, name))
-        module = self.modules.get(module_name)
-        if module is None:
-            return None
-        if name in module.classes:
-            return module_name, name
-        binding = module.bindings.get(name)
-        if binding is not None:
-            target, imported = binding
-            return self._resolve(target, imported, seen) if imported is not None else None
-        for star in module.stars:
-            found = self._resolve(star, name, seen)
-            if found:
-                return found
-        if module.is_package and f"{module_name}.{name}" in self.modules:
-            return None  # a submodule, not a class
-        return None
+        return self._follow(module_name, name, lambda m, module, n: (m, n) if n in module.classes else None)
 
     def _torch_name(self, module: _Module, dotted: str) -> str | None:
         head, _, rest = dotted.partition(".")

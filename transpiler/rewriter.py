@@ -17,7 +17,7 @@ from rewrite_rules.registry import RuleSet
 from rewrite_rules.spec import InPlace, Unconvertible, UnknownValue
 from rewrite_rules.tensor_methods_data import BUILTIN_NAMED_TENSOR_METHODS, TORCH_ONLY_TENSOR_METHODS
 from transpiler import comments, structural
-from transpiler.formatting import parenthesize_owners
+from transpiler.formatting import parenthesize_owners, requote_in_fstring
 from transpiler.structural.provenance import CELL, LAYER, origin_of
 from transpiler.adapters import Adapters
 from transpiler.change_text import describe, same_arguments, short
@@ -515,6 +515,9 @@ class Rewriter(Transformer):
         parts = chain_parts(receiver)
         return parts is not None and parts[0] in self.analysis.imports
 
+    def leave_FormattedString(self, original_node, updated_node):
+        return updated_node if updated_node is original_node else requote_in_fstring(updated_node)
+
     def leave_Attribute(self, original_node, updated_node):
         if self._is_function_apply(original_node) and id(original_node) not in self.call_funcs:
             self.changed()
@@ -538,8 +541,8 @@ class Rewriter(Transformer):
         else:
             result = self._reference(original, qualified, updated)
         if result is updated and self.frames:
-            alias = self.analysis.reference_alias.get(id(original), "")
-            self.frame.left[id(result)] = LeftReference(result, original, alias, qualified)
+            binding = self.analysis.reference_binding.get(id(original))
+            self.frame.left[id(result)] = LeftReference(result, original, binding, qualified)
         return result
 
     def _reference(self, original, qualified, updated=None):

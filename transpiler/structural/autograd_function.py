@@ -51,8 +51,12 @@ def convert_function_class(ctx, node: cst.ClassDef, base: cst.Arg) -> cst.ClassD
         raise Unconvertible("an autograd Function without both forward and backward")
     inputs = _params(forward)
     grads = _params(backward)
-    if not inputs or not grads or any(p.star for p in (*forward.params.params, *backward.params.params)):
+    if len(inputs) < 1 or len(grads) < 2 or _takes_more(forward) or _takes_more(backward):
         raise Unconvertible("forward/backward take *args or no ctx: convert by hand")
+    # ctx becomes self: another `self` (a parameter, or the enclosing method's) would be taken over
+    pairs = ((inputs[0], forward), (grads[0], backward))
+    if any(ctx != "self" and "self" in _names(function) for ctx, function in pairs):
+        raise Unconvertible("forward/backward use a name self besides ctx: rename it, then convert")
     body = []
     for statement in node.body.body:
         if statement is forward:
@@ -67,6 +71,13 @@ def convert_function_class(ctx, node: cst.ClassDef, base: cst.Arg) -> cst.ClassD
 
 def _params(function: cst.FunctionDef) -> list[str]:
     return [p.name.value for p in function.params.params]
+
+
+def _takes_more(function: cst.FunctionDef) -> bool:
+    """``*args``, ``**kwargs`` or keyword-only parameters: bprop's signature cannot follow them."""
+    params = function.params
+    return isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None or bool(params.kwonly_params) \
+        or bool(params.posonly_params)
 
 
 def _construct(forward: cst.FunctionDef, ctx_name: str) -> cst.FunctionDef:

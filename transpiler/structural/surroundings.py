@@ -185,6 +185,8 @@ class Surroundings:
         if planned is None:
             return result
         rewrite, data = planned
+        if not isinstance(result, cst.SimpleStatementLine):
+            return result  # marked on the way (a FlattenSentinel with its imports): left as it is
         rewritten = rewrite(original, result, data)
         if isinstance(rewritten, cst.SimpleStatementLine) and rewritten is not result:
             self.ctx.to_format.add(rewritten)  # black formats changed statements
@@ -237,8 +239,6 @@ class Surroundings:
 
 
     def _format_values(self, original, result, data):
-        if not isinstance(result, cst.SimpleStatementLine):
-            return result
         flagged, kinds = data
         rewritten = result.visit(_FormatValues(set(flagged), kinds))
         self.ctx.converted(original, "torch.Tensor.__format__", "a value formatted with a format spec goes through "

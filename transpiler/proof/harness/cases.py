@@ -11,6 +11,7 @@ import libcst as cst
 from rewrite_rules.spec import Example
 from transpiler.proof.harness.values import COMPARE_MODES, compare
 from transpiler.proof.harness.worker import Job, Outcome
+from transpiler.adapters import WRITTEN_BY
 from transpiler.convert import convert_source
 from transpiler.rewriter import MARKER_PREFIX
 
@@ -74,12 +75,9 @@ def _split(code: str) -> tuple[str, tuple[str, ...]]:
     ):
         imports.append(module.code_for_node(body.pop(0)))
     # definitions ms-migrate writes above the code (torch signatures over MindSpore) belong to the prelude
-    while body and isinstance(body[0], cst.ClassDef) and _WRITTEN_BY_US in module.code_for_node(body[0]):
+    while body and isinstance(body[0], cst.ClassDef) and WRITTEN_BY in module.code_for_node(body[0]):
         imports.append(module.code_for_node(body.pop(0)))
     return "".join(imports), tuple(module.code_for_node(s) for s in body)
-
-
-_WRITTEN_BY_US = "(written by ms-migrate)"
 
 
 def _imported_roots(imports: str) -> set[str]:

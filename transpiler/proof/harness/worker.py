@@ -157,12 +157,12 @@ def _rules(files: tuple[str, ...]):
 
 
 def _reset_global_state(fw: Frameworks) -> None:
-    """Cases run one after another in this process: what one case switched on
-    globally (``torch.use_deterministic_algorithms(True)``, a compiled graph)
-    must not change the next one. (MindSpore's set_deterministic can be set
-    only once per process; deterministic kernels change no result.)"""
-    fw.torch.use_deterministic_algorithms(False)
-    fw.torch._dynamo.reset()
+    """Cases run one after another in this process: a case that switched on
+    ``torch.use_deterministic_algorithms(True)`` must not make the next one's
+    non-deterministic torch ops refuse to run. (MindSpore's set_deterministic
+    can be set only once per process; deterministic kernels change no result.)"""
+    if fw.torch.are_deterministic_algorithms_enabled():
+        fw.torch.use_deterministic_algorithms(False)
 
 
 def run_job(fw: Frameworks, job: Job) -> Outcome:
