@@ -32,7 +32,10 @@ def _type(bound, call, ctx):
         raise Unconvertible("x.type() returns torch's tensor type name; use x.dtype")
     if isinstance(dtype, (cst.SimpleString, cst.ConcatenatedString)):
         raise Unconvertible("tensor type names as strings ('torch.FloatTensor') have no MindSpore meaning; cast with a dtype")
-    bound.result = cst.Call(cst.Attribute(call.receiver, cst.Name("to")), [cst.Arg(dtype)])
+    # a dtype named by a variable goes by keyword: x.to(name) could be a device move
+    # just as well, and converting the output again must read it as the cast it is
+    arg = cst.Arg(dtype) if isinstance(dtype, cst.Attribute) else keyword("dtype", dtype)
+    bound.result = cst.Call(cst.Attribute(call.receiver, cst.Name("to")), [arg])
 
 
 def _size_tuple(bound) -> cst.BaseExpression:

@@ -121,3 +121,30 @@ def test_a_requoted_f_string_keeps_the_marked_reference_beside_it():
     assert "import torch\n" in out
     assert "f\"{torch.__version__} on {mindspore.get_context('device_target').lower()}\"" in out
     compile(out, "requoted.py", "exec")
+
+
+TWICE = {
+    # x.type(name) becomes x.to(dtype=name): a positional x.to(name) could be a device move
+    "a cast to a dtype named by a variable": """
+        import torch
+
+        def cast(self, name):
+            values = torch.Tensor._values(self).type(name)
+            return values
+        """,
+    # the imports placed under a marker in an except ImportError block are no torch fallback
+    "an optional import beside a marked fallback": """
+        def register():
+            import einops
+            try:
+                from einops._torch_specific import _ops  # noqa: F401
+            except ImportError:
+                allow_in_graph(einops.rearrange)
+        """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(TWICE))
+def test_converting_the_output_again_changes_nothing(name):
+    once = convert_source(textwrap.dedent(TWICE[name]), f"{name}.py").output
+    assert convert_source(once, f"{name}.py").output == once

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from transpiler.diagnostics import MARKER_PREFIX
 from transpiler.walk import LAYOUT_TYPES, Visitor, walk
 
 # Roots whose names we resolve and count as torch API uses (einops: its
@@ -385,9 +386,19 @@ def _plain_import(qualified: str) -> cst.Import:
 
 
 def _handlers_import_torch(statement: cst.Try) -> bool:
+    """Whether a handler falls back on torch. The imports an earlier conversion
+    placed under a marker (for the marked statement below them) are no fallback:
+    converting the output again must see the block as the first run did."""
     for handler in statement.handlers:
+        under_marker = False
         for line in handler.body.body:
-            for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+            smalls = line.body if isinstance(line, cst.SimpleStatementLine) else ()
+            imports = [s for s in smalls if isinstance(s, (cst.Import, cst.ImportFrom))]
+            marked = any(e.comment is not None and e.comment.value.startswith(MARKER_PREFIX) for e in line.leading_lines)
+            under_marker = bool(imports) and (marked or under_marker)
+            if under_marker:
+                continue
+            for small in imports:
                 if isinstance(small, cst.Import) and any(is_torch_name(_dotted(a.name)) for a in small.names):
                     return True
                 if isinstance(small, cst.ImportFrom) and small.module is not None and is_torch_name(_dotted(small.module)):

@@ -22,6 +22,12 @@ def add_tree_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--default-excludes", action=argparse.BooleanOptionalAction, default=None,
                         help="skip hidden directories, virtualenvs, site-packages and build directories "
                              "(default: yes; --no-default-excludes takes them too)")
+    add_rule_arguments(parser)
+
+
+def add_rule_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where the configuration and the project's own rules come from (every
+    command that applies rules: convert, analyze, verify, weights)."""
     parser.add_argument("--config", metavar="PYPROJECT",
                         help="read [tool.ms-migrate] from this file "
                              "(default: the closest pyproject.toml above the input)")
@@ -47,20 +53,30 @@ def tree_options(args) -> TreeOptions:
     else:
         exclusions = Exclusions(config.exclude or (), base=config.directory)
     defaults = first(args.default_excludes, config.default_excludes, True)
-    rules = tuple(os.path.abspath(path) for path in first(args.rules, config.rules, ()))
-    _check_rules(rules)
+    rules = _rule_files(args, config)
+    _load_rules(rules)
     return TreeOptions(config, first(args.jobs, config.jobs, available_cores()),
                        dataclasses.replace(exclusions, defaults=defaults), rules)
 
 
-def _check_rules(files: tuple[str, ...]) -> None:
+def project_rules(args, source: str):
+    """The RuleSet for ``source``: ms-migrate's rules with the project's own
+    (``--rules``, else ``[tool.ms-migrate] rules``). Raises ConfigError."""
+    return _load_rules(_rule_files(args, config_for(source, args.config, args.isolated)))
+
+
+def _rule_files(args, config: Config) -> tuple[str, ...]:
+    return tuple(os.path.abspath(path) for path in first(args.rules, config.rules, ()))
+
+
+def _load_rules(files: tuple[str, ...]):
     """Load the rules once here, so that a broken rule file is one usage error
     naming it before any file is converted."""
     from rewrite_rules.registry import load_rules
     from rewrite_rules.user_rules import RuleLoadError
 
     try:
-        load_rules(files)
+        return load_rules(files)
     except RuleLoadError as exc:
         raise ConfigError(str(exc)) from None
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from transpiler.commands._tree_options import add_rule_arguments, project_rules
+
 _INPUT_HELP = """\
 one model input (repeat for several, in forward()'s order): SHAPE[:DTYPE[:LOW-HIGH]].
   4,3,32,32          float32, standard normal
@@ -49,10 +51,12 @@ def add_parser(subparsers) -> None:
                         "runs with the same replayed draws: randomness the replay cannot cover); such\n"
                         "values are still listed as NOT COMPARED")
     parser.add_argument("--seed", type=int, default=0, help="seed for inputs and initialisation (default 0)")
+    add_rule_arguments(parser)  # the rules that converted the model: their weight moves and declared dtypes
     parser.set_defaults(run=run_verify)
 
 
 def run_verify(args) -> int:
+    from transpiler.config import ConfigError
     from transpiler.proof.verify import ERROR, VerifyRequest, parse_json_arg, verify
     from transpiler.proof.verify_inputs import InputSpecError, parse_input
 
@@ -71,8 +75,9 @@ def run_verify(args) -> int:
             seed=args.seed,
             train=args.train,
             allow_not_compared=args.allow_not_compared,
+            rules=project_rules(args, args.original),
         )
-    except (InputSpecError, ValueError) as exc:
+    except (InputSpecError, ValueError, ConfigError) as exc:
         print(f"ms-migrate: error: {exc}", file=sys.stderr)
         return ERROR
     result = verify(request)

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+
+from transpiler.commands._tree_options import add_rule_arguments, project_rules
 
 
 def add_parser(subparsers) -> None:
@@ -24,6 +27,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--map", metavar="JSON", help="also write the name map {torch key: MindSpore name}")
     parser.add_argument("--allow-partial", action="store_true",
                         help="write the checkpoint even if some weights do not fit (still listed, exit 1)")
+    add_rule_arguments(parser)  # a rule of the project's own may move its layer's weights
     parser.set_defaults(run=run_weights)
 
 
@@ -31,6 +35,7 @@ def run_weights(args) -> int:
     try:
         from transpiler.proof.weight_files import build_cell, load_torch_state
 
+        rules = project_rules(args, _model_file(args.model))
         state = load_torch_state(args.source)
         cell = build_cell(args.model, args.args, args.kwargs)
     except Exception as exc:  # report, do not trace back, for user errors
@@ -40,7 +45,7 @@ def run_weights(args) -> int:
 
     from transpiler.proof.weights import map_weights
 
-    params, report = map_weights(state, cell)
+    params, report = map_weights(state, cell, rules=rules)
     print(f"ms-migrate: weights: {report.summary()}", file=sys.stderr)
     for problem in report.problems():
         print(f"ms-migrate: {problem}", file=sys.stderr)
@@ -52,3 +57,9 @@ def run_weights(args) -> int:
         mindspore.save_checkpoint([{"name": n, "data": p} for n, p in params.items()], args.target)
         print(f"ms-migrate: checkpoint written to {args.target}", file=sys.stderr)
     return 0 if report.ok else 1
+
+
+def _model_file(spec: str) -> str:
+    """Where to look for the configuration: the model's file, else the current directory."""
+    module = spec.rpartition(":")[0]
+    return module if module.endswith(".py") or os.sep in module else os.getcwd()
