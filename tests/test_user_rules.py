@@ -136,13 +136,15 @@ def test_a_rule_without_an_execution_case_is_not_proven(project, capsys):
     ("from rewrite_rules.api import ApiRule\nRULES = [ApiRule('a.f', 'b.f', signature='x=')]\n", "",
      "RULES[0] (a.f): signature is not Python parameter text: 'x='"),
 ])
-@pytest.mark.parametrize("command", ["convert", "analyze", "rules"])
+@pytest.mark.parametrize("command", ["convert", "analyze", "rules", "verify", "weights"])
 def test_a_bad_rule_file_is_one_line_naming_it(tmp_path, monkeypatch, capsys, text, where, message, command):
     monkeypatch.chdir(tmp_path)
     bad = tmp_path / "bad_rules.py"
     bad.write_text(text)
     (tmp_path / "m.py").write_text("import torch\nx = torch.zeros(2)\n")
-    argv = {"convert": ["convert", "m.py", "--diff"], "analyze": ["analyze", "m.py"], "rules": ["rules", "--check"]}
+    argv = {"convert": ["convert", "m.py", "--diff"], "analyze": ["analyze", "m.py"], "rules": ["rules", "--check"],
+            "verify": ["verify", "m.py", "m.py", "--model", "Net"],
+            "weights": ["weights", "w.pt", "w.ckpt", "--model", "m.py:Net"]}
     assert main([*argv[command], "--rules", str(bad)]) == 2
     out, err = capsys.readouterr()
     assert err == f"ms-migrate: error: {bad}{where}: {message}\n"

@@ -394,7 +394,8 @@ def _handlers_import_torch(statement: cst.Try) -> bool:
         for line in handler.body.body:
             smalls = line.body if isinstance(line, cst.SimpleStatementLine) else ()
             imports = [s for s in smalls if isinstance(s, (cst.Import, cst.ImportFrom))]
-            marked = any(e.comment is not None and e.comment.value.startswith(MARKER_PREFIX) for e in line.leading_lines)
+            marked = any(e.comment is not None and e.comment.value.startswith(MARKER_PREFIX)
+                         for e in line.leading_lines)
             under_marker = bool(imports) and (marked or under_marker)
             if under_marker:
                 continue

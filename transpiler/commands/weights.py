@@ -7,6 +7,7 @@ import os
 import sys
 
 from transpiler.commands._tree_options import add_rule_arguments, project_rules
+from transpiler.config import ConfigError
 
 
 def add_parser(subparsers) -> None:
@@ -33,9 +34,13 @@ def add_parser(subparsers) -> None:
 
 def run_weights(args) -> int:
     try:
+        rules = project_rules(args, _model_file(args.model))
+    except ConfigError as exc:
+        print(f"ms-migrate: error: {exc}", file=sys.stderr)
+        return 2
+    try:
         from transpiler.proof.weight_files import build_cell, load_torch_state
 
-        rules = project_rules(args, _model_file(args.model))
         state = load_torch_state(args.source)
         cell = build_cell(args.model, args.args, args.kwargs)
     except Exception as exc:  # report, do not trace back, for user errors
