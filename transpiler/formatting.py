@@ -106,16 +106,13 @@ class _SameQuoteStrings(cst.CSTVisitor):
         self.found: set[int] = set()  # the strings and their ancestors
 
     def on_visit(self, node) -> bool:
-        if isinstance(node, cst.FormattedString):
-            return False  # a nested f-string has quotes of its own
         if isinstance(node, cst.SimpleString) and node.quote == self.quote and self.other not in _body(node):
             self.found.update([*self.path, id(node)])
         self.path.append(id(node))
-        return True
+        return not isinstance(node, cst.FormattedString)  # a nested f-string has quotes of its own
 
     def on_leave(self, original_node) -> None:
-        if self.path and self.path[-1] == id(original_node):
-            self.path.pop()
+        self.path.pop()
 
 
 class _Requote(cst.CSTTransformer):

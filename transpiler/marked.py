@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from transpiler.context import SPELLINGS, FileContext, parse_expr
-from transpiler.diagnostics import MARKER_PREFIX
+from transpiler.markers import is_marked
 from transpiler.names import ImportBinding
 from transpiler.walk import LAYOUT_TYPES, walk
 
@@ -121,8 +121,7 @@ class MarkedStatements:
             statement = self.previous.get(id(statement))
         if top is None:
             return {}
-        marked = any(c.startswith(MARKER_PREFIX) for c in _comments(top))
-        return found if marked or (guarded and statement is None) else {}
+        return found if is_marked(top) or (guarded and statement is None) else {}
 
 
 def _present(statement, left: dict[int, LeftReference]) -> list[LeftReference]:

@@ -28,5 +28,11 @@ def add_markers(statement, markers: list[str], already=()):
     return statement.with_changes(leading_lines=[*statement.leading_lines, *new_lines])
 
 
+def is_marked(statement) -> bool:
+    """Whether a marker line stands above ``statement``."""
+    return any(line.comment is not None and line.comment.value.startswith(MARKER_PREFIX)
+               for line in getattr(statement, "leading_lines", ()))
+
+
 def _one_line(text: str) -> str:
     return " ".join(text.split())

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from transpiler.diagnostics import MARKER_PREFIX
+from transpiler.markers import is_marked
 from transpiler.walk import LAYOUT_TYPES, Visitor, walk
 
 # Roots whose names we resolve and count as torch API uses (einops: its
@@ -394,9 +394,7 @@ def _handlers_import_torch(statement: cst.Try) -> bool:
         for line in handler.body.body:
             smalls = line.body if isinstance(line, cst.SimpleStatementLine) else ()
             imports = [s for s in smalls if isinstance(s, (cst.Import, cst.ImportFrom))]
-            marked = any(e.comment is not None and e.comment.value.startswith(MARKER_PREFIX)
-                         for e in line.leading_lines)
-            under_marker = bool(imports) and (marked or under_marker)
+            under_marker = bool(imports) and (under_marker or is_marked(line))
             if under_marker:
                 continue
             for small in imports:

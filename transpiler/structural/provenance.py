@@ -166,9 +166,9 @@ class Provenance:
         self.calls_by_name: dict[str, list[tuple[cst.Call, _Scope]]] = collector.calls_by_name
         self.returns: dict[int, list] = collector.returns
         self.narrowing: dict[int, list[tuple[cst.BaseExpression, cst.BaseExpression]]] = collector.narrowing
-        self._busy: dict = {}  # key -> depth on the resolution stack
+        self._busy: set = set()
         self._memo: dict = {}
-        self._lowest_cycle = _NO_CYCLE  # shallowest stack depth a cycle went back to (memo: see _resolve_once)
+        self._met_cycle = False  # the answer being resolved came back to one being resolved (see _resolve_once)
         self._steps_left = 0  # of the question being answered (see _BUDGET)
 
     # -- public ---------------------------------------------------------------
@@ -246,7 +246,7 @@ class Provenance:
         if key in self._memo:
             return self._memo[key]
         if key in self._busy:
-            self._lowest_cycle = min(self._lowest_cycle, self._busy[key])
+            self._met_cycle = True
             return CYCLE
         if not self._busy:
             self._steps_left = _BUDGET
@@ -261,20 +261,20 @@ class Provenance:
         return self._resolve_once(key, expr, scope)
 
     def _resolve_once(self, key, expr, scope: _Scope):
-        depth = len(self._busy)
-        self._busy[key] = depth
-        outer_cycle, self._lowest_cycle = self._lowest_cycle, _NO_CYCLE
+        top = not self._busy
+        self._busy.add(key)
+        outer_met, self._met_cycle = self._met_cycle, False
         try:
             found = self._resolve(expr, scope)
         finally:
-            del self._busy[key]
-            inner_cycle, self._lowest_cycle = self._lowest_cycle, min(outer_cycle, self._lowest_cycle)
+            self._busy.discard(key)
+            met, self._met_cycle = self._met_cycle, outer_met or self._met_cycle
         # Kept when it met no cycle (then it is the same from wherever it is asked;
         # without this every value passed along a chain of calls is resolved again
         # at each use, exponential in the chain's length), or when it is the
         # question itself. An answer that met a cycle depends on what was being
         # resolved around it (model = torch.compile(model); model = DDP(model)).
-        if inner_cycle == _NO_CYCLE or depth == 0:
+        if not met or top:
             self._memo[key] = found
         return found
 
@@ -770,7 +770,6 @@ class _Collector(cst.CSTVisitor):
 UNKNOWN = object()  # a binding whose value the file does not show
 _COUNT = cst.Integer("0")  # stands for the int a range()/enumerate() loop binds
 CYCLE = object()  # resolution came back to where it started
-_NO_CYCLE = float("inf")
 # Resolution steps one question may take. Values passed around recursive functions
 # (sympy-style ``expr = f(expr)`` in torch.fx) form cycles whose partial results
 # cannot be kept; past this many steps the answer is "unknown".
