@@ -65,8 +65,8 @@ def _false(bound, call, ctx):
 
 
 def _stride(bound, call, ctx):
-    """MindSpore returns the strides as a list."""
-    if not bound.has("dim"):
+    """MindSpore returns the strides as a list (inside tuple(...) already: as it is)."""
+    if not bound.has("dim") and call.enclosing != "tuple":
         bound.result = cst.Call(cst.Name("tuple"), [cst.Arg(cst.Call(cst.Attribute(call.receiver, cst.Name("stride")), []))])
 
 
@@ -106,7 +106,8 @@ RULES = [
                                      Example("result = x[1:].storage_offset()", inputs=X))),
     method("stride", "dim=None", hook=_stride, notes="tuple(x.stride()): MindSpore returns a list",
            examples=(*call_cases("result = x.stride()", [], X), Example("result = x.stride(0)", inputs=X),
-                     Example("result = x.t().stride()", inputs=X))),
+                     Example("result = x.t().stride()", inputs=X),
+                     Example("result = tuple(x.t().stride())", inputs=X))),
     *(same(name, examples=call_cases(f"result = x.{name}()", [], X)) for name in ("is_pinned", "is_shared")),
     PropertyRule("is_meta", rename="is_meta", examples=(Example("result = x.is_meta", inputs=X),)),
     # (torch's pin_memory needs an accelerator: no execution case on this machine)

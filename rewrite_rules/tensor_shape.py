@@ -163,11 +163,17 @@ def _unique(bound, call, ctx):
 
 
 def _int32_index(bound, call, ctx):
-    """MindSpore wants int32 indices here, and its method writes into the
-    receiver: work on a copy."""
+    """MindSpore wants int32 indices here."""
     if not is_call_of(bound.get("index"), "int"):
         bound.set("index", expr(f"{owner(bound.get('index'))}.int()"))
-    if not is_call_of(call.receiver, "copy"):  # converted before: already a copy
+
+
+def _int32_index_on_a_copy(bound, call, ctx):
+    """int32 indices, and MindSpore's method writes into the receiver: work on
+    a copy (unless the receiver is one already, or index_fill's new tensor, as
+    in index_copy's composition)."""
+    _int32_index(bound, call, ctx)
+    if not is_call_of(call.receiver, "copy") and not is_call_of(call.receiver, "index_fill"):
         call.receiver = cst.Call(cst.Attribute(call.receiver, cst.Name("copy")), [])
 
 
@@ -336,12 +342,12 @@ RULES = [
     same("unique_consecutive", examples=call_cases("result = i.unique_consecutive({args})",
                                                    [P("return_inverse", "True", True), P("return_counts", "True", True)],
                                                    {"i": "tensor([3, 3, 1, 2, 2, 3])"}, shapes=("keywords", "defaults"))),
-    method("index_add", "dim, index, source, *, alpha=1", hook=_int32_index, as_positional=True,
+    method("index_add", "dim, index, source, *, alpha=1", hook=_int32_index_on_a_copy, as_positional=True,
            notes="int32 indices; MindSpore's index_add writes into the receiver, so it runs on a copy",
            examples=call_cases("result = x.index_add({args})", [P("dim", "0"), P("index", "i[0, :2] % 3"), P("source", "y[:2]")],
                                IDX, results=("result", "x"))),
     method("index_fill", "dim, index, value", hook=_int32_index, as_positional=True,
-           notes="int32 indices; MindSpore's index_fill writes into the receiver, so it runs on a copy",
+           notes="int32 indices (MindSpore's index_fill, unlike its index_add, leaves the receiver as it is)",
            examples=call_cases("result = x.index_fill({args})", [P("dim", "1"), P("index", "i[0, :2]"), P("value", "-1.0")],
                                IDX, results=("result", "x"))),
     method("unfold", "dimension, size, step", hook=_unfold,

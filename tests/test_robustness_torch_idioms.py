@@ -142,6 +142,63 @@ TWICE = {
             except ImportError:
                 allow_in_graph(einops.rearrange)
         """,
+    # x.stride() becomes tuple(x.stride()); the second run finds it inside tuple(...) already
+    "strides as a tuple": """
+        import torch
+
+        def same_layout(a, b):
+            return a.stride() == b.stride() and list(a.stride()) == [1]
+        """,
+    # a marked statement inside a class guarded by try/except ImportError: its torch import,
+    # placed under its marker by the first run, is found again under the same marker
+    "a marked statement in a guarded class": """
+        import torch
+        from torch._ops import HigherOrderOperator
+
+        class OutDtype(HigherOrderOperator):
+            def __call__(self, op, *args):
+                if not isinstance(op, torch._ops.OpOverload):
+                    raise ValueError("an OpOverload")
+                return op
+        """,
+    # the code's own import right above the marked one does not hide the marker
+    "a marked statement below a local import": """
+        from torch.utils._ordered_set import OrderedSet
+
+        def keep(self, source):
+            from .source import is_from_source
+
+            self.inner = OrderedSet(g for g in self.inner if not is_from_source(g, source))
+        """,
+    # named_parameters() becomes filter(lambda item: item[1].requires_grad, parameters_and_names()):
+    # still a loop over Parameters, whose requires_grad is theirs
+    "requires_grad in a loop over named parameters": """
+        import torch
+
+        def add(mod, bucket):
+            for name, param in mod.named_parameters():
+                if param.requires_grad:
+                    bucket.append(name)
+        """,
+    # a marked statement inside a marked statement: the import placed above the outer one
+    # is in force for the inner one
+    "nested marked statements": """
+        import torch.export.exported_program as ep
+
+        def serialize(spec):
+            if spec.kind == ep.InputKind.USER_INPUT:
+                if isinstance(spec.arg, ep.ConstantArgument):
+                    return spec.arg.value
+            return None
+        """,
+    # arguments unpacked into torch.topk go through the adapter class the first run wrote;
+    # its functions are no tensor methods
+    "a call through a written adapter": """
+        import torch
+
+        def top(*args, **kwargs):
+            return torch.topk(*args, **kwargs)
+        """,
 }
 
 

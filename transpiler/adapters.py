@@ -92,6 +92,13 @@ class Adapters:
 WRITTEN_BY = "(written by ms-migrate)"
 
 
+def written_namespaces(module: cst.Module) -> frozenset[str]:
+    """The adapter classes an earlier conversion wrote into the module
+    (``torch_functions``): namespaces of functions, whose calls are no tensor methods."""
+    return frozenset(statement.name.value for statement in module.body
+                     if isinstance(statement, cst.ClassDef) and WRITTEN_BY in (statement.get_docstring() or ""))
+
+
 def _namespace(name: str, members: list[_Adapter]) -> cst.ClassDef:
     torch_module = name.rstrip("_").removesuffix("_functions").replace("_", ".")
     docstring = cst.SimpleStatementLine([cst.Expr(cst.SimpleString(

@@ -306,6 +306,7 @@ class MethodCall:
     call: cst.Call  # updated node (children already converted)
     ctx: FileContext
     source: cst.Call | None = None  # the call as written
+    enclosing: str | None = None  # f when the call is the only argument of f(...) (tuple in tuple(x.stride()))
 
     def source_arg(self, index: int) -> cst.BaseExpression | None:
         """The index-th positional argument as written (for qualified-name lookups)."""
@@ -342,8 +343,9 @@ class MethodCall:
         return self.ctx.ref(qualified)
 
 
-def convert_method(rule: MethodRule, receiver, call: cst.Call, ctx: FileContext, source=None) -> cst.BaseExpression:
-    method = MethodCall(rule, receiver, call, ctx, source)
+def convert_method(rule: MethodRule, receiver, call: cst.Call, ctx: FileContext, source=None,
+                   enclosing: str | None = None) -> cst.BaseExpression:
+    method = MethodCall(rule, receiver, call, ctx, source, enclosing)
     if rule.hook is not None:
         return rule.hook(method, ctx)
     if rule.rename is not None:

@@ -70,12 +70,18 @@ class MarkedStatements:
         present = _present(result, left)
         if not present:
             return result, frozenset()
-        imports: dict[str, str] = {}  # name bound -> import statement code, in order of first use
+        imports: dict[str, str | None] = {}  # name bound -> import statement code (None: none to add), in order of first use
         respelled: dict[int, cst.BaseExpression] = {}
         for ref in present:
             binding = ref.binding
-            if binding is None or binding.optional:
-                continue  # an optional import (``try: ... except ImportError:``) stays where the code has it
+            if binding is None:
+                continue
+            if binding.optional or not binding.module_level:
+                # an optional import (``try: ... except ImportError:``) or a function's own import
+                # stays where the code has it, in force already; it may be the one an earlier
+                # conversion placed under this statement's marker
+                imports.setdefault(binding.local, None)
+                continue
             self.ctx.consume(ref.original)
             if _must_spell_out(binding, self.ctx):
                 respelled[id(ref.node)] = parse_expr(ref.qualified).deep_clone()
@@ -93,6 +99,8 @@ class MarkedStatements:
             if found is not None:
                 self.ctx.kept_imports.add(found.body[0])
                 already.update(_comments(found))
+                continue
+            if code is None:
                 continue
             statement = cst.parse_statement(code + "\n")
             self.ctx.kept_imports.add(statement.body[0])
@@ -118,6 +126,8 @@ class MarkedStatements:
             for alias in statement.body[0].names:
                 found.setdefault(_bound_name(alias), statement)
             top = statement
+            if is_marked(top):
+                break  # the marker opens the run; imports above it are the code's own
             statement = self.previous.get(id(statement))
         if top is None:
             return {}

@@ -19,7 +19,7 @@ from rewrite_rules.tensor_methods_data import BUILTIN_NAMED_TENSOR_METHODS, TORC
 from transpiler import comments, structural
 from transpiler.formatting import parenthesize_owners, requote_in_fstring
 from transpiler.structural.provenance import CELL, LAYER, origin_of
-from transpiler.adapters import Adapters
+from transpiler.adapters import Adapters, written_namespaces
 from transpiler.change_text import describe, same_arguments, short
 from transpiler.context import FileContext
 from transpiler.diagnostics import MARKER_PREFIX, Outcome, Severity
@@ -65,6 +65,7 @@ class Rewriter(Transformer):
         self.ctx = ctx
         self.rules = rules
         self.module = module
+        self._written_namespaces: frozenset[str] | None = None  # found when first needed
         self.analysis = ctx.analysis
         self.frames: list[_Frame] = []
         self.depth = 0
@@ -75,6 +76,7 @@ class Rewriter(Transformer):
         self.call_funcs: set[int] = set()  # callee expressions (handled in leave_Call)
         self.handled: set[int] = set()  # nodes a structural transform consumes whole
         self.statement_calls: set[int] = set()  # calls that are a whole expression statement
+        self.sole_argument_of: dict[int, str] = {}  # id(call) -> f in f(call), for f a plain name
         self.in_place: dict[int, tuple[cst.BaseExpression, cst.BaseExpression, bool]] = {}
         self.placeholders = Placeholders(track=ctx.to_format)
         self.training = structural.TrainingLoops(self)
@@ -255,6 +257,8 @@ class Rewriter(Transformer):
 
     def visit_Call(self, node: cst.Call) -> None:
         self.call_funcs.add(id(node.func))
+        if isinstance(node.func, cst.Name) and len(node.args) == 1 and not node.args[0].star:
+            self.sole_argument_of[id(node.args[0].value)] = node.func.value
         check = feature_check(self, node)
         if check is not None:
             self.handled.add(id(check.module))
@@ -442,7 +446,8 @@ class Rewriter(Transformer):
             self.ctx.converted(original, rule.torch, f"{short(original)}: the same in MindSpore")
             return updated
         try:
-            result = convert_method(rule, updated.func.value, updated, self.ctx, source=original)
+            result = convert_method(rule, updated.func.value, updated, self.ctx, source=original,
+                                    enclosing=self.sole_argument_of.get(id(original)))
             if isinstance(result, InPlace) and id(original) in self.statement_calls:
                 self.in_place[id(original)] = (updated.func.value, result.value, result.rebinds)
                 result = updated
@@ -513,7 +518,11 @@ class Rewriter(Transformer):
 
     def _is_module_function(self, receiver: cst.BaseExpression) -> bool:
         parts = chain_parts(receiver)
-        return parts is not None and parts[0] in self.analysis.imports
+        if parts is None:
+            return False
+        if self._written_namespaces is None:
+            self._written_namespaces = written_namespaces(self.module)
+        return parts[0] in self.analysis.imports or parts[0] in self._written_namespaces
 
     def leave_FormattedString(self, original_node, updated_node):
         return updated_node if updated_node is original_node else requote_in_fstring(updated_node)

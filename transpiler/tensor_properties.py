@@ -21,15 +21,34 @@ _PARAMETER_LISTS = frozenset({"parameters", "named_parameters", "trainable_param
                               "parameters_and_names", "untrainable_params"})
 
 
+_NAMED_PARAMETER_LISTS = frozenset({"named_parameters", "parameters_and_names"})
+
+
 def parameter_loop_variables(module: cst.Module) -> set[str]:
     """Names bound by ``for p in model.parameters()`` (the last element of the
-    target for named_parameters), in loops and comprehensions anywhere."""
+    target for named_parameters), in loops and comprehensions anywhere; also
+    through ``filter(lambda item: item[1].requires_grad, net.parameters_and_names())``
+    (the form named_parameters() converts to), where ``item[1]`` is one."""
     names: set[str] = set()
+
+    def parameter_list(iterable) -> str | None:
+        """The method name of a call listing a module's parameters, seen through filter()."""
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "filter" \
+                and len(iterable.args) == 2:
+            listed = parameter_list(iterable.args[1].value)
+            predicate = iterable.args[0].value
+            if listed is not None and isinstance(predicate, cst.Lambda) and len(predicate.params.params) == 1:
+                item = predicate.params.params[0].name.value
+                names.add(f"{item}[1]" if listed in _NAMED_PARAMETER_LISTS else item)
+            return listed
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) \
+                and iterable.func.attr.value in _PARAMETER_LISTS:
+            return iterable.func.attr.value
+        return None
 
     class Loops(cst.CSTVisitor):
         def _note(self, target, iterable):
-            if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)
-                    and iterable.func.attr.value in _PARAMETER_LISTS):
+            if parameter_list(iterable) is None:
                 return
             if isinstance(target, cst.Tuple) and target.elements:
                 target = target.elements[-1].value
