@@ -199,6 +199,17 @@ TWICE = {
         def top(*args, **kwargs):
             return torch.topk(*args, **kwargs)
         """,
+    # a marked statement with a converted part is formatted on the first run, as any changed one
+    "a marked statement with a converted part": """
+        import torch
+        from torch.testing._internal.opinfo.core import S, SampleInput
+
+        def sample(make_arg, gather_variable, device):
+            yield SampleInput(
+                make_arg((S, S)),
+                0,
+                gather_variable((S, S), 1, S, True, device=device).to(torch.int32))
+        """,
 }
 
 

@@ -76,7 +76,7 @@ class MarkedStatements:
             binding = ref.binding
             if binding is None:
                 continue
-            if binding.optional or not binding.module_level:
+            if binding.optional or not (binding.module_level or _must_spell_out(binding, self.ctx)):
                 # an optional import (``try: ... except ImportError:``) or a function's own import
                 # stays where the code has it, in force already; it may be the one an earlier
                 # conversion placed under this statement's marker

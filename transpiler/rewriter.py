@@ -170,9 +170,9 @@ class Rewriter(Transformer):
                 self.ctx.converted(original, "statement",
                                    "removed a statement that does nothing in MindSpore (a device move, a TorchScript or fx marker)")
                 return self.placeholders.make(original)  # with every comment, in order
-        if frame.changed and isinstance(result, cst.SimpleStatementLine):
+        formatted = frame.changed and isinstance(result, cst.SimpleStatementLine)
+        if formatted:
             result = parenthesize_owners(result)
-            self.ctx.to_format.add(result)  # black runs after the import edits
         if frame.markers and id(original) in self.elifs and self.frames:
             # nothing can stand between `if` and `elif`: the whole if statement carries it
             parent = self.frames[-1]
@@ -187,6 +187,9 @@ class Rewriter(Transformer):
             first = self.module.body[0] if self.module.body else None
             header = self._header_comments if first is not None and first in (original, guard) else frozenset()
             result = add_markers(result, frame.markers, header | standing)
+        if formatted:  # marked or not, so that a second conversion formats nothing more
+            for statement in _simple_statements(result):
+                self.ctx.to_format.add(statement)  # black runs after the import edits
         return result
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -612,6 +615,16 @@ def _is_in_place_name(name: str) -> bool:
 def _first_sentence(text: str) -> str:
     sentence = " ".join(text.split()).split(". ")[0].rstrip(".")
     return sentence if len(sentence) <= 160 else ""
+
+
+def _simple_statements(result) -> list[cst.SimpleStatementLine]:
+    """The simple statements a statement's rewrite became (itself; with the
+    imports placed above it; in the ``try`` guarding it)."""
+    if isinstance(result, cst.FlattenSentinel):
+        return [node for node in result.nodes if isinstance(node, cst.SimpleStatementLine)]
+    if isinstance(result, cst.Try):
+        return [node for node in result.body.body if isinstance(node, cst.SimpleStatementLine)]
+    return [result] if isinstance(result, cst.SimpleStatementLine) else []
 
 
 def _keep_parentheses(before: cst.BaseExpression, after):
