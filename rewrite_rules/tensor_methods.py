@@ -80,7 +80,17 @@ RULES = [
         arity=(0, 1),
         notes="Tensor.size is an int attribute (element count) in MindSpore.",
         examples=(Example("n = x.size(1)", "n = x.shape[1]"), Example("s = x.size()", "s = x.shape"),
-                  *call_cases("result = x.size({args})", [P("dim", "1")], X), *call_cases("result = x.size()", [], X)),
+                  *call_cases("result = x.size({args})", [P("dim", "1")], X), *call_cases("result = x.size()", [], X),
+                  # a layer's Parameter is a tensor, not a layer: its size() is the method
+                  Example("class Scaled(nn.Module):\n"
+                          "    def __init__(self):\n"
+                          "        super().__init__()\n"
+                          "        self.weight = nn.Parameter(torch.ones(2, 3))\n"
+                          "\n"
+                          "    def forward(self, x):\n"
+                          "        return x * self.weight.size(1)\n"
+                          "\n"
+                          "result = Scaled()(x)", inputs=X)),
     ),
     MethodRule(
         "transpose",

@@ -179,6 +179,9 @@ TWICE = {
             for name, param in mod.named_parameters():
                 if param.requires_grad:
                     bucket.append(name)
+            for name, param in list(mod.named_parameters()):
+                if param.requires_grad:
+                    bucket.append(name)
         """,
     # a marked statement inside a marked statement: the import placed above the outer one
     # is in force for the inner one

@@ -32,7 +32,11 @@ def parameter_loop_variables(module: cst.Module) -> set[str]:
     names: set[str] = set()
 
     def parameter_list(iterable) -> str | None:
-        """The method name of a call listing a module's parameters, seen through filter()."""
+        """The method name of a call listing a module's parameters, seen through
+        filter() and list()/tuple()/sorted()/reversed()."""
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and len(iterable.args) == 1 \
+                and iterable.func.value in ("list", "tuple", "sorted", "reversed"):
+            return parameter_list(iterable.args[0].value)
         if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "filter" \
                 and len(iterable.args) == 2:
             listed = parameter_list(iterable.args[1].value)

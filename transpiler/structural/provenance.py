@@ -44,7 +44,10 @@ _WRAPPERS = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel"
                        "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.data_parallel.DataParallel"})
 _TRANSPARENT_CALLS = frozenset({"torch.compile"})  # return their first argument's object
 _LAYER_PREFIX = "torch.nn."
-_NOT_LAYERS = ("torch.nn.functional.", "torch.nn.init.", "torch.nn.utils.", "torch.nn.parallel.")
+_NOT_LAYERS = ("torch.nn.functional.", "torch.nn.init.", "torch.nn.utils.", "torch.nn.parallel.", "torch.nn.parameter.")
+# tensors, not layers: self.weight = nn.Parameter(...) has tensor methods (self.weight.size(1))
+_PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.Buffer", "torch.nn.UninitializedParameter",
+                         "torch.nn.UninitializedBuffer"})
 # methods of a Module that return the Module itself
 _SELF_RETURNING = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train", "eval",
                              "requires_grad_", "apply", "to_empty", "share_memory"})
@@ -104,7 +107,7 @@ def classify_call(qualified: str) -> str | None:
         return WRITER
     if qualified == "torch.Generator":
         return GENERATOR
-    if qualified.startswith(_LAYER_PREFIX) and not qualified.startswith(_NOT_LAYERS):
+    if qualified.startswith(_LAYER_PREFIX) and not qualified.startswith(_NOT_LAYERS) and qualified not in _PARAMETERS:
         return LAYER if qualified.rsplit(".", 1)[-1][:1].isupper() else None
     return None
 
