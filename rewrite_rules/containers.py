@@ -15,6 +15,17 @@ from rewrite_rules.cases import P, call_cases
 from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible
 
 _X = {"x": "randn(2, 4)"}
+_ASSIGNED = ("class ConvNorm(nn.Sequential):\n    def __init__(self):\n        super().__init__()\n"
+             "        self.fc = nn.Linear(4, 3)\n        self.act = nn.Tanh()\n\n\n")
+_ASSIGNED_CONVERTED = (
+    "class ConvNorm(nn.SequentialCell):\n    def __init__(self):\n        super().__init__()\n"
+    "        self.fc = nn.Dense(4, 3)\n        self.act = nn.Tanh()\n\n"
+    "    def construct(self, input_data):\n"
+    "        # torch's Sequential runs every child, those assigned as attributes too; SequentialCell runs its cell_list\n"
+    "        for cell in self.name_cells().values():\n"
+    "            input_data = cell(input_data)\n"
+    "        return input_data\n"
+)
 
 
 def _parameter_data(call, ctx):
@@ -47,6 +58,14 @@ RULES = [
                     inputs=_X, notes="ordered dict"),
             Example("layer = nn.Sequential(nn.Linear(4, 3), nn.Sigmoid())\nresult = layer[0](x)", inputs=_X,
                     notes="indexing"),
+            # a subclass assigning its children runs them with Sequential's forward (timm's ConvNorm):
+            # SequentialCell runs only its cell_list, so the class gets torch's forward as its construct
+            Example(_ASSIGNED + "layer = ConvNorm()\nresult = (layer(x), len(layer), layer.fc(x))", inputs=_X,
+                    notes="subclass assigning children"),
+            Example(_ASSIGNED + "class WithHead(ConvNorm):\n    def __init__(self):\n        super().__init__()\n"
+                    "        self.head = nn.Linear(3, 2)\n\n\nlayer = WithHead()\nresult = layer(x)", inputs=_X,
+                    notes="its subclass adds a child"),
+            Example(_ASSIGNED, _ASSIGNED_CONVERTED, notes="subclass assigning children"),
         ),
     ),
     ApiRule(

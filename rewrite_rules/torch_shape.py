@@ -8,6 +8,7 @@ import libcst as cst
 
 from rewrite_rules.cases import P
 from rewrite_rules.api import Arg, Drop, Example, Unconvertible, Unsupported, code_of
+from rewrite_rules.tensor_binding import atom
 from rewrite_rules.tensor_shape import index_copy_of, scatter_elements, scatter_reduce_of, select_of, take_along
 from rewrite_rules.torch_builders import IN, X, arg_text, case, compose, fn, literal, ms
 
@@ -122,12 +123,15 @@ def _roll(call, ctx):
         return
     dims = list(dims) if isinstance(dims, (tuple, list)) else [dims]
     known_shifts, shifts = literal(call, "shifts")
+    written = call.get("shifts")
     if known_shifts:
         shifts = [repr(v) for v in (shifts if isinstance(shifts, (tuple, list)) else [shifts])]
+    elif isinstance(written, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement) for e in written.elements):
+        shifts = [atom(e.value) for e in written.elements]  # (-self.shift[0], -self.shift[1])
     elif len(dims) == 1:
         shifts = [arg_text(call, "shifts")]
-    else:
-        raise Unconvertible("torch.roll over several dims with shifts through a variable")
+    else:  # one shift per dim, read from the sequence (torch requires as many as dims)
+        shifts = [f"{arg_text(call, 'shifts')}[{i}]" for i in range(len(dims))]
     if len(shifts) != len(dims):
         raise Unconvertible("torch.roll: shifts and dims differ in length")
     result = x
@@ -225,7 +229,10 @@ RULES = [
        hook=_roll, inputs={"x": "randn(3, 4)"}, marked={"variables": "dims through a variable"},
        notes="composed from gather: MindSpore's Roll kernel is missing on CPU; dims must be literal.",
        extra=(case("result = torch.roll(x, (1, -1), (0, 1))", {"x": "randn(3, 4)"}),
-              case("s = 2\nresult = torch.roll(x, s, 1)", {"x": "randn(3, 4)"}))),
+              case("s = 2\nresult = torch.roll(x, s, 1)", {"x": "randn(3, 4)"}),
+              # shifts through variables over several dims (timm's Swin: shifts=(-self.shift[0], -self.shift[1]))
+              case("s = (1, 2)\nresult = torch.roll(x, shifts=(-s[0], -s[1]), dims=(1, 2))", X3),
+              case("s = (1, -2)\nresult = torch.roll(x, shifts=s, dims=(1, 2))", X3))),
     fn("torch.flip", signature="input, dims", params=[IN, P("dims", "(0, 2)")], inputs=X3),
     fn("torch.fliplr", signature="input", inputs=X3),
     fn("torch.flipud", signature="input", inputs=X3),

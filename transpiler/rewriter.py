@@ -233,6 +233,7 @@ class Rewriter(Transformer):
             updated_node = self._autograd_function(original_node, updated_node)
         if original_node.name.value in self.analysis.cell_classes:
             self.changed()
+            updated_node = structural.run_assigned_children(self, original_node, updated_node)
         return structural.convert_dataset_class(self, original_node, updated_node)
 
     def visit_If(self, node: cst.If) -> None:

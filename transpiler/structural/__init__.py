@@ -7,7 +7,13 @@ from transpiler.structural.asserts import as_assert, is_torch_assert
 from transpiler.structural.buffers import convert_buffer_registration
 from transpiler.structural.checkpoints import Checkpoints
 from transpiler.structural.datasets import convert_dataset_class, record_dataset_columns, visit_dataset_class
-from transpiler.structural.cells import convert_function, drop_no_op_decorators, is_module_base, is_self_or_super
+from transpiler.structural.cells import (
+    convert_function,
+    drop_no_op_decorators,
+    is_module_base,
+    is_self_or_super,
+    run_assigned_children,
+)
 from transpiler.structural.devices import is_noop_statement, record_known_kinds
 from transpiler.structural.in_place import assign_in_place, in_place_value
 from transpiler.structural.keyword_dicts import expand_keyword_dicts
@@ -39,5 +45,6 @@ __all__ = [
     "Surroundings",
     "TrainingLoops",
     "reference_ids",
+    "run_assigned_children",
     "unwrap_grad_context",
 ]

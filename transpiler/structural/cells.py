@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from transpiler.diagnostics import Severity
 from transpiler.structural.grad_mode import grad_context_reference
 
 
@@ -74,3 +75,70 @@ def convert_function(rewriter, original: cst.FunctionDef, updated: cst.FunctionD
         rewriter.ctx.converted(original, "forward", "forward -> construct")
     return updated.with_changes(**changes) if changes else updated
 
+
+_SEQUENTIAL_BASES = {"torch.nn.Sequential", "torch.nn.modules.container.Sequential"}
+# torch's Sequential.forward, over the children as torch holds them (name_cells(): by name, in the order added)
+_SEQUENTIAL_CONSTRUCT = '''\
+def construct(self, input_data):
+    # torch's Sequential runs every child, those assigned as attributes too; SequentialCell runs its cell_list
+    for cell in self.name_cells().values():
+        input_data = cell(input_data)
+    return input_data
+'''
+
+
+def run_assigned_children(rewriter, original: cst.ClassDef, updated: cst.ClassDef):
+    """A Sequential subclass that assigns its children (``self.conv = nn.Conv2d(...)``,
+    timm's ConvNorm) and runs them with Sequential's own forward: torch runs
+    every registered child in order, MindSpore's SequentialCell runs only the
+    cells it was constructed with (its ``cell_list``). Such a class gets the
+    ``construct`` torch's forward is; its subclasses inherit it."""
+    if not any(rewriter.analysis.qualified(base.value) in _SEQUENTIAL_BASES for base in original.bases):
+        return updated
+    methods = [s for s in original.body.body if isinstance(s, cst.FunctionDef)] \
+        if isinstance(original.body, cst.IndentedBlock) else []
+    if any(m.name.value in ("forward", "construct") for m in methods):
+        return updated
+    if not any(_assigns_child(m) for m in methods):
+        return updated
+    construct = cst.parse_statement(_SEQUENTIAL_CONSTRUCT).with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+    rewriter.changed()
+    # recorded, not counted: the base is the one torch.nn.Sequential use, converted by its rule
+    rewriter.ctx.report(original, "torch.nn.Sequential", Severity.INFO,
+                        "Sequential subclass assigning its children: construct runs them all, as torch's forward")
+    return updated.with_changes(body=updated.body.with_changes(body=[*updated.body.body, construct]))
+
+
+class _ChildAssignments(cst.CSTVisitor):
+    """``self.name = value`` with a value that may be a Module (not a literal)."""
+
+    def __init__(self):
+        self.found = False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if any(_is_self_attribute(t.target) for t in node.targets) and not _is_literal(node.value):
+            self.found = True
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if _is_self_attribute(node.target) and node.value is not None and not _is_literal(node.value):
+            self.found = True
+
+
+def _assigns_child(method: cst.FunctionDef) -> bool:
+    finder = _ChildAssignments()
+    method.body.visit(finder)
+    return finder.found
+
+
+def _is_self_attribute(target: cst.BaseExpression) -> bool:
+    return isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"
+
+
+def _is_literal(value: cst.BaseExpression) -> bool:
+    if isinstance(value, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    if isinstance(value, cst.Name):
+        return value.value in ("True", "False", "None")
+    if isinstance(value, (cst.Tuple, cst.List)):
+        return all(_is_literal(e.value) for e in value.elements)
+    return False

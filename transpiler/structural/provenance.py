@@ -208,14 +208,25 @@ class Provenance:
 
     def returned_by(self, call: cst.Call) -> list[cst.BaseExpression] | None:
         """What the file's function called here returns (None: not a function of this file)."""
-        scope = self.scope_of(call)
-        if not isinstance(call.func, cst.Name) or scope is None:
-            return None
-        owner = _binding_scope(call.func.value, scope)
-        function = owner.functions.get(call.func.value) if owner is not None else None
+        function = self.function_called(call, methods=False)
         if function is None:
             return None
         return [value for value, _ in self.returns.get(id(function), [])] or None
+
+    def function_called(self, call: cst.Call, methods: bool = True) -> cst.FunctionDef | None:
+        """The file's function ``f(...)`` calls, or (``methods``) the method of
+        the enclosing class ``self.m(...)`` calls inside a method; None otherwise."""
+        scope = self.scope_of(call)
+        if scope is None:
+            return None
+        if isinstance(call.func, cst.Name):
+            owner = _binding_scope(call.func.value, scope)
+            return owner.functions.get(call.func.value) if owner is not None else None
+        func = call.func
+        if methods and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                and func.value.value == scope.self_name and scope.class_name:
+            return self._method(scope.class_name, func.attr.value)
+        return None
 
     def appended(self, name: cst.Name) -> list[cst.BaseExpression] | None:
         """What ``name.append(value)`` calls in the name's scope append (None: some call is not one argument)."""
