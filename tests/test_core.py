@@ -92,6 +92,35 @@ def test_class_body_binding_does_not_shadow_methods():
     assert "ops.zeros(2)" in convert(code)
 
 
+def test_a_function_uses_a_module_import_written_below_it():
+    """A function body runs after the whole module is imported: torch imported at
+    the bottom (against circular imports) is the torch its calls mean."""
+    code = """\
+    def zeros_then_check(x):
+        y = torch.zeros(3)
+        return y, torch._check(x)
+
+
+    def own(torch):
+        return torch.zeros(2)
+
+
+    import torch
+    """
+    import mindspore
+
+    out = convert(code)
+    assert "y = ops.zeros(3)" in out
+    assert "# TODO(ms-migrate): torch._check" in out
+    assert "return torch.zeros(2)" in out  # a parameter named torch is not torch
+    assert convert(out) == out
+    namespace: dict = {}
+    exec(compile(out, "bottom_import.py", "exec"), namespace)
+    y, _ = namespace["zeros_then_check"](True)  # the marked torch._check still runs where torch is installed
+    assert isinstance(y, mindspore.Tensor) and y.shape == (3,)
+    assert namespace["own"](type("T", (), {"zeros": staticmethod(lambda n: n)})) == 2
+
+
 def test_nested_rewrites():
     out = convert("import torch\ny = torch.cat([torch.zeros(1), torch.ones(2)], dim=0)\n")
     assert "ops.cat([ops.zeros(1), ops.ones(2)], axis=0)" in out
