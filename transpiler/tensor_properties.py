@@ -65,6 +65,10 @@ def parameter_loop_variables(module: cst.Module) -> set[str]:
         def visit_CompFor(self, node):
             self._note(node.target, node.iter)
 
+        def visit_Call(self, node):
+            if isinstance(node.func, cst.Name) and node.func.value == "filter":
+                parameter_list(node)  # its predicate's item, wherever the filter stands
+
     walk(module, Loops(), prune=LAYOUT_TYPES)  # read-only: libcst's visit would rebuild the module
     return names
 
