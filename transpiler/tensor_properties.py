@@ -21,15 +21,21 @@ _PARAMETER_LISTS = frozenset({"parameters", "named_parameters", "trainable_param
                               "parameters_and_names", "untrainable_params"})
 
 
+def _is_parameter_list(iterable) -> bool:
+    return (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)
+            and iterable.func.attr.value in _PARAMETER_LISTS)
+
+
 def parameter_loop_variables(module: cst.Module) -> set[str]:
     """Names bound by ``for p in model.parameters()`` (the last element of the
-    target for named_parameters), in loops and comprehensions anywhere."""
+    target for named_parameters), in loops and comprehensions anywhere; and
+    ``item[1]`` in ``filter(lambda item: ..., model.parameters_and_names())``
+    (what named_parameters() converts to)."""
     names: set[str] = set()
 
     class Loops(cst.CSTVisitor):
         def _note(self, target, iterable):
-            if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)
-                    and iterable.func.attr.value in _PARAMETER_LISTS):
+            if not _is_parameter_list(iterable):
                 return
             if isinstance(target, cst.Tuple) and target.elements:
                 target = target.elements[-1].value
@@ -41,6 +47,15 @@ def parameter_loop_variables(module: cst.Module) -> set[str]:
 
         def visit_CompFor(self, node):
             self._note(node.target, node.iter)
+
+        def visit_Call(self, node):
+            if not (isinstance(node.func, cst.Name) and node.func.value == "filter" and len(node.args) == 2):
+                return
+            function, iterable = node.args[0].value, node.args[1].value
+            if (isinstance(function, cst.Lambda) and len(function.params.params) == 1
+                    and _is_parameter_list(iterable)):
+                item = function.params.params[0].name.value
+                names.add(f"{item}[1]" if iterable.func.attr.value == "parameters_and_names" else item)
 
     walk(module, Loops(), prune=LAYOUT_TYPES)  # read-only: libcst's visit would rebuild the module
     return names

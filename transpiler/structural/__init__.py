@@ -8,7 +8,7 @@ from transpiler.structural.buffers import convert_buffer_registration
 from transpiler.structural.checkpoints import Checkpoints
 from transpiler.structural.datasets import convert_dataset_class, record_dataset_columns, visit_dataset_class
 from transpiler.structural.cells import convert_function, drop_no_op_decorators, is_module_base, is_self_or_super
-from transpiler.structural.devices import is_noop_statement, record_known_kinds
+from transpiler.structural.devices import device_reads_used_as_strings, is_noop_statement, record_known_kinds
 from transpiler.structural.in_place import assign_in_place, in_place_value
 from transpiler.structural.keyword_dicts import expand_keyword_dicts
 from transpiler.structural.grad_mode import grad_context_reference, is_grad_context, unwrap_grad_context
@@ -28,6 +28,7 @@ __all__ = [
     "record_dataset_columns",
     "visit_dataset_class",
     "convert_function",
+    "device_reads_used_as_strings",
     "expand_keyword_dicts",
     "drop_no_op_decorators",
     "grad_context_reference",
