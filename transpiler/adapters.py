@@ -199,7 +199,7 @@ def _reset_parameters(qualified: str, rule: ApiRule, ctx: FileContext) -> cst.Fu
     if any("mindspore." in text for text in rule.reset_parameters):
         ctx.imports_needed.add(("mindspore", "mindspore"))
     body = "".join(f"    {line}\n" for text in rule.reset_parameters for line in text.splitlines())
-    return cst.parse_statement(f"def reset_parameters(self):\n    # as {qualified}.reset_parameters() draws them\n{body}")
+    return cst.parse_statement(f"def reset_parameters(self):\n    # what {qualified}.reset_parameters() does\n{body}")
 
 
 def _runs_overridden_reset(adapter: str) -> cst.If:
