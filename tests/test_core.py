@@ -267,6 +267,28 @@ def test_containers_parameters_and_buffers():
     assert 'self.running = mindspore.Parameter(\n            ops.ones(3), name="running", requires_grad=False\n        )' in out
 
 
+def test_non_persistent_buffers_are_plain_tensors():
+    """torch keeps a non-persistent buffer out of its state dict: no Parameter
+    (MindSpore would save it and want it filled); decided at run time when
+    ``persistent`` is a variable."""
+    code = """\
+    import torch
+    import torch.nn as nn
+
+    class M(nn.Module):
+        def __init__(self, keep):
+            super().__init__()
+            self.register_buffer("cache", torch.zeros(3), persistent=False)
+            self.register_buffer("mask", torch.ones(3), False)
+            self.register_buffer("table", torch.ones(3), persistent=keep)
+    """
+    out = convert(code)
+    assert "self.cache = ops.zeros(3)\n" in out
+    assert "self.mask = ops.ones(3)\n" in out
+    assert ('self.table = (\n            mindspore.Parameter(ops.ones(3), name="table", requires_grad=False)\n'
+            "            if keep\n            else ops.ones(3)\n        )") in out
+
+
 def test_devices_are_made_inert():
     code = """\
     import torch

@@ -120,7 +120,7 @@ def test_a_requoted_f_string_keeps_the_marked_reference_beside_it():
     code = 'import torch\nv = f"{torch.__version__} on {torch.accelerator.current_accelerator()}"\n'
     out = convert_source(code).output
     assert "import torch\n" in out
-    assert "f\"{torch.__version__} on {mindspore.get_context('device_target').lower()}\"" in out
+    assert "f\"{torch.__version__} on {torch_device(mindspore.get_context('device_target'))}\"" in out
     compile(out, "requoted.py", "exec")
 
 

@@ -263,6 +263,7 @@ class Rewriter(Transformer):
         self.call_funcs.add(id(node.func))
         if isinstance(node.func, cst.Name) and len(node.args) == 1 and not node.args[0].star:
             self.sole_argument_of[id(node.args[0].value)] = node.func.value
+        self.handled.update(structural.device_reads_used_as_strings(node))
         check = feature_check(self, node)
         if check is not None:
             self.handled.add(id(check.module))
@@ -342,6 +343,7 @@ class Rewriter(Transformer):
 
     # -- references and calls ------------------------------------------------
     def visit_Comparison(self, node: cst.Comparison) -> None:
+        self.handled.update(structural.device_reads_used_as_strings(node))
         check = membership_check(self, node)
         if check is not None:
             self.handled.add(id(check.module))
@@ -569,8 +571,9 @@ class Rewriter(Transformer):
         rule = self.rules.calls.get(qualified)
         if rule is not None and rule.target is not None:
             # as a value it is called later with torch's arguments: only a rule that
-            # changes none of them can stand as the MindSpore name
-            if id(original) in self.type_context or (rule.is_plain_rename and not rule.args):
+            # changes none of them (and adds no torch method) can stand as the MindSpore name
+            if id(original) in self.type_context or (rule.is_plain_rename and not rule.args
+                                                      and not rule.reset_parameters):
                 return self._renamed(original, qualified, rule.target)
         if rule is not None and (rule.target is not None or rule.hook is not None) and id(original) not in self.type_context:
             as_base = id(original) in self.base_context

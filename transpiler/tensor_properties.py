@@ -19,8 +19,6 @@ from transpiler.change_text import describe, short
 
 _PARAMETER_LISTS = frozenset({"parameters", "named_parameters", "trainable_params", "get_parameters",
                               "parameters_and_names", "untrainable_params"})
-
-
 _NAMED_PARAMETER_LISTS = frozenset({"named_parameters", "parameters_and_names"})
 
 

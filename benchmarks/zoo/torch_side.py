@@ -1,10 +1,9 @@
 """The torch side of the zoo benchmark, run in a child process: build each
 timm model, run it in eval mode on a seeded input and save the input, the
-output and every weight (state dict plus non-persistent buffers, which the
-converted Cells hold as Parameters) as numpy arrays; then the output of the
-same model in float64 (``output_float64``: how far float32 itself is from
-the exact result, see verdict.py), or why it could not run in float64
-(``float64_error``).
+output and its state dict (as torch saves weights) as numpy arrays; then the
+output of the same model in float64 (``output_float64``: how far float32
+itself is from the exact result, see verdict.py), or why it could not run in
+float64 (``float64_error``).
 
     python torch_side.py TIMM_DIR TORCHVISION_DIR OUT_DIR NAME...
 """
@@ -39,8 +38,6 @@ def reference(name: str, out_dir: str) -> None:
     with torch.no_grad():
         y = model(torch.from_numpy(x))
     weights = {k: v.detach().numpy() for k, v in model.state_dict().items()}
-    for key, buffer in model.named_buffers():
-        weights.setdefault(key, buffer.detach().numpy())
     arrays = {"input": x, "output": y.detach().numpy()}
     arrays.update({f"weight:{k}": v for k, v in weights.items()})
     try:
