@@ -32,25 +32,28 @@ def convert_buffer_registration(rewriter, original: cst.Expr, updated: cst.Expr)
     except (ValueError, SyntaxError):
         name = None
     receiver = call.func.value
-    parameter = cst.Call(
-        func=rewriter.ctx.ref("mindspore.Parameter"),
-        args=[
-            cst.Arg(tensor),
-            cst.Arg(name_expr, keyword=cst.Name("name")),
-            cst.Arg(cst.Name("False"), keyword=cst.Name("requires_grad")),
-        ],
-    )
+
+    def parameter():
+        return cst.Call(
+            func=rewriter.ctx.ref("mindspore.Parameter"),
+            args=[
+                cst.Arg(tensor),
+                cst.Arg(name_expr, keyword=cst.Name("name")),
+                cst.Arg(cst.Name("False"), keyword=cst.Name("requires_grad")),
+            ],
+        )
+
     if isinstance(tensor, cst.Name) and tensor.value == "None":
         value: cst.BaseExpression = tensor
         message = "buffer -> non-trainable Parameter"
     elif persistent is None or _literal(persistent) is True:
-        value = parameter
+        value = parameter()
         message = "buffer -> non-trainable Parameter"
     elif _literal(persistent) is False:
         value = tensor
         message = "non-persistent buffer -> tensor attribute (not saved, as torch leaves it out of the state dict)"
     else:  # decided at run time
-        value = cst.IfExp(test=persistent, body=parameter, orelse=tensor)
+        value = cst.IfExp(test=persistent, body=parameter(), orelse=tensor)
         message = "buffer -> non-trainable Parameter if persistent, else a tensor attribute"
     rewriter.changed()
     rewriter.ctx.converted(original, "torch.nn.Module.register_buffer", message)
