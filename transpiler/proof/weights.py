@@ -70,7 +70,7 @@ class WeightReport:
     def summary(self) -> str:
         return (
             f"{len(self.placed)} placed ({len(self.moved)} with a layout change), {len(self.dropped)} dropped "
-            f"by rule, {len(self.unplaced)} unplaced, {len(self.unfilled)} unfilled"
+            f"(by a rule, or not state in torch), {len(self.unplaced)} unplaced, {len(self.unfilled)} unfilled"
         )
 
 
