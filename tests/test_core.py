@@ -121,6 +121,27 @@ def test_a_function_uses_a_module_import_written_below_it():
     assert namespace["own"](type("T", (), {"zeros": staticmethod(lambda n: n)})) == 2
 
 
+def test_a_tuple_of_layer_classes_matches_the_layers_as_in_torch():
+    """minGPT's weight-decay groups: isinstance() against a tuple of torch layer
+    classes must accept the converted layers (the MindSpore classes, not adapters)."""
+    code = """\
+    import torch
+    import torch.nn as nn
+
+    net = nn.Sequential(nn.Linear(2, 3), nn.LayerNorm(3), nn.Embedding(4, 3))
+    whitelist = (torch.nn.Linear,)
+    blacklist = (torch.nn.LayerNorm, torch.nn.Embedding)
+    result = [(isinstance(m, whitelist), isinstance(m, blacklist)) for m in (net[0], net[1], net[2])]
+    """
+    expected: dict = {}
+    exec(compile(textwrap.dedent(code), "torch_side.py", "exec"), expected)
+    out = convert(code)
+    assert "whitelist = (nn.Dense,)" in out
+    converted: dict = {}
+    exec(compile(out, "converted.py", "exec"), converted)
+    assert converted["result"] == expected["result"] == [(True, False), (False, True), (False, True)]
+
+
 def test_nested_rewrites():
     out = convert("import torch\ny = torch.cat([torch.zeros(1), torch.ones(2)], dim=0)\n")
     assert "ops.cat([ops.zeros(1), ops.ones(2)], axis=0)" in out

@@ -259,6 +259,14 @@ class Rewriter(Transformer):
         self.type_context.update(names)
         self.annotation_refs.update(names)
 
+    def visit_Tuple(self, node: cst.Tuple) -> None:
+        # a tuple of torch classes and nothing else, e.g. minGPT's whitelist = (torch.nn.Linear,):
+        # classes for isinstance(), which must also accept the layers converted directly
+        values = [element.value for element in node.elements]
+        if values and all(isinstance(v, (cst.Name, cst.Attribute)) and _is_torch_class(self.analysis.qualified(v))
+                          for v in values):
+            self.type_context.update(id(v) for v in values)
+
     def visit_Call(self, node: cst.Call) -> None:
         self.call_funcs.add(id(node.func))
         if isinstance(node.func, cst.Name) and len(node.args) == 1 and not node.args[0].star:
@@ -619,6 +627,10 @@ def _is_in_place_name(name: str) -> bool:
 def _first_sentence(text: str) -> str:
     sentence = " ".join(text.split()).split(". ")[0].rstrip(".")
     return sentence if len(sentence) <= 160 else ""
+
+
+def _is_torch_class(qualified: str | None) -> bool:
+    return qualified is not None and qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1][:1].isupper()
 
 
 def _simple_statements(result) -> list[cst.SimpleStatementLine]:
