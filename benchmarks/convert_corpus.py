@@ -14,7 +14,7 @@ and the Python source of the installed torch package plus ``samples/``
     .venv/bin/python benchmarks/convert_corpus.py --corpus timm    # one corpus
     .venv/bin/python benchmarks/convert_corpus.py --corpus none    # the single-file figure only
 
-All runs convert the same files through ``transpiler.batch`` (read, convert,
+All runs convert the same files through ``transpiler.batch.runner`` (read, convert,
 write atomically, cache) into fresh temporary output directories; nothing is
 timed in a test, this only prints. The ratio to the floor is taken in CPU
 seconds (both run in this process, one after the other), so a neighbour's

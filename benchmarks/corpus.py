@@ -49,8 +49,8 @@ def corpus_roots(repo: str, name: str) -> list[str]:
 
 
 def load_corpus(repo: str, step: int = 1, name: str = "torch") -> Corpus:
-    from transpiler.discovery import discover
-    from transpiler.source_io import DecodeError, decode_source
+    from transpiler.batch.discovery import discover
+    from transpiler.batch.source_io import DecodeError, decode_source
 
     roots = corpus_roots(repo, name)
     paths: list[str] = []

@@ -103,9 +103,9 @@ class Run:
 
 
 def convert_tree(corpus: Corpus, out: str, workers: int) -> Run:
-    from transpiler.batch import Job, run
-    from transpiler.cache import open_cache
-    from transpiler.report import RunReport
+    from transpiler.batch.runner import Job, run
+    from transpiler.batch.cache import open_cache
+    from transpiler.batch.report import RunReport
 
     start, cpu_start = time.perf_counter(), _cpu()
     cache = open_cache(out + ".cache")  # next to the output, removed with it

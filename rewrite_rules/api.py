@@ -70,8 +70,8 @@ from rewrite_rules.spec import (
     Unsupported,
     WeightMove,
 )
-from transpiler.context import parse_expr
-from transpiler.engine import (
+from transpiler.convert.context import parse_expr
+from transpiler.convert.engine import (
     BoundCall,
     MethodCall,
     apply_mapping,

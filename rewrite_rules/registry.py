@@ -13,7 +13,8 @@ from functools import cached_property, lru_cache
 
 from rewrite_rules.spec import ApiRule, AttributeRule, MethodRule, PropertyRule
 
-_NOT_RULE_MODULES = {"spec", "api", "registry", "user_rules", "helpers", "cases", "tensor_methods_data"}
+# modules of the package that hold the rule model and shared helpers, not rules (names below the package)
+_NOT_RULE_MODULES = {"spec", "api", "registry", "user_rules", "helpers", "cases", "tensor.methods_data"}
 
 
 @dataclass
@@ -49,7 +50,7 @@ class RuleSet:
     @cached_property
     def rule_names(self) -> frozenset[str]:
         """Names outside torch that rules convert (a project's own or third-party layers)."""
-        from transpiler.names import is_torch_name
+        from transpiler.convert.names import is_torch_name
 
         return frozenset(name for name in (*self.calls, *self.attributes) if not is_torch_name(name))
 
@@ -101,8 +102,8 @@ def _rule_modules():
     import rewrite_rules
 
     for info in pkgutil.walk_packages(rewrite_rules.__path__, "rewrite_rules."):
-        short = info.name.rsplit(".", 1)[-1]
-        if short.startswith("_") or short in _NOT_RULE_MODULES:
+        inner = info.name.removeprefix("rewrite_rules.")
+        if inner.rsplit(".", 1)[-1].startswith("_") or inner in _NOT_RULE_MODULES:
             continue
         yield importlib.import_module(info.name)
 

@@ -29,7 +29,7 @@ class UnknownValue(Unconvertible):
     """Raised when the conversion depends on a value known only at run time
     (an argument that converts only at torch's default, passed through a
     variable). The call then goes through the API's adapter, which has torch's
-    signature and checks the value when it arrives (``transpiler.adapters``)."""
+    signature and checks the value when it arrives (``transpiler.convert.adapters``)."""
 
 
 class NotALiteral(UnknownValue, ValueError):
@@ -179,7 +179,7 @@ WeightMapping = Mapping[str, "str | WeightMove"]
 @dataclass(frozen=True)
 class AttributeRead:
     """How reading an attribute of a torch layer maps onto the MindSpore Cell
-    when more than its name changes; read by ``transpiler.structural.attributes``.
+    when more than its name changes; read by ``transpiler.convert.structural.attributes``.
 
     template: the MindSpore expression, ``{cell}`` standing for the Cell
         (Conv1d's ``kernel_size`` is stored as ``(1, k)``: ``"{cell}.kernel_size[1:]"``).
@@ -224,13 +224,13 @@ class ApiRule:
     after_init: statements run on the new Cell (``self``) after the MindSpore
         constructor, for what no constructor argument says (``"self.gamma.requires_grad
         = False"`` for a frozen layer); every use then goes through the layer's
-        adapter class, which has torch's signature (see ``transpiler.adapters``).
+        adapter class, which has torch's signature (see ``transpiler.convert.adapters``).
     reset_parameters: the statements of torch's ``reset_parameters()`` for the
         layer, written on the MindSpore Cell (``self``; MindSpore names fully
         qualified, ``mindspore.common.initializer...``). The layer's adapter
         class gets the method, so a subclass calling ``super().reset_parameters()``
         works, and its constructor, like torch's, runs a subclass's own
-        ``reset_parameters`` (see ``transpiler.adapters``).
+        ``reset_parameters`` (see ``transpiler.convert.adapters``).
     no_op: the API has no effect in MindSpore (TorchScript, torch.compile, fx
         markers): a call returns its first argument unchanged (``torch.jit.script(fn)``
         -> ``fn``; a statement left with nothing to do is removed), and as a

@@ -7,7 +7,7 @@ import dataclasses
 import pathlib
 import warnings
 
-from transpiler.convert import convert_source
+from transpiler.convert.pipeline import convert_source
 from transpiler.proof.verify import load_module
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pathlib
 
-from transpiler.convert import convert_source
+from transpiler.convert.pipeline import convert_source
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"

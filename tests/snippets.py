@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpiler.convert import convert_source
+from transpiler.convert.pipeline import convert_source
 from transpiler.proof.harness.cases import PRELUDE
 
 

@@ -13,10 +13,10 @@ from rewrite_rules.registry import load_rules
 from tests.snippets import PRELUDE
 from transpiler.analyze.model import Category
 from transpiler.analyze.runner import analyze_source
-from transpiler.convert import _method_names, convert_source
-from transpiler.names import analyse
-from transpiler.rewriter import MARKER_PREFIX
-from transpiler.structural import is_module_base
+from transpiler.convert.pipeline import _method_names, convert_source
+from transpiler.convert.names import analyse
+from transpiler.convert.rewriter import MARKER_PREFIX
+from transpiler.convert.structural import is_module_base
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "analyze_fixtures"

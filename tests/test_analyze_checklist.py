@@ -11,9 +11,9 @@ from tests.snippets import PRELUDE
 from transpiler.analyze.facts import index_file
 from transpiler.analyze.param_estimate import Estimator
 from transpiler.analyze.runner import analyze_source, analyze_tree
-from transpiler.convert import _method_names
-from transpiler.names import analyse
-from transpiler.structural import is_module_base
+from transpiler.convert.pipeline import _method_names
+from transpiler.convert.names import analyse
+from transpiler.convert.structural import is_module_base
 
 FIXTURES = pathlib.Path(__file__).resolve().parent / "analyze_fixtures"
 TRAIN = FIXTURES / "project" / "train" / "train.py"

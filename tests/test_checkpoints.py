@@ -22,7 +22,7 @@ import pytest
 
 from tests.golden_files import ROOT
 from tests.snippets import convert_full, convert_snippet
-from transpiler.convert import convert_source
+from transpiler.convert.pipeline import convert_source
 
 RESUME_SCRIPT = ROOT / "tests" / "data" / "checkpoint_resume.py"
 FRAMEWORK_RTOL = 1e-4  # same weights, same batches, 8 steps: float rounding only

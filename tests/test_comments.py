@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from rewrite_rules.registry import load_rules
 from tests.conversion import compiles
 from tests.golden_files import convert_sample, sample_paths
-from transpiler.convert import convert_source
+from transpiler.convert.pipeline import convert_source
 
 
 def comment_tokens(code: str) -> Counter:

@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from transpiler.batch import available_cores
+from transpiler.batch.runner import available_cores
 from transpiler.cli import build_parser, main
 from transpiler.commands.convert import settings_for
 from transpiler.config import ConfigError, config_for, find_config

@@ -8,9 +8,9 @@ import textwrap
 import libcst as cst
 import pytest
 
-from transpiler.convert import convert_source
-from transpiler.diagnostics import Outcome, Severity
-from transpiler.rewriter import MARKER_PREFIX
+from transpiler.convert.pipeline import convert_source
+from transpiler.convert.diagnostics import Outcome, Severity
+from transpiler.convert.rewriter import MARKER_PREFIX
 
 
 def convert(code: str) -> str:

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 from tests.golden_files import ROOT
-from transpiler.convert import convert_source
+from transpiler.convert.pipeline import convert_source
 
 SCRIPT = ROOT / "tests" / "data" / "loader_script.py"
 

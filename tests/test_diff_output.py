@@ -14,7 +14,7 @@ import nbformat
 import pytest
 
 from transpiler.cli import main
-from transpiler.diffs import DiffWriter, unified
+from transpiler.batch.diffs import DiffWriter, unified
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 

@@ -10,7 +10,7 @@ import nbformat
 import pytest
 
 from transpiler.cli import main
-from transpiler.discovery import Exclusions, discover
+from transpiler.batch.discovery import Exclusions, discover
 
 TORCH = "import torch\nx = torch.zeros(2)\n"
 

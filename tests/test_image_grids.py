@@ -17,7 +17,7 @@ import sys
 
 import numpy as np
 from tests.golden_files import ROOT
-from transpiler.convert import convert_source
+from transpiler.convert.pipeline import convert_source
 
 CASES = {  # name -> (shape of the images, arguments)
     "defaults": ((5, 3, 4, 6), ""),

@@ -221,7 +221,7 @@ def test_converted_module_runs_without_torch_and_einops(tmp_path):
     import subprocess
     import sys
 
-    from transpiler.convert import convert_source
+    from transpiler.convert.pipeline import convert_source
 
     converted = convert_source(_MODULE, "block.py").output
     imports = [line for line in converted.splitlines() if line.startswith(("import", "from"))]
@@ -249,7 +249,7 @@ def test_converted_module_runs_without_torch_and_einops(tmp_path):
 
 
 def test_a_marked_einops_call_keeps_its_import():
-    from transpiler.convert import convert_source
+    from transpiler.convert.pipeline import convert_source
 
     converted = convert_source("import einops\ny = einops.rearrange(x, pattern)\nz = einops.rearrange(x, 'a b -> b a')\n",
                                "m.py").output
@@ -258,7 +258,7 @@ def test_a_marked_einops_call_keeps_its_import():
 
 
 def test_the_helper_cell_follows_the_imports_it_uses():
-    from transpiler.convert import convert_source
+    from transpiler.convert.pipeline import convert_source
 
     source = ("import sys\nsys.path.insert(0, '.')\nimport torch\nfrom einops.layers.torch import Rearrange\n\n"
               "def make():\n    return Rearrange('b c h w -> b (c h w)')\n")

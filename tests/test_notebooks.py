@@ -14,7 +14,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output, new_raw_cell
 
 from transpiler.cli import main
-from transpiler.notebooks import convert_notebook
+from transpiler.batch.notebooks import convert_notebook
 
 IPYTHON_LINES = ["%load_ext autoreload", "!echo hello", "files = !ls", "result = %time 1 + 1", "torch.zeros?"]
 

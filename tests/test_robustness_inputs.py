@@ -11,8 +11,8 @@ import os
 
 import pytest
 
-import transpiler.batch
-import transpiler.source_io
+import transpiler.batch.runner
+import transpiler.batch.source_io
 from transpiler.cli import main
 
 TORCH_LINES = "import torch\nx = torch.zeros(2, 3)\n"
@@ -82,7 +82,7 @@ def unreadable_as_root(monkeypatch):
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(transpiler.batch, "open", guarded, raising=False)
+    monkeypatch.setattr(transpiler.batch.runner, "open", guarded, raising=False)
 
 
 def test_each_bad_file_gets_one_line_and_the_batch_goes_on(tmp_path, capsys, unreadable_as_root):
@@ -205,8 +205,8 @@ def test_an_interrupted_write_leaves_no_partial_file(tmp_path, monkeypatch):
     def interrupted(src, dst):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(transpiler.source_io.os, "replace", interrupted)
+    monkeypatch.setattr(transpiler.batch.source_io.os, "replace", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        transpiler.source_io.write_atomic(str(target), b"new content\n")
+        transpiler.batch.source_io.write_atomic(str(target), b"new content\n")
     assert target.read_bytes() == b"previous\n"
     assert os.listdir(tmp_path) == ["out.py"]  # no temporary left behind

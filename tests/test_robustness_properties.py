@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from rewrite_rules.registry import load_rules
 from tests.conversion import compiles
-from transpiler.convert import convert_source
+from transpiler.convert.pipeline import convert_source
 
 PRELUDE = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
 

@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from transpiler.convert import convert_source
+from transpiler.convert.pipeline import convert_source
 
 CASES = {
     # an autograd Function whose backward takes *grad_outputs (torch.distributed.nn):
@@ -103,7 +103,7 @@ def test_values_passed_around_recursive_functions_resolve_in_bounded_work():
     # with each one more before resolution had a budget; 16 take about a second.
     code = (
         "import sys\n"
-        "from transpiler.convert import convert_source\n"
+        "from transpiler.convert.pipeline import convert_source\n"
         "result = convert_source(sys.stdin.read(), 'ring.py')\n"
         "compile(result.output, 'ring.py', 'exec')\n"
         "print(result.status, sum(d.severity.value == 'error' for d in result.diagnostics))\n"

@@ -14,8 +14,8 @@ import warnings
 
 import pytest
 
-from transpiler.batch import run
-from transpiler.discovery import discover
+from transpiler.batch.runner import run
+from transpiler.batch.discovery import discover
 
 WORKERS = 2
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rewrite_rules.registry import load_rules
-from transpiler.rewriter import MARKER_PREFIX
+from transpiler.convert.rewriter import MARKER_PREFIX
 from tests.snippets import convert_full, convert_snippet
 
 
@@ -38,7 +38,7 @@ def test_example(rule, example):
 
 @pytest.mark.parametrize("rule, example", EXAMPLES)
 def test_example_is_idempotent(rule, example):
-    from transpiler.convert import convert_source
+    from transpiler.convert.pipeline import convert_source
 
     once = convert_full(example.torch)
     twice = convert_source(once, "<again>").output

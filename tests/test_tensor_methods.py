@@ -4,7 +4,7 @@ installed MindSpore itself.
 A method call passes unchanged only through a rule that says MindSpore's
 Tensor has the method with the same meaning (``same(...)``), proven by that
 rule's execution cases; every other torch Tensor method is converted or
-marked. The conversion reads the generated tensor_methods_data.py (it never
+marked. The conversion reads the generated methods_data.py (it never
 imports the frameworks); these tests import both and check that file and the
 pass-through rules against them.
 """
@@ -14,15 +14,15 @@ from __future__ import annotations
 import mindspore
 import pytest
 
-from rewrite_rules._generate_tensor_methods import DATA_FILE, builtin_method_names, render
+from rewrite_rules.tensor._generate_methods import DATA_FILE, builtin_method_names, render
 from rewrite_rules.registry import load_rules
 from rewrite_rules.spec import MethodRule, PropertyRule
-from rewrite_rules.tensor_methods import LEFT_ALONE, READ_AS_IN_TORCH
-from rewrite_rules.tensor_methods_data import SHARED_TENSOR_METHODS, TORCH_ONLY_TENSOR_METHODS
+from rewrite_rules.tensor.methods import LEFT_ALONE, READ_AS_IN_TORCH
+from rewrite_rules.tensor.methods_data import SHARED_TENSOR_METHODS, TORCH_ONLY_TENSOR_METHODS
 from tests.snippets import convert_snippet
-from transpiler.rewriter import MARKER_PREFIX
+from transpiler.convert.rewriter import MARKER_PREFIX
 
-REFRESH = "python -m rewrite_rules._generate_tensor_methods"
+REFRESH = "python -m rewrite_rules.tensor._generate_methods"
 
 
 def _pass_through_rules() -> list[MethodRule]:
@@ -33,7 +33,7 @@ def _pass_through_rules() -> list[MethodRule]:
 
 
 def test_data_file_matches_the_installed_frameworks():
-    assert DATA_FILE.read_text() == render(), f"tensor_methods_data.py is out of date; refresh it with: {REFRESH}"
+    assert DATA_FILE.read_text() == render(), f"methods_data.py is out of date; refresh it with: {REFRESH}"
 
 
 @pytest.mark.parametrize("rule", _pass_through_rules(), ids=lambda r: r.name)

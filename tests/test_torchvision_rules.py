@@ -12,7 +12,7 @@ against torchvision 0.28's own code: tests/check_torchvision_reference.py).
 Random transforms are compared exactly where their draws decide nothing
 (p=0 or p=1, a crop as large as the padded image) and structurally otherwise:
 each output must be one of the images torchvision could have produced.
-These tests are the ``proven_by`` of the rules in rewrite_rules/torchvision.py.
+These tests are the ``proven_by`` of the rules in rewrite_rules/vision/torchvision.py.
 """
 
 from __future__ import annotations

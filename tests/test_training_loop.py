@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tests.snippets import convert_full, convert_snippet
-from transpiler.convert import convert_source
-from transpiler.rewriter import MARKER_PREFIX
+from transpiler.convert.pipeline import convert_source
+from transpiler.convert.rewriter import MARKER_PREFIX
 
 SUMMED_LOSSES_CLIP_VALUE_ZERO_GRAD_LAST = (
     """

@@ -18,7 +18,7 @@ import pytest
 
 from tests.golden_files import ROOT
 from tests.snippets import convert_full, convert_snippet
-from transpiler.convert import convert_source
+from transpiler.convert.pipeline import convert_source
 
 
 def _golden(torch_code: str, expected: str) -> None:

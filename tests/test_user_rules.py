@@ -213,13 +213,13 @@ def test_rules_import_the_public_rule_api_not_the_engine():
     for path in (ROOT / "rewrite_rules").rglob("*.py"):
         if path.name in ("api.py", "registry.py", "user_rules.py"):
             continue
-        reaches = {name for name in _imports(path) if name.startswith(("transpiler.engine", "transpiler.rewriter"))}
+        reaches = {name for name in _imports(path) if name.startswith(("transpiler.convert.engine", "transpiler.convert.rewriter"))}
         assert not reaches, f"{path.relative_to(ROOT)} imports {sorted(reaches)}: use rewrite_rules.api"
 
 
 def test_nothing_imports_private_names_of_the_rewriter():
     for path in (ROOT / "transpiler").rglob("*.py"):
-        private = {n for n in _imports(path) if n.startswith("transpiler.rewriter._")}
+        private = {n for n in _imports(path) if n.startswith("transpiler.convert.rewriter._")}
         assert not private, f"{path.relative_to(ROOT)} imports {sorted(private)}"
 
 

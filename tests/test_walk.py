@@ -1,9 +1,9 @@
-"""transpiler.walk gives libcst's visitor and transformer semantics faster:
+"""transpiler.convert.walk gives libcst's visitor and transformer semantics faster:
 the same callbacks in the same order, the same resulting tree."""
 
 import libcst as cst
 
-from transpiler.walk import LAYOUT_TYPES, Transformer, Visitor, child_fields, walk
+from transpiler.convert.walk import LAYOUT_TYPES, Transformer, Visitor, child_fields, walk
 
 SOURCE = '''
 import torch.nn as nn

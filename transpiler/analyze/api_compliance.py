@@ -13,12 +13,12 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.registry import RuleSet
-from rewrite_rules.tensor_methods_data import SHARED_TENSOR_METHODS
+from rewrite_rules.tensor.methods_data import SHARED_TENSOR_METHODS
 from transpiler.analyze.facts import FileFacts, method_name
 from transpiler.analyze.model import ApiUse, ArgNote, Category, EcosystemImport
 from transpiler.analyze.structural_apis import OPTIMIZER_STEP_METHODS, structural_reason
-from transpiler.diagnostics import Diagnostic, Outcome
-from transpiler.names import ECOSYSTEM_ROOTS
+from transpiler.convert.diagnostics import Diagnostic, Outcome
+from transpiler.convert.names import ECOSYSTEM_ROOTS
 
 
 def _builtin_method_names() -> frozenset[str]:

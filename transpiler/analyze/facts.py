@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from transpiler.names import ECOSYSTEM_ROOTS, Analysis, chain_parts
+from transpiler.convert.names import ECOSYSTEM_ROOTS, Analysis, chain_parts
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import math
 import libcst as cst
 
 from transpiler.analyze.facts import FileFacts, argument
-from transpiler.engine import literal_value
+from transpiler.convert.engine import literal_value
 
 _FREE = ("ReLU", "ReLU6", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "LeakyReLU", "ELU",
          "Hardswish", "Hardsigmoid", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "Flatten",

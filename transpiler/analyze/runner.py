@@ -18,11 +18,11 @@ from transpiler.analyze.facts import index_file
 from transpiler.analyze.findings import run_checkers
 from transpiler.analyze.model import ChecklistItem, FileAnalysis, FileDiff, ProjectAnalysis
 from transpiler.analyze.param_probe import count_parameters
-from transpiler.convert import _method_names, convert_source
-from transpiler.discovery import Exclusions, discover
-from transpiler.names import ECOSYSTEM_ROOTS, analyse
-from transpiler.source_io import DecodeError, decode_source
-from transpiler.structural import is_module_base
+from transpiler.convert.pipeline import _method_names, convert_source
+from transpiler.batch.discovery import Exclusions, discover
+from transpiler.convert.names import ECOSYSTEM_ROOTS, analyse
+from transpiler.batch.source_io import DecodeError, decode_source
+from transpiler.convert.structural import is_module_base
 
 
 def _mentions_library(text: str, rules: RuleSet) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpiler.names import is_torch_name
+from transpiler.convert.names import is_torch_name
 
 FORWARD_NAMES = frozenset({"forward", "construct"})
 # Attributes and methods that read static facts about a tensor, not its values.

@@ -9,9 +9,9 @@ import argparse
 import dataclasses
 import os
 
-from transpiler.batch import available_cores
+from transpiler.batch.runner import available_cores
 from transpiler.config import Config, ConfigError, config_for
-from transpiler.discovery import Exclusions
+from transpiler.batch.discovery import Exclusions
 
 
 def add_tree_arguments(parser: argparse.ArgumentParser) -> None:

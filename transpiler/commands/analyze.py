@@ -8,7 +8,7 @@ import sys
 from transpiler.analyze.formats import formats, render
 from transpiler.commands._tree_options import add_tree_arguments, tree_options
 from transpiler.config import ConfigError
-from transpiler.source_io import write_atomic
+from transpiler.batch.source_io import write_atomic
 
 _ALIASES = {"md": "markdown", "terminal": "text"}
 

@@ -13,15 +13,15 @@ import sys
 import time
 from dataclasses import dataclass
 
-from transpiler.batch import UsageError, check_paths, display_path, run
-from transpiler.cache import default_cache_root, open_cache, record_run
+from transpiler.batch.runner import UsageError, check_paths, display_path, run
+from transpiler.batch.cache import default_cache_root, open_cache, record_run
 from transpiler.commands._tree_options import add_tree_arguments, first, tree_options
 from transpiler.config import ConfigError
-from transpiler.diffs import DiffWriter, diff_path, file_diff
-from transpiler.discovery import Exclusions, discover
-from transpiler.progress import Progress
-from transpiler.project import with_siblings
-from transpiler.report import RunReport
+from transpiler.batch.diffs import DiffWriter, diff_path, file_diff
+from transpiler.batch.discovery import Exclusions, discover
+from transpiler.batch.progress import Progress
+from transpiler.convert.project import with_siblings
+from transpiler.batch.report import RunReport
 
 
 def add_parser(subparsers) -> None:
@@ -139,7 +139,7 @@ def run_convert(args) -> int:
         return _interrupted(report, done, len(jobs), cache is not None)
     import_failures = 0
     if target and (args.emit_tests or args.check):
-        from transpiler.post_convert import after_write
+        from transpiler.batch.post_convert import after_write
 
         import_failures = after_write(args, jobs, report)
     report.elapsed = time.perf_counter() - start

@@ -18,7 +18,7 @@ import time
 import traceback
 from dataclasses import dataclass
 
-from transpiler.diagnostics import Diagnostic, Severity
+from transpiler.convert.diagnostics import Diagnostic, Severity
 
 
 @dataclass(frozen=True)

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from transpiler.diagnostics import Outcome
+from transpiler.convert.diagnostics import Outcome
 
 
 def declared_dtype_differences(paths, rules=None) -> dict[tuple[str, str], str]:
     """(torch dtype, MindSpore dtype) -> "api (reason); api (reason)" for
     the APIs the files at ``paths`` use (``rules``: default ms-migrate's)."""
     from rewrite_rules.registry import load_rules
-    from transpiler.convert import convert_source
+    from transpiler.convert.pipeline import convert_source
 
     rules = rules or load_rules()
     used: set[str] = set()

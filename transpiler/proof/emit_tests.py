@@ -15,7 +15,7 @@ import ast
 import os
 from dataclasses import dataclass, field
 
-from transpiler.diagnostics import Diagnostic, Severity
+from transpiler.convert.diagnostics import Diagnostic, Severity
 
 _MODULE_BASES = {"Module", "nn.Module", "torch.nn.Module"}
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rewrite_rules.registry import RuleSet, converts
-from transpiler.convert import convert_source
-from transpiler.diagnostics import MARKER_PREFIX
+from transpiler.convert.pipeline import convert_source
+from transpiler.convert.diagnostics import MARKER_PREFIX
 from transpiler.proof.harness import WorkerPool, collect_cases, report, run_case
 from transpiler.proof.harness.cases import PRELUDE, _split
 

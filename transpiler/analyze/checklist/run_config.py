@@ -8,7 +8,7 @@ import libcst as cst
 
 from transpiler.analyze.checklist import item
 from transpiler.analyze.facts import FileFacts, keyword, method_name, positional
-from transpiler.engine import is_literal
+from transpiler.convert.engine import is_literal
 
 _PATTERNS = {
     "epochs": re.compile(r"(^|_|-)(num_|n_|max_|total_)?epochs?$", re.IGNORECASE),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from transpiler.rewriter import MARKER_PREFIX
+from transpiler.convert.rewriter import MARKER_PREFIX
 
 CONTEXT = 3
 MARKER = MARKER_PREFIX.strip()

@@ -2,7 +2,7 @@
 
     python -m transpiler.proof.harness                 # every case
     python -m transpiler.proof.harness -k torch.cat    # cases whose id contains the text
-    python -m transpiler.proof.harness -m torch_math   # cases of rule modules whose name contains the text
+    python -m transpiler.proof.harness -m torch_functions   # cases of rule modules whose name contains the text
     python -m transpiler.proof.harness -v              # print every failure in full
 """
 

@@ -11,9 +11,9 @@ import libcst as cst
 from rewrite_rules.spec import Example
 from transpiler.proof.harness.values import COMPARE_MODES, compare
 from transpiler.proof.harness.worker import Job, Outcome
-from transpiler.adapters import WRITTEN_BY
-from transpiler.convert import convert_source
-from transpiler.rewriter import MARKER_PREFIX
+from transpiler.convert.adapters import WRITTEN_BY
+from transpiler.convert.pipeline import convert_source
+from transpiler.convert.rewriter import MARKER_PREFIX
 
 # What every example's torch snippet starts with.
 PRELUDE = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"

@@ -1,0 +1,1 @@
+"""torch.nn layers, containers, initialisers and Module methods -> mindspore.nn."""

@@ -1,0 +1,146 @@
+"""torch.nn attention and Transformer layers -> mindspore.nn.
+
+MindSpore 2.10 has torch-like MultiheadAttention and Transformer classes:
+``bias`` -> ``has_bias`` on MultiheadAttention; the Transformer layers take
+the same arguments except torch's ``bias`` (marked unless True). Parameter
+names match torch except the feed-forward Dense layers (torch linear1/linear2,
+MindSpore dense1/dense2) and LayerNorm weight/bias (gamma/beta). Dropout is
+random in training mode: the cases use dropout=0 or eval mode. Forward-call
+keywords that MindSpore lacks (``is_causal``; TransformerEncoder ``mask=`` is
+``src_mask=``) sit on instance calls the converter cannot see.
+
+torch starts every attention's output projection bias at zero; MindSpore
+draws it at random (measured). The converted constructor zeroes every
+``out_proj.bias`` of the new Cell, so a fresh layer starts like torch's.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from rewrite_rules.helpers import DEVICE
+from rewrite_rules.nn.shared import DTYPE, P, layer_cases
+from rewrite_rules.api import ApiRule, Drop, Example, Unsupported, code_of
+from rewrite_rules.torch_functions.builders import wrapped
+
+
+def _zero_out_proj_bias(expr: cst.BaseExpression, ctx) -> cst.BaseExpression:
+    zeros = code_of(ctx.ref("mindspore.ops.zeros_like"))
+    return cst.parse_expression(
+        f"(lambda layer: ([p.set_data({zeros}(p)) for name, p in layer.parameters_and_names() "
+        f"if name.endswith('out_proj.bias')], layer)[1])({code_of(expr)})"
+    )
+
+
+_ZERO_BIAS = wrapped(_zero_out_proj_bias)
+_ZERO_BIAS_NOTE = "out_proj.bias starts at zero as in torch (MindSpore draws it at random)"
+# the biases torch zeroes, read in the statement that makes the layer (the
+# harness copies torch's weights into a new layer after its statement; the
+# walrus binds it, so that its initial draws are not replayed either)
+_FRESH = ("result = list(map(lambda item: item[1] * 1, filter(lambda item: item[0].endswith('out_proj.bias'), "
+          "(fresh := nn.{}).named_parameters())))")
+
+_NO_BIAS = Unsupported("bias=False is not supported by MindSpore's Transformer layers")
+_RTOL = {"rtol": 1e-4, "atol": 1e-5}
+_SEQ = {"x": "randn(5, 2, 8)", "m": "randn(4, 2, 8)"}
+
+
+def _ffn_weights() -> dict:
+    # the stacks (TransformerEncoder/Decoder, Transformer) need no declaration:
+    # the weight converter applies each layer's own rule to the layers inside
+    return {f"linear{i}.{p}": f"dense{i}.{p}" for i in (1, 2) for p in ("weight", "bias")}
+
+
+_LAYER_SIG = ("d_model, nhead, dim_feedforward=2048, dropout=0.1, activation='relu', layer_norm_eps=1e-05, "
+              "batch_first=False, norm_first=False, bias=True, device=None, dtype=None")
+
+
+def _layer(kind: str, call: str, inputs) -> ApiRule:
+    name = f"Transformer{kind}Layer"
+    params = [P("d_model", "8"), P("nhead", "2"), P("dim_feedforward", "16"), P("dropout", "0.0"),
+              P("activation", "'gelu'", default=True), P("layer_norm_eps", "0.001", default=True),
+              P("batch_first", "False", default=True), P("norm_first", "True", default=True)]
+    return ApiRule(
+        f"torch.nn.{name}",
+        f"mindspore.nn.{name}",
+        signature=_LAYER_SIG,
+        args={"bias": _NO_BIAS, "device": DEVICE, "dtype": DTYPE},
+        hook=_ZERO_BIAS,
+        weights=_ffn_weights(),
+        notes="Feed-forward layers are dense1/dense2 in MindSpore (torch linear1/linear2); " + _ZERO_BIAS_NOTE,
+        examples=(
+            Example(_FRESH.format(f"{name}(8, 2, 16)"), inputs={}, notes="fresh"),
+            *layer_cases(name, params, inputs, call=call, **_RTOL),
+            *layer_cases(name, [P("d_model", "8"), P("nhead", "2"), P("dim_feedforward", "16")], inputs, call=call,
+                         setup="layer.eval()\n", shapes=("keywords",), notes="default dropout, eval mode", **_RTOL),
+            Example(f"layer = nn.{name}(8, 2, bias=False)", marked="bias=False"),
+        ),
+    )
+
+
+def _stack(kind: str, call: str, inputs, extra_sig: str = "", extra_args=None) -> ApiRule:
+    name = f"Transformer{kind}"
+    layer = f"inner = nn.Transformer{kind}Layer(8, 2, 16, 0.0)\n"
+    norm = "norm = nn.LayerNorm(8)\n"
+    cases = layer_cases(name, [P(f"{kind.lower()}_layer", "inner"), P("num_layers", "2"), P("norm", "norm", default=True)],
+                        inputs, call=call, **_RTOL)
+    return ApiRule(
+        f"torch.nn.{name}",
+        f"mindspore.nn.{name}",
+        signature=f"{kind.lower()}_layer, num_layers, norm=None" + extra_sig,
+        args=extra_args or {},
+        notes="The layer is deep-copied num_layers times, as in torch.",
+        examples=tuple(Example(layer + norm + ex.torch, inputs=ex.inputs, notes=ex.notes, **_RTOL) for ex in cases),
+    )
+
+
+RULES = [
+    ApiRule(
+        "torch.nn.MultiheadAttention",
+        "mindspore.nn.MultiheadAttention",
+        signature="embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False, kdim=None, "
+        "vdim=None, batch_first=False, device=None, dtype=None",
+        args={"bias": "has_bias", "device": DEVICE, "dtype": DTYPE},
+        positional=3,
+        hook=_ZERO_BIAS,
+        notes="bias -> has_bias; parameters keep torch's names (in_proj_weight, out_proj.weight, ...); " + _ZERO_BIAS_NOTE,
+        examples=(
+            Example(_FRESH.format("MultiheadAttention(8, 2)"), inputs={}, notes="fresh"),
+            Example(_FRESH.format("MultiheadAttention(8, 2, bias=False)"), inputs={}, notes="fresh"),
+            *layer_cases("MultiheadAttention", [P("embed_dim", "8"), P("num_heads", "2")], {"x": "randn(5, 8)", "m": "randn(4, 8)"},
+                         call="layer(x, m, m, key_padding_mask=torch.tensor([False, True, False, False]))",
+                         shapes=("positional",), notes="unbatched with a key padding mask", **_RTOL),
+            *layer_cases("MultiheadAttention", [P("embed_dim", "8"), P("num_heads", "2"), P("add_bias_kv", "True"),
+                                                P("add_zero_attn", "True")], _SEQ,
+                         call="layer(x, m, m, attn_mask=torch.zeros(5, 4), average_attn_weights=False)",
+                         shapes=("keywords",), notes="bias_kv, zero_attn, attn_mask", **_RTOL),
+            *layer_cases("MultiheadAttention", [P("embed_dim", "8"), P("num_heads", "2"), P("dropout", "0.0", default=True),
+                                                P("bias", "False", default=True)],
+                         _SEQ, call="layer(x, m, m)", **_RTOL),
+            *layer_cases("MultiheadAttention", [P("embed_dim", "8"), P("num_heads", "2"), P("kdim", "6"), P("vdim", "4"),
+                                                P("batch_first", "True")],
+                         {"q": "randn(2, 5, 8)", "k": "randn(2, 3, 6)", "v": "randn(2, 3, 4)"},
+                         call="layer(q, k, v, need_weights=True, average_attn_weights=False)", shapes=("keywords",),
+                         **_RTOL),
+        ),
+    ),
+    _layer("Encoder", "layer(x)", _SEQ),
+    _layer("Decoder", "layer(x, m)", _SEQ),
+    _stack("Encoder", "layer(x)", _SEQ, extra_sig=", enable_nested_tensor=True, mask_check=True",
+           extra_args={"enable_nested_tensor": Drop("a torch inference fast path"),
+                       "mask_check": Drop("a torch inference fast path check")}),
+    _stack("Decoder", "layer(x, m)", _SEQ),
+    ApiRule(
+        "torch.nn.Transformer",
+        "mindspore.nn.Transformer",
+        signature="d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6, dim_feedforward=2048, dropout=0.1, "
+        "activation='relu', custom_encoder=None, custom_decoder=None, layer_norm_eps=1e-05, batch_first=False, "
+        "norm_first=False, bias=True, device=None, dtype=None",
+        args={"bias": _NO_BIAS, "device": DEVICE, "dtype": DTYPE},
+        hook=_ZERO_BIAS,
+        notes=_ZERO_BIAS_NOTE,
+        examples=(Example(_FRESH.format("Transformer(8, 2, 1, 1, 16)"), inputs={}, notes="fresh"),) + layer_cases("Transformer", [P("d_model", "8"), P("nhead", "2"), P("num_encoder_layers", "1"),
+                                             P("num_decoder_layers", "1"), P("dim_feedforward", "16"),
+                                             P("dropout", "0.0")], _SEQ, call="layer(x, m)", **_RTOL),
+    ),
+]

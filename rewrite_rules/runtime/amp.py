@@ -1,0 +1,141 @@
+"""Automatic mixed precision: torch.autocast and GradScaler.
+
+MindSpore sets mixed precision on the network (``mindspore.amp.auto_mixed_precision``,
+placed by the training-step rewrite where the network trains) and scales the
+loss with ``mindspore.amp.DynamicLossScaler`` inside the step
+(transpiler/convert/structural/amp.py). What is left for the rules:
+
+- ``with torch.autocast(...):`` is unwrapped (transpiler/convert/structural/grad_mode.py);
+  an autocast context used as a value (``ctx = nullcontext() if cpu else
+  torch.autocast(...)``) becomes ``contextlib.nullcontext()``, so every
+  ``with ctx:`` keeps working;
+- ``GradScaler(...)`` becomes the loss scaler with torch's schedule: start at
+  ``init_scale``, multiply by ``growth_factor`` after ``growth_interval``
+  finite steps, divide by it on overflow (torch's ``backoff_factor`` must be
+  its inverse, which it is by default). A disabled scaler scales by 1.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from rewrite_rules.api import ApiRule, Example, MethodRule, Unconvertible, keyword_arg
+from transpiler.convert.structural.amp import nullcontext_ref
+from transpiler.convert.structural.provenance import SCALER, origin_of
+
+_AUTOCAST_NOTES = (
+    "MindSpore sets mixed precision on the network: mindspore.amp.auto_mixed_precision(net, 'auto', dtype) where "
+    "the network trains (the operator lists of 'auto' are autocast's); the context becomes contextlib.nullcontext()"
+)
+
+
+def _autocast(call, ctx):
+    call.result = cst.Call(nullcontext_ref(ctx), [])
+    ctx.warn(call.source, "torch.autocast", "autocast context -> contextlib.nullcontext(): mixed precision is set on "
+                                            "the network where it trains (mindspore.amp.auto_mixed_precision)")
+
+
+def _literal(call, name):
+    try:
+        return True, call.literal(name)
+    except (ValueError, SyntaxError):
+        return False, None
+
+
+def _scaler(call, ctx):
+    known_growth, growth = _literal(call, "growth_factor")
+    known_backoff, backoff = _literal(call, "backoff_factor")
+    if not (known_growth and known_backoff) or abs(growth * backoff - 1.0) > 1e-12:
+        raise Unconvertible("mindspore.amp.DynamicLossScaler divides the scale by the growth factor on overflow: "
+                            "growth_factor and backoff_factor must be literals with growth_factor * backoff_factor == 1")
+    factor = cst.Integer(str(int(growth))) if float(growth).is_integer() else cst.Float(repr(float(growth)))
+    dynamic = cst.Call(
+        ctx.ref("mindspore.amp.DynamicLossScaler"),
+        [
+            keyword_arg("scale_value", call.get("init_scale", "65536.0")),
+            keyword_arg("scale_factor", factor),
+            keyword_arg("scale_window", call.get("growth_interval", "2000")),
+        ],
+    )
+    static = cst.Call(ctx.ref("mindspore.amp.StaticLossScaler"), [keyword_arg("scale_value", cst.Float("1.0"))])
+    known, enabled = _literal(call, "enabled")
+    if known:
+        call.result = dynamic if enabled else static
+    else:
+        test = call.get("enabled")
+        if not isinstance(test, (cst.Name, cst.Attribute, cst.Call)) and not test.lpar:
+            test = test.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        call.result = cst.IfExp(test=test, body=dynamic, orelse=static)
+
+
+def _get_scale(call, ctx):
+    origin = origin_of(ctx, call.source.func.value if call.source is not None else None)
+    if origin is None or origin.kind != SCALER:
+        return call.call
+    return cst.Call(cst.Attribute(cst.Attribute(call.receiver, cst.Name("scale_value")), cst.Name("item")), [])
+
+
+RULES = [
+    ApiRule(
+        "torch.autocast",
+        None,
+        signature="device_type=None, dtype=None, enabled=True, cache_enabled=None",
+        hook=_autocast,
+        aliases=("torch.amp.autocast", "torch.amp.autocast_mode.autocast"),
+        # train_unet --amp, compared with torch at every logged step
+        proven_by=("tests/test_training_scripts.py::test_training_script_trains_like_torch_at_every_step",),
+        notes=_AUTOCAST_NOTES,
+        examples=(
+            Example('ctx = torch.autocast(device_type="cuda", dtype=torch.bfloat16)', "ctx = contextlib.nullcontext()"),
+            Example('with torch.autocast("cuda"):\n    y = model(x)', "y = model(x)"),
+        ),
+    ),
+    ApiRule(
+        "torch.cuda.amp.autocast",
+        None,
+        signature="enabled=True, dtype=torch.float16, cache_enabled=True",
+        hook=_autocast,
+        aliases=("torch.cpu.amp.autocast",),
+        proven_by=("tests/test_training_scripts.py::test_training_script_trains_like_torch_at_every_step",),  # train_classifier
+        notes=_AUTOCAST_NOTES,
+        examples=(Example("with torch.cuda.amp.autocast(enabled=use_amp):\n    y = model(x)", "y = model(x)"),),
+    ),
+    ApiRule(
+        "torch.amp.GradScaler",
+        "mindspore.amp.DynamicLossScaler",
+        signature="device='cuda', init_scale=65536.0, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000, "
+                  "enabled=True",
+        hook=_scaler,
+        aliases=("torch.amp.grad_scaler.GradScaler",),
+        notes="mindspore.amp.DynamicLossScaler (a disabled scaler: StaticLossScaler(1.0)); the step unscales the "
+              "gradients and calls the optimizer only when mindspore.amp.all_finite(grads)",
+        examples=(
+            Example('scaler = torch.amp.GradScaler("cuda", init_scale=1024.0)',
+                    "scaler = mindspore.amp.DynamicLossScaler(\n    scale_value=1024.0, scale_factor=2, "
+                    "scale_window=2000\n)"),
+            Example("scaler = torch.amp.GradScaler(growth_factor=4.0)", marked="growth_factor * backoff_factor"),
+            # torch's scaler runs on CPU when asked for that device
+            Example('scaler = torch.amp.GradScaler("cpu", init_scale=1024.0)\nresult = scaler.get_scale()', inputs={}),
+        ),
+    ),
+    ApiRule(
+        "torch.cuda.amp.GradScaler",
+        "mindspore.amp.DynamicLossScaler",
+        signature="init_scale=65536.0, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000, enabled=True",
+        hook=_scaler,
+        proven_by=("tests/test_training_scripts.py::test_training_script_trains_like_torch_at_every_step",),  # train_unet --amp
+        notes="mindspore.amp.DynamicLossScaler (a disabled scaler: StaticLossScaler(1.0))",
+        examples=(
+            Example("scaler = torch.cuda.amp.GradScaler(enabled=use_amp)",
+                    "scaler = (\n    mindspore.amp.DynamicLossScaler(\n        scale_value=65536.0, scale_factor=2, "
+                    "scale_window=2000\n    )\n    if use_amp\n    else mindspore.amp.StaticLossScaler(scale_value=1.0)\n)"),
+            Example("scaler = torch.cuda.amp.GradScaler(enabled=False)",
+                    "scaler = mindspore.amp.StaticLossScaler(scale_value=1.0)"),
+        ),
+    ),
+    MethodRule("get_scale", hook=_get_scale, arity=(0, 0), receiver="any",
+               notes="GradScaler.get_scale() -> scaler.scale_value.item() when the scaler is made in this file",
+               examples=(Example('scaler = torch.amp.GradScaler("cpu", init_scale=256.0, growth_interval=10)\n'
+                                 'result = scaler.get_scale()', inputs={}),)),
+]
+

@@ -1,0 +1,1 @@
+"""torch.Tensor methods and attributes -> MindSpore Tensor methods or mindspore.ops."""

@@ -1,0 +1,1 @@
+"""Functions of the torch namespace (creation, math, reductions, shapes, linear algebra, dtypes, constants) -> mindspore.ops."""

@@ -1,0 +1,228 @@
+"""Tensor creation: torch.tensor/zeros/ones/full/empty (and _like), arange,
+linspace, logspace, eye, and the random factories (compared by value: the
+harness replays torch's random draws to MindSpore's, ``transpiler.proof.replay``)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from rewrite_rules.cases import P
+from rewrite_rules.helpers import DEVICE, FACTORY_ARGS, GENERATOR
+from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible, Unsupported, code_of
+from rewrite_rules.tensor.inplace import bernoulli_of
+from rewrite_rules.torch_functions.builders import IN, X, arg_text, case, compose, fn, ms
+
+_FACTORY = "*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False"
+_LIKE = "input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None"
+_RANDOM = "*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False"
+_LIKE_ARGS = {**FACTORY_ARGS, "memory_format": FACTORY_ARGS["layout"]}
+_RANDOM_ARGS = {**FACTORY_ARGS, "generator": GENERATOR}
+
+SIZE = P("size", "2, 3", kind="positional")
+DTYPE = P("dtype", "torch.float64", default=True, kind="keyword")
+INT_DTYPE = P("dtype", "torch.int32", default=True, kind="keyword")
+
+
+def _sized(name, target=None, *, examples=(), **options):
+    """zeros/ones/empty/rand/randn: torch *size (or one tuple) -> one shape tuple."""
+    return fn(f"torch.{name}", target, _FACTORY, args=FACTORY_ARGS, params=[SIZE, DTYPE], inputs={},
+              pack_varargs=True, **options,
+              extra=(*examples, case(f"result = torch.{name}((4,))", compare=options.get("compare", "values")),
+                     case(f"result = torch.{name}([2, 2])", compare=options.get("compare", "values"))))
+
+
+def _like(name, target=None, extra_params=(), inputs=X, **options):
+    return fn(f"torch.{name}", target, _LIKE.replace("input,", "input, " + "".join(f"{p.name}, " for p in extra_params), 1)
+              if extra_params else _LIKE, args=_LIKE_ARGS, params=[IN, *extra_params, DTYPE], inputs=inputs, **options)
+
+
+def _randint(call, ctx):
+    """torch.randint(high, size) has an implicit low=0."""
+    if not call.has("size"):
+        call.set("size", call.get("high"))
+        call.set("high", call.get("low"))
+        call.set("low", "0")
+
+
+# MindSpore samples float32 and casts, so a float64 draw keeps float32 precision:
+# compared at rtol 1e-7 (float32's half-ulp is 6e-8; measured max rel 5.9e-8)
+_F32_DRAWS = 1e-7
+
+
+def _random(name, target=None, *, examples=(), **options):
+    return fn(f"torch.{name}", target, _RANDOM, args=_RANDOM_ARGS, params=[SIZE, DTYPE], inputs={},
+              rtol=_F32_DRAWS, atol=0.0,
+              notes="random values: compared by value (torch's draws replayed); a float64 draw has float32 "
+                    "precision in MindSpore.",
+              extra=(*examples, case(f"result = torch.{name}((4,))", rtol=0.0, atol=0.0)), **options)
+
+
+def _randint_like(call):
+    if not call.has("high"):
+        call.set("high", call.get("low"))
+        call.set("low", "0")
+
+
+def _full_dtype(call, ctx):
+    """torch infers bool/int64/float32 from the fill value."""
+    if call.has("dtype"):
+        return
+    try:
+        value = call.literal("fill_value")
+    except (ValueError, SyntaxError, TypeError):
+        ctx.warn(call.source, "torch.full", "fill_value through a variable: pass dtype= if it is a float")
+        return
+    name = "bool_" if isinstance(value, bool) else "int64" if isinstance(value, int) else "float32"
+    call.set("dtype", code_of(ctx.ref(f"mindspore.{name}")))
+
+
+def _input_dtype(call, ctx):
+    """The result takes the input's dtype unless dtype= says otherwise."""
+    if not call.has("dtype"):
+        call.set("dtype", f"{arg_text(call, 'input')}.dtype")
+
+
+# torch's legacy constructors: torch.Tensor(2, 3) is an uninitialised 2x3
+# tensor, torch.Tensor([1, 2]) data cast to the class's dtype (float32 for
+# torch.Tensor, where mindspore.Tensor([1, 2]) would be int64).
+_LEGACY = {"Tensor": "float32", "FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16",
+           "BFloat16Tensor": "bfloat16", "LongTensor": "int64", "IntTensor": "int32", "ShortTensor": "int16",
+           "CharTensor": "int8", "ByteTensor": "uint8", "BoolTensor": "bool_"}
+
+
+def _legacy(dtype: str):
+    def hook(call, ctx):
+        values = [a.value for a in call.varargs]
+        if any(a.star for a in call.varargs):
+            raise Unconvertible("sizes or data unpacked with *: cannot tell which")
+        ms_dtype = code_of(ctx.ref(f"mindspore.{dtype}"))
+        zeros, tensor = code_of(ctx.ref("mindspore.ops.zeros")), code_of(ctx.ref("mindspore.Tensor"))
+        if not values:
+            call.result = cst.parse_expression(f"{zeros}(0, dtype={ms_dtype})")
+        elif len(values) > 1 or isinstance(values[0], cst.Integer):
+            sizes = ", ".join(code_of(v) for v in values)
+            call.result = cst.parse_expression(f"{zeros}(({sizes},), dtype={ms_dtype})")
+        elif isinstance(values[0], (cst.List, cst.Tuple, cst.ListComp)):
+            call.result = cst.parse_expression(f"{tensor}({code_of(values[0])}, dtype={ms_dtype})")
+        else:  # one value: a size or data, known when it runs
+            v = code_of(values[0])
+            call.result = cst.parse_expression(
+                f"({zeros}({v}, dtype={ms_dtype}) if isinstance({v}, int) else {tensor}({v}, dtype={ms_dtype}))")
+
+    return hook
+
+
+def _bernoulli(call, ctx):
+    call.result = bernoulli_of(call.get("input"), call.get("p") or call.get("input"), ctx)
+
+
+_RANDPERM_NOTE = ("the order of n uniform draws: MindSpore's ops.randperm(n) has a fixed seed=0 and returns the same "
+                  "permutation on every call (measured)")
+
+
+def randperm_of(n: str, ctx, dtype: str | None = None) -> cst.BaseExpression:
+    """A random permutation of range(n), new on every call."""
+    ops = code_of(ctx.ref("mindspore.ops"))
+    return cst.parse_expression(f"{ops}.argsort({ops}.rand({n})).astype({dtype or code_of(ctx.ref('mindspore.int64'))})")
+
+
+def _randperm(call, ctx):
+    call.result = randperm_of(arg_text(call, "n"), ctx, arg_text(call, "dtype") if call.has("dtype") else None)
+
+
+def _eye_dtype(call, ctx):
+    """torch's default dtype is float32; MindSpore's eye needs one."""
+    if not call.has("dtype"):
+        call.set("dtype", code_of(ctx.ref("mindspore.float32")))
+
+
+RULES = [
+    _sized(
+        "zeros",
+        examples=(
+            Example("z = torch.zeros(2, 3)", "z = ops.zeros((2, 3))"),
+            Example("z = torch.zeros((2, 3), dtype=torch.long)", "z = ops.zeros((2, 3), dtype=mindspore.int64)"),
+        ),
+    ),
+    _sized("ones", examples=(Example("o = torch.ones(4)", "o = ops.ones(4)"),)),
+    _sized("empty", ms("zeros"), compare="shape",
+           notes="created as zeros: MindSpore has no uninitialised tensors on CPU (values compared by shape only)."),
+    _like("zeros_like"),
+    _like("ones_like"),
+    _like("empty_like", ms("zeros_like"), compare="shape", notes="created as zeros_like."),
+    _like("full_like", extra_params=(P("fill_value", "2.5"),)),
+    fn("torch.full", signature="size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False",
+       args=FACTORY_ARGS, params=[P("size", "(2, 3)"), P("fill_value", "1.5"), DTYPE], inputs={}, hook=_full_dtype,
+       notes="dtype is written when torch infers it from a literal fill_value (MindSpore infers int64 for floats).",
+       extra=(case("result = torch.full((2, 2), 7)"), case("result = torch.full((2,), True)"))),
+    _random("rand", examples=(Example("r = torch.rand(2, 3)", "r = ops.rand(2, 3)"),)),
+    _random("randn", examples=(Example("r = torch.randn(2, 3)", "r = ops.randn(2, 3)"),)),
+    fn("torch.rand_like", signature=_LIKE + ", generator=None", args={**_LIKE_ARGS, "generator": GENERATOR},
+       params=[IN, DTYPE], inputs=X, rtol=_F32_DRAWS, atol=0.0),
+    fn("torch.randn_like", signature=_LIKE + ", generator=None", args={**_LIKE_ARGS, "generator": GENERATOR},
+       params=[IN, DTYPE], inputs=X, rtol=_F32_DRAWS, atol=0.0, hook=_input_dtype,
+       notes="dtype=input.dtype is written: MindSpore's randn_like gives float32 for float64 input.",
+       extra=(case("result = torch.randn_like(x)", {"x": "randn(3, 4, dtype='float64')"}, rtol=_F32_DRAWS, atol=0.0),
+              case("result = torch.randn_like(x)", {"x": "randn(3, 4, dtype='float16')"}, rtol=1e-3, atol=1e-3))),
+    fn("torch.randint",
+       signature="low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None, "
+       "requires_grad=False", args=_RANDOM_ARGS, hook=_randint, positional=3,
+       params=[P("low", "2"), P("high", "9"), P("size", "(3, 4)"), INT_DTYPE], inputs={},
+       notes="torch.randint(high, size) gets its implicit low=0 written.",
+       extra=(case("result = torch.randint(5, (3,))"), case("result = torch.randint(-3, 1000, (200,))"))),
+    fn("torch.randperm", "mindspore.ops.argsort", signature="n, *, generator=None, out=None, dtype=None, layout=None, "
+       "device=None, requires_grad=False, pin_memory=False", args=_RANDOM_ARGS, params=[P("n", "6"), INT_DTYPE], inputs={},
+       hook=_randperm, notes=_RANDPERM_NOTE,
+       extra=(case("result = torch.randperm(50)"),
+              # a fresh permutation on every call (MindSpore's ops.randperm repeats one)
+              case("result = torch.randperm(8) - torch.randperm(8)"))),
+    fn("torch.multinomial", signature="input, num_samples, replacement=False, *, generator=None, out=None",
+       args={"replacement": Arg(explicit=True), "generator": GENERATOR},
+       params=[IN, P("num_samples", "2"), P("replacement", "True", default=True)],
+       inputs={"x": "uniform(0.1, 1.0, (3, 4))"},
+       extra=(case("result = torch.multinomial(x, 3)", {"x": "uniform(0.1, 1.0, (5, 6))"}),
+              case("result = torch.multinomial(x, 8, True)", {"x": "uniform(0.0, 1.0, (6,))"})),
+       hook=compose("{ops}.multinomial({input}, {num_samples}, {replacement}).astype({ms}.int64)"),
+       notes="replacement is always written (MindSpore defaults to True, torch to False); "
+       "indices cast to int64 (MindSpore returns int32)."),
+    fn("torch.arange", signature="start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, "
+       "requires_grad=False", args=FACTORY_ARGS, params=[P("start", "1"), P("end", "9"), P("step", "2", default=True), DTYPE],
+       inputs={}, positional=3,
+       extra=(Example("a = torch.arange(10)", "a = ops.arange(10)"), case("result = torch.arange(5)"),
+              case("result = torch.arange(0, 1, 0.25)"), case("result = torch.arange(0.5, 3)"))),
+    fn("torch.linspace", signature="start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False",
+       args={**FACTORY_ARGS, "dtype": Unsupported("MindSpore's linspace has no dtype=; cast the result")},
+       params=[P("start", "-1.0"), P("end", "2.0"), P("steps", "7")], inputs={}),
+    fn("torch.logspace", signature="start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None, "
+       "requires_grad=False", args=FACTORY_ARGS, params=[P("start", "-1.0"), P("end", "2.0"), P("steps", "4"),
+       P("base", "2.0", default=True)], inputs={}, rtol=1e-5,
+       hook=compose("{base} ** {ops}.linspace({start}, {end}, {steps})"),
+       notes="as base ** linspace(...): MindSpore's logspace takes only an int base."),
+    fn("torch.eye", signature="n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False",
+       args=FACTORY_ARGS, hook=_eye_dtype, params=[P("n", "3"), P("m", "4", default=True), DTYPE], inputs={}),
+    fn("torch.tensor", "mindspore.Tensor", "data, dtype=None, device=None, requires_grad=False, pin_memory=False",
+       args={**FACTORY_ARGS, "data": "input_data"}, positional=1, params=[P("data", "[[1.0, 2.0], [3.0, 4.0]]"), DTYPE], inputs={},
+       extra=(Example("t = torch.tensor([1.0, 2.0])", "t = mindspore.Tensor([1.0, 2.0])"),
+              case("result = torch.tensor([1, 2, 3])"), case("result = torch.tensor(2.5)"),
+              case("result = torch.tensor([True, False])"), case("result = torch.tensor(x.tolist())", X))),
+    fn("torch.as_tensor", "mindspore.Tensor", "data, dtype=None, device=None", args={**FACTORY_ARGS, "data": "input_data"},
+       positional=1,
+       params=[P("data", "[[1.0, 2.0], [3.0, 4.0]]"), DTYPE], inputs={}),
+    fn("torch.from_numpy", "mindspore.Tensor", "ndarray", params=[P("ndarray", "x.numpy()", kind="positional")], inputs=X),
+    *(ApiRule(f"torch.{name}", "mindspore.Tensor", signature="*args, device=None", args={"device": DEVICE},
+              hook=_legacy(dtype), notes=f"sizes -> ops.zeros, data -> mindspore.Tensor, both as {dtype}",
+              # torch.cuda.FloatTensor & co: the same tensor on the GPU; device placement is global in MindSpore
+              aliases=(f"torch.cuda.{name}",) if name != "Tensor" else (),
+              examples=(case(f"result = torch.{name}([[1, 2], [3, 4]])"), case(f"result = torch.{name}(2, 3).shape"),
+                        case(f"result = torch.{name}((1, 0, 1))"), case(f"result = torch.{name}().shape"),
+                        case(f"n = 3\nresult = torch.{name}(n).shape"), case(f"v = [1, 0]\nresult = torch.{name}(v)"),
+                        case(f"result = torch.{name}(x.tolist())", {"x": "randint(0, 2, (2, 3))"}),
+                        case(f"result = torch.{name}([3, 1], device='cpu')")))
+      for name, dtype in _LEGACY.items()),
+    fn("torch.bernoulli", "mindspore.ops.rand_like", "input, p=None, *, generator=None, out=None",
+       args={"generator": GENERATOR}, hook=_bernoulli, params=[IN], inputs={"x": "tensor([[0.0, 1.0], [1.0, 0.0]])"},
+       notes="BernoulliExt has no CPU kernel: (rand_like(input) < p), p the input itself unless given",
+       # torch's draws are replayed: every one of the 200000 samples is compared, not their mean
+       extra=(case("result = torch.bernoulli(x)", {"x": "full((400, 500), 0.3)"}),
+              case("result = torch.bernoulli(x, 0.0)", {"x": "rand(3, 4)"}))),
+]

@@ -1,0 +1,69 @@
+"""Matrix products and linear algebra: torch.mm/bmm/mv/outer/dot/addmm/det/inverse..."""
+
+from __future__ import annotations
+
+from rewrite_rules.cases import P
+from rewrite_rules.api import ApiRule, Arg, Example
+from rewrite_rules.tensor.linalg import SVD_CHECK, SVD_INPUTS, svd_of
+from rewrite_rules.torch_functions.builders import IN, case, compose, fn, ms
+
+
+def _svd(call, ctx):
+    call.result = svd_of(call.get("input"), call.get("some"), call.get("compute_uv"), ctx)
+
+
+MATS = {"a": "randn(3, 4)", "b": "randn(4, 5)"}
+BATCH = {"a": "randn(2, 3, 4)", "b": "randn(2, 4, 5)"}
+VECS = {"u": "randn(3)", "v": "randn(3)"}
+SQUARE = {"x": "tensor([[2.0, 0.5, 0.1], [0.3, 3.0, 0.2], [0.1, 0.4, 1.5]])"}
+_PRODUCT = dict(rtol=1e-4, atol=1e-5)
+_SCALES = [P("beta", "0.5", default=True, kind="keyword"), P("alpha", "2.0", default=True, kind="keyword")]
+
+RULES = [
+    fn("torch.mm", signature="input, mat2, *, out=None", params=[P("input", "a"), P("mat2", "b")], inputs=MATS, **_PRODUCT),
+    fn("torch.bmm", signature="input, mat2, *, out=None", args={"input": "input_x"}, positional=2,
+       params=[P("input", "a"), P("mat2", "b")], inputs=BATCH, **_PRODUCT),
+    fn("torch.mv", signature="input, vec, *, out=None", args={"input": "mat"}, positional=2,
+       params=[P("input", "a"), P("vec", "v")], inputs={"a": "randn(3, 4)", "v": "randn(4)"}, **_PRODUCT),
+    fn("torch.outer", signature="input, vec2, *, out=None", params=[P("input", "u"), P("vec2", "v")], inputs=VECS, **_PRODUCT),
+    fn("torch.ger", signature="input, vec2, *, out=None", params=[P("input", "u"), P("vec2", "v")], inputs=VECS, **_PRODUCT),
+    fn("torch.dot", ms("inner"), "input, tensor, *, out=None", hook=compose("{ops}.inner({input}, {tensor})"),
+       notes="as inner: MindSpore's dot needs 2-D inputs.",
+       params=[P("input", "u"), P("tensor", "v")], inputs=VECS, **_PRODUCT),
+    fn("torch.inner", signature="input, other, *, out=None", params=[P("input", "a"), P("other", "b")],
+       inputs={"a": "randn(2, 4)", "b": "randn(3, 4)"}, **_PRODUCT),
+    fn("torch.addmm", signature="input, mat1, mat2, *, beta=1, alpha=1, out=None",
+       params=[IN, P("mat1", "a"), P("mat2", "b"), *_SCALES], inputs={**MATS, "x": "randn(3, 5)"}, **_PRODUCT),
+    fn("torch.addbmm", signature="input, batch1, batch2, *, beta=1, alpha=1, out=None",
+       params=[IN, P("batch1", "a"), P("batch2", "b"), *_SCALES], inputs={**BATCH, "x": "randn(3, 5)"}, **_PRODUCT),
+    fn("torch.baddbmm", signature="input, batch1, batch2, *, beta=1, alpha=1, out=None",
+       params=[IN, P("batch1", "a"), P("batch2", "b"), *_SCALES], inputs={**BATCH, "x": "randn(2, 3, 5)"}, positional=3,
+       **_PRODUCT),
+    fn("torch.addmv", signature="input, mat, vec, *, beta=1, alpha=1, out=None",
+       params=[IN, P("mat", "a"), P("vec", "v"), *_SCALES], inputs={"x": "randn(3)", "a": "randn(3, 4)", "v": "randn(4)"},
+       **_PRODUCT),
+    fn("torch.addr", signature="input, vec1, vec2, *, beta=1, alpha=1, out=None", args={"input": "x"}, positional=3,
+       params=[IN, P("vec1", "u"), P("vec2", "v"), *_SCALES], inputs={**VECS, "x": "randn(3, 3)"}, **_PRODUCT),
+    fn("torch.det", signature="input", inputs=SQUARE, **_PRODUCT),
+    fn("torch.logdet", signature="input", inputs=SQUARE, **_PRODUCT),
+    fn("torch.inverse", signature="input, *, out=None", inputs=SQUARE, **_PRODUCT),
+    fn("torch.linalg.det", ms("det"), "A, *, out=None", args={"A": "input"}, positional=1, params=[P("A", "x")],
+       inputs=SQUARE, **_PRODUCT),
+    fn("torch.linalg.inv", ms("inverse"), "A, *, out=None", args={"A": "input"}, positional=1, params=[P("A", "x")],
+       inputs=SQUARE, **_PRODUCT),
+    fn("torch.svd", ms("svd"), "input, some=True, compute_uv=True, *, out=None", hook=_svd,
+       template="u, s, v = torch.svd({args})" + SVD_CHECK, params=[IN, P("some", "True", default=True)], inputs=SVD_INPUTS,
+       notes="(U, S, V) reordered from MindSpore's (S, U, V); singular vectors may differ in sign (both are valid SVDs)",
+       results=("result",), rtol=1e-4, atol=1e-5,
+       extra=(case("u, s, v = torch.svd(x.T, some=False)\nresult = (s, u.abs(), v.abs())", SVD_INPUTS, rtol=1e-4, atol=1e-5),
+              Example("y = torch.svd(x, compute_uv=False)", marked="compute_uv"))),
+    fn("torch.matrix_power", ms("matrix_power"), "input, n", params=[IN, P("n", "3")], inputs=SQUARE, **_PRODUCT),
+    fn("torch.cross", signature="input, other, dim=None, *, out=None", params=[IN, P("other", "y"), P("dim", "0", default=True)],
+       inputs={"x": "randn(3, 4)", "y": "randn(3, 4)"}, **_PRODUCT),
+    fn("torch.tensordot", ms("tensor_dot"), "a, b, dims=2, out=None",
+       args={"a": "x1", "b": "x2", "dims": Arg(to="axes", explicit=True)}, positional=2,
+       params=[P("a", "a"), P("b", "b"), P("dims", "2", default=True)],
+       inputs={"a": "randn(3, 4, 5)", "b": "randn(4, 5, 2)"}, notes="dims is always written: MindSpore's axes has no default.",
+       extra=(case("result = torch.tensordot(a, b, dims=([1, 2], [0, 1]))", {"a": "randn(3, 4, 5)", "b": "randn(4, 5, 2)"},
+                   rtol=1e-4, atol=1e-5),), **_PRODUCT),
+]

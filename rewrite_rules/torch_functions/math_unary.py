@@ -1,0 +1,60 @@
+"""Element-wise ``torch.*`` functions of one tensor: torch.exp(x) -> ops.exp(x)."""
+
+from __future__ import annotations
+
+from rewrite_rules.cases import P
+from rewrite_rules.tensor.math import DOUBLE, HALF, SIGNED, TANH_NOTE, TANH_RANGE, signbit_of, tanh_of
+from rewrite_rules.torch_functions.builders import ABOVE_ONE, POSITIVE, UNIT, X, case, fn
+
+# name -> (input set, MindSpore name of the first parameter when it is not `input`)
+_SAME_NAME = {
+    "abs": X, "absolute": X, "acos": UNIT, "arccos": UNIT, "acosh": ABOVE_ONE, "arccosh": ABOVE_ONE,
+    "asin": UNIT, "asinh": X, "arcsinh": X, "atan": X, "arctan": X, "atanh": UNIT, "arctanh": UNIT,
+    "ceil": X, "cos": X, "cosh": X, "digamma": POSITIVE, "erf": X, "erfc": X, "erfinv": UNIT, "exp": X,
+    "exp2": X, "expm1": X, "floor": X, "i0": X, "lgamma": POSITIVE, "log": POSITIVE, "log10": POSITIVE,
+    "log1p": POSITIVE, "log2": POSITIVE, "neg": X, "negative": X, "positive": X, "reciprocal": POSITIVE,
+    "rsqrt": POSITIVE, "sigmoid": X, "sign": X, "sgn": X, "sin": X, "sinc": X, "sinh": X,
+    "square": X, "tan": UNIT, "trunc": X, "isnan": X, "isinf": X, "isfinite": X,
+    "isneginf": X, "isposinf": X, "isreal": X, "logical_not": X,
+}
+_FIRST_PARAM_X = {"arcsin": UNIT, "deg2rad": X, "rad2deg": X, "frac": X, "sqrt": POSITIVE}
+
+_NO_OUT = {"positive", "isnan", "isinf", "isfinite", "isreal"}
+
+
+def _unary(name: str, inputs, rename_input: str | None = None, **options):
+    signature = "input" if name in _NO_OUT else "input, *, out=None"
+    args = {"input": rename_input} if rename_input else {}
+    return fn(f"torch.{name}", signature=signature, args=args, positional=1, inputs=inputs, **options)
+
+
+def _tanh(call, ctx):
+    call.result = tanh_of(call.get("input"), ctx)
+
+
+def _signbit(call, ctx):
+    call.result = signbit_of(call.get("input"), ctx)
+
+
+# float16 and float64 keep their dtype (cases in the shape that was reported)
+_DTYPES = ("sigmoid", "sign", "sgn")
+
+
+def _dtype_cases(name):
+    if name not in _DTYPES:
+        return ()
+    return (case(f"result = torch.{name}(x)", HALF, rtol=1e-3, atol=1e-3), case(f"result = torch.{name}(x)", DOUBLE))
+
+
+RULES = [
+    *(_unary(name, inputs, extra=_dtype_cases(name)) for name, inputs in _SAME_NAME.items()),
+    *(_unary(name, inputs, rename_input="x") for name, inputs in _FIRST_PARAM_X.items()),
+    fn("torch.signbit", signature="input, *, out=None", positional=1, inputs=X, hook=_signbit,
+       notes="the sign bit read through an integer view: MindSpore's signbit misses -0.0",
+       extra=(case("result = torch.signbit(x)", SIGNED), case("result = torch.signbit(x.double())", SIGNED),
+              case("result = torch.signbit(i)", {"i": "tensor([3, -1, 0])"}))),
+    fn("torch.tanh", signature="input, *, out=None", positional=1, inputs=X, hook=_tanh,
+       notes=TANH_NOTE,
+       extra=(case("result = torch.tanh(x)", TANH_RANGE), case("result = torch.tanh(x.double())", TANH_RANGE),
+              case("result = torch.tanh(x.half())", TANH_RANGE, rtol=1e-3, atol=1e-3))),
+]

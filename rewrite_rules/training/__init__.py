@@ -1,0 +1,1 @@
+"""Training: optimizers, learning-rate schedulers, data loading, checkpoints and TensorBoard logging."""

@@ -1,0 +1,143 @@
+"""torch.utils.tensorboard.SummaryWriter -> tensorboardX.SummaryWriter.
+
+torch's writer is a port of tensorboardX: same constructor, same ``add_*``
+methods, same event files, read by the same TensorBoard, and no torch
+needed. tensorboardX reads numbers, NumPy arrays and torch tensors, not
+MindSpore tensors, so values that may be tensors are handed over as NumPy
+arrays (``np.asarray``); values the file shows are Python numbers are passed
+as they are. ``add_graph`` traces a torch model and is marked.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from rewrite_rules.api import ApiRule, Example, MethodRule, Unconvertible
+from transpiler.convert.structural.numbers import Numbers
+from transpiler.convert.structural.provenance import WRITER, origin_of, provenance_of
+
+
+def _writer(call, ctx):
+    ctx.imports_needed.add(("tensorboardX", "tensorboardX"))
+    call.func = cst.Attribute(cst.Name("tensorboardX"), cst.Name("SummaryWriter"))
+
+
+# method -> (positions, keywords) of the arguments that may hold tensors
+_TENSOR_ARGUMENTS = {
+    "add_scalar": ((1,), ("scalar_value",)),
+    "add_histogram": ((1,), ("values",)),
+    "add_image": ((1,), ("img_tensor",)),
+    "add_images": ((1,), ("img_tensor",)),
+    "add_video": ((1,), ("vid_tensor",)),
+    "add_audio": ((1,), ("snd_tensor",)),
+    "add_pr_curve": ((1, 2), ("labels", "predictions")),
+    "add_embedding": ((0,), ("mat", "label_img")),
+}
+
+
+def _is_writer(call, ctx) -> bool:
+    origin = origin_of(ctx, call.source.func.value if call.source is not None else None)
+    return origin is not None and origin.kind == WRITER
+
+
+def _as_array(value: cst.BaseExpression, source: cst.BaseExpression, numbers: Numbers, ctx) -> cst.BaseExpression:
+    if numbers.is_number(source) or isinstance(source, (cst.SimpleString, cst.FormattedString)):
+        return value
+    if _is_numpy_call(source, ctx):
+        return value  # np.asarray(...) already (converted output read again)
+    return cst.Call(ctx.ref("numpy.asarray"), [cst.Arg(value)])
+
+
+def _is_numpy_call(expr: cst.BaseExpression, ctx) -> bool:
+    if not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Attribute):
+        return False
+    root = expr.func.value
+    binding = ctx.analysis.imports.get(root.value) if isinstance(root, cst.Name) else None
+    return binding is not None and binding.qualified == "numpy"
+
+
+def _values(method: str):
+    positions, keywords = _TENSOR_ARGUMENTS[method]
+
+    def hook(call, ctx):
+        if not _is_writer(call, ctx):
+            return call.call
+        numbers = Numbers(provenance_of(ctx))
+        sources = call.source.args
+        args = []
+        position = 0
+        for arg, source in zip(call.call.args, sources):
+            wanted = (arg.keyword is None and position in positions) or \
+                     (arg.keyword is not None and arg.keyword.value in keywords)
+            if arg.keyword is None:
+                position += 1
+            args.append(arg.with_changes(value=_as_array(arg.value, source.value, numbers, ctx)) if wanted else arg)
+        return call.call.with_changes(args=args)
+
+    return hook
+
+
+def _scalars(call, ctx):
+    """add_scalars(main_tag, {"train": loss, "val": val_loss}, step): each value as an array."""
+    if not _is_writer(call, ctx):
+        return call.call
+    numbers = Numbers(provenance_of(ctx))
+    args = list(call.call.args)
+    index = next((i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == "tag_scalar_dict"),
+                 1 if len(args) > 1 and args[1].keyword is None else None)
+    if index is None:
+        return call.call
+    converted, source = args[index].value, call.source.args[index].value
+    if not isinstance(converted, cst.Dict) or not isinstance(source, cst.Dict):
+        raise Unconvertible("add_scalars with a dict built elsewhere: give tensorboardX numbers or NumPy arrays "
+                            "(np.asarray(value)) as the dict's values")
+    elements = [
+        element.with_changes(value=_as_array(element.value, original.value, numbers, ctx))
+        if isinstance(element, cst.DictElement) else element
+        for element, original in zip(converted.elements, source.elements)
+    ]
+    args[index] = args[index].with_changes(value=converted.with_changes(elements=elements))
+    return call.call.with_changes(args=args)
+
+
+def _graph(call, ctx):
+    if not _is_writer(call, ctx):
+        return call.call
+    raise Unconvertible("add_graph traces a torch model; tensorboardX cannot trace a MindSpore Cell")
+
+
+RULES = [
+    ApiRule(
+        "torch.utils.tensorboard.SummaryWriter",
+        "tensorboardX.SummaryWriter",
+        signature="log_dir=None, comment='', purge_step=None, max_queue=10, flush_secs=120, filename_suffix=''",
+        hook=_writer,
+        aliases=("torch.utils.tensorboard.writer.SummaryWriter",),
+        # the training scripts' add_scalar values are what that test compares (torch's writer needs the
+        # tensorboard package, absent here: a recorder stands in for it; MindSpore's side is tensorboardX itself)
+        proven_by=("tests/test_training_scripts.py::test_training_script_trains_like_torch_at_every_step",),
+        notes="the same writer API and event files (torch's writer is a port of tensorboardX); values that may be "
+              "MindSpore tensors are passed as NumPy arrays",
+        examples=(
+            Example('writer = torch.utils.tensorboard.SummaryWriter("runs/exp")',
+                    'writer = tensorboardX.SummaryWriter("runs/exp")'),
+            Example('writer = torch.utils.tensorboard.SummaryWriter(log_dir="runs", flush_secs=30)\n'
+                    'writer.add_scalar("loss", loss, step)\nwriter.add_scalar("lr", 0.1, step)\n'
+                    'writer.add_histogram("w", model.weight, step)\nwriter.close()',
+                    'writer = tensorboardX.SummaryWriter(log_dir="runs", flush_secs=30)\n'
+                    'writer.add_scalar("loss", np.asarray(loss), step)\nwriter.add_scalar("lr", 0.1, step)\n'
+                    'writer.add_histogram("w", np.asarray(model.weight), step)\nwriter.close()'),
+            Example('writer = torch.utils.tensorboard.SummaryWriter()\n'
+                    'writer.add_scalars("loss", {"train": train_loss, "val": 0.5}, epoch)',
+                    'writer = tensorboardX.SummaryWriter()\n'
+                    'writer.add_scalars("loss", {"train": np.asarray(train_loss), "val": 0.5}, epoch)'),
+            Example('writer = torch.utils.tensorboard.SummaryWriter()\nwriter.add_graph(model, x)', marked="add_graph"),
+        ),
+    ),
+    *(MethodRule(name, hook=_values(name), receiver="any",
+                 notes="on a SummaryWriter made in this file: values that may be tensors as NumPy arrays")
+      for name in _TENSOR_ARGUMENTS),
+    MethodRule("add_scalars", hook=_scalars, receiver="any",
+               notes="on a SummaryWriter made in this file: the dict's values as NumPy arrays"),
+    MethodRule("add_graph", hook=_graph, receiver="any", notes="add_graph traces a torch model: marked"),
+]

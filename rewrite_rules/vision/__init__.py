@@ -1,0 +1,1 @@
+"""torchvision: datasets, transforms, ops layers and image grids."""

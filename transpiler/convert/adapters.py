@@ -1,0 +1,297 @@
+"""torch's signatures over the MindSpore forms, for the uses a rule cannot
+convert where they stand.
+
+A rule converts a call by rewriting its arguments, so it needs to see them.
+Model zoos also pass layer classes around as values (``norm_layer=nn.BatchNorm2d``,
+called later with torch's arguments), subclass them (``class PReLU(nn.PReLU)``,
+calling ``super().__init__`` with torch's arguments) and forward ``**kwargs``
+into them. For those uses the file gets a small namespace of adapters: each
+has torch's signature and applies the rule to its parameters, so it does at
+run time exactly what the rule does where the arguments are written out.
+
+    class torch_nn:
+        class BatchNorm2d(nn.BatchNorm2d):
+            def __init__(self, num_features, eps=1e-05, momentum=0.1, affine=True, ...):
+                super().__init__(num_features, eps=eps, momentum=1 - momentum, ...)
+
+    norm_layer = torch_nn.BatchNorm2d
+
+An adapter is a subclass of the MindSpore Cell when the rule makes one (so
+``isinstance`` and subclassing behave, and weights map by the Cell's rule),
+else a function. An argument the rule cannot carry becomes a check that raises
+at run time when a value other than torch's default arrives; a rule whose
+conversion needs literal arguments gets no adapter (the use stays marked).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from itertools import combinations
+
+import libcst as cst
+
+from rewrite_rules.spec import ApiRule, NotALiteral, Unconvertible, Unsupported
+from transpiler.convert.context import FileContext, parse_expr
+from transpiler.convert.engine import bind, code_of, convert_call, is_literal, literal_value
+from transpiler.convert.formatting import format_compound
+
+
+@dataclass
+class _Adapter:
+    name: str  # the member name in its namespace
+    namespace: str  # e.g. torch_nn
+    definition: cst.BaseCompoundStatement
+    is_class: bool
+    checked: dict[str, str]  # parameters checked at run time -> torch's default (source text)
+    imports: frozenset = frozenset()  # the MindSpore imports its definition needs
+
+
+@dataclass
+class Adapters:
+    ctx: FileContext
+    made: dict[str, _Adapter | None] = field(default_factory=dict)  # torch name -> adapter (None: impossible)
+    used: dict[str, None] = field(default_factory=dict)  # torch names whose adapter the output refers to
+
+    def reference(self, qualified: str, rule: ApiRule, *, subclassed: bool = False,
+                  call: cst.Call | None = None) -> cst.BaseExpression:
+        """``torch_nn.X`` for the torch API ``qualified``; raises Unconvertible
+        when the rule cannot be applied at run time (or, with ``subclassed``,
+        gives no class to derive from; or ``call`` passes a literal the adapter
+        would refuse at run time: that is known now)."""
+        if qualified not in self.made:
+            before = set(self.ctx.imports_needed)
+            try:
+                adapter = _build(qualified, rule, self.ctx)
+                self.made[qualified] = replace(adapter, imports=frozenset(self.ctx.imports_needed - before))
+            except Unconvertible:
+                self.made[qualified] = None
+            self.ctx.imports_needed = before  # queued again when the adapter is used
+        adapter = self.made[qualified]
+        if adapter is None:
+            raise Unconvertible("its arguments need converting where it is called (the rule needs literal values)")
+        if subclassed and not adapter.is_class:
+            raise Unconvertible("the MindSpore form is not a class that can be derived from")
+        if call is not None:
+            _refuse_known_values(rule, call, adapter.checked, self.ctx)
+        self.used[qualified] = None
+        self.ctx.imports_needed |= adapter.imports
+        return cst.Attribute(cst.Name(adapter.namespace), cst.Name(adapter.name))
+
+    def define(self, module: cst.Module) -> None:
+        """Ask for the namespaces of the adapters the output uses (written
+        after the imports by ``transpiler.convert.definitions``)."""
+        namespaces: dict[str, list[_Adapter]] = {}
+        for name in self.used:
+            adapter = self.made[name]
+            namespaces.setdefault(adapter.namespace, []).append(adapter)
+        for namespace, members in namespaces.items():
+            self.ctx.define(namespace, format_compound(_namespace(namespace, members), module))
+
+
+# in the docstring of every definition ms-migrate writes above a file's code
+WRITTEN_BY = "(written by ms-migrate)"
+
+
+def written_namespaces(module: cst.Module) -> frozenset[str]:
+    """The adapter classes an earlier conversion wrote into the module
+    (``torch_functions``): namespaces of functions, whose calls are no tensor methods."""
+    return frozenset(statement.name.value for statement in module.body
+                     if isinstance(statement, cst.ClassDef) and WRITTEN_BY in (statement.get_docstring() or ""))
+
+
+def _namespace(name: str, members: list[_Adapter]) -> cst.ClassDef:
+    torch_module = name.rstrip("_").removesuffix("_functions").replace("_", ".")
+    docstring = cst.SimpleStatementLine([cst.Expr(cst.SimpleString(
+        f'"""{torch_module} signatures over MindSpore {WRITTEN_BY}."""'
+    ))])
+    body = [docstring]
+    for member in members:
+        body.append(member.definition.with_changes(leading_lines=[cst.EmptyLine()]))
+    return cst.ClassDef(name=cst.Name(name), body=cst.IndentedBlock(body))
+
+
+def _build(qualified: str, rule: ApiRule, ctx: FileContext) -> _Adapter:
+    params = rule.params
+    if any(p.kind == "varkw" for p in params):
+        raise Unconvertible("torch's signature takes **kwargs")
+    for param in params:
+        if param.default is not None and not is_literal(parse_expr(param.default)):
+            raise Unconvertible(f"torch's default of {param.name} is not a literal")
+    unsupported = {p.name: spec.reason for p in params if isinstance(spec := rule.args.get(p.name), Unsupported)}
+    # Parameters whose value the rule must see as a literal are fixed to
+    # torch's default, with a check (the fewest such parameters that work).
+    optional = [p.name for p in params if p.default is not None and p.name not in unsupported]
+    first_reason = None
+    for fixed in (set(), *({name} for name in optional), *({a, b} for a, b in combinations(optional, 2))):
+        try:
+            result, target = _convert_quietly(rule, _call(qualified, params, set(unsupported) | fixed), ctx)
+            break
+        except Unconvertible as exc:
+            if not isinstance(exc, NotALiteral):
+                first_reason = first_reason or exc.reason
+    else:
+        raise Unconvertible(first_reason or "the rule does not apply")
+    defaults = {p.name: p.default for p in params}
+    varargs = next((p.name for p in params if p.kind == "varargs"), None)
+    if varargs and rule.pack_varargs:  # torch.zeros(2, 3) and torch.zeros((2, 3)) alike
+        guards_first = [cst.parse_statement(
+            f"{varargs} = {varargs}[0] if len({varargs}) == 1 and isinstance({varargs}[0], (tuple, list)) else {varargs}\n")]
+    else:
+        guards_first = []
+    checked = {name: defaults[name] or "None" for name in [*unsupported, *(n for n in optional if n in fixed)]}
+    guards = guards_first + [_guard(qualified, name, defaults[name], reason) for name, reason in unsupported.items()]
+    for name in (n for n in optional if n in fixed):  # why each fixed parameter needs its default
+        try:
+            _convert_quietly(rule, _call(qualified, params, set(unsupported) | fixed - {name}), ctx)
+            reason = first_reason
+        except NotALiteral:
+            reason = None  # the rule reads its value: nothing more to say than the guard does
+        except Unconvertible as exc:
+            reason = exc.reason
+        why = "only torch's default converts" + (f" ({reason})" if reason else "")
+        guards.append(_guard(qualified, name, defaults[name], why))
+    name = qualified.rsplit(".", 1)[-1]
+    module = qualified.rsplit(".", 1)[0]
+    namespace = module.replace(".", "_") if "." in module else f"{module}_functions"
+    while namespace in ctx.analysis.bound_names or namespace in ctx.analysis.imports:
+        namespace += "_"  # the file has a name of its own like it
+    signature = cst.parse_statement(f"def f(self, {rule.signature}):\n    pass\n").params
+    # a layer: torch's class over the Cell (so isinstance, subclassing and weights behave);
+    # anything else (a tensor, a dataset) is made by a function
+    makes_a_class = (rule.target or "").startswith("mindspore.nn.") and rule.target.rsplit(".", 1)[-1][:1].isupper()
+    result, chained = _peel_self_returning(result)
+    if isinstance(result, cst.Call) and target is not None and target == rule.target and makes_a_class:
+        construct = _statement(cst.Call(func=cst.Attribute(cst.Call(cst.Name("super")), cst.Name("__init__")),
+                                        args=result.args))
+        after = chained + [cst.parse_statement(text + "\n") for text in rule.after_init]
+        methods = _torch_attributes(rule)
+        if rule.reset_parameters:
+            after.append(_runs_overridden_reset(f"{namespace}.{name}"))
+            methods.insert(0, _reset_parameters(qualified, rule, ctx))
+        init = cst.FunctionDef(
+            name=cst.Name("__init__"), params=signature, body=cst.IndentedBlock([*guards, construct, *after]),
+        )
+        definition = cst.ClassDef(name=cst.Name(name), body=cst.IndentedBlock([init, *methods]),
+                                  bases=[cst.Arg(result.func)])
+        return _Adapter(name, namespace, definition, True, checked)
+    if rule.after_init:
+        raise Unconvertible("the rule's MindSpore form is not a Cell class its statements could follow")
+    params_without_self = signature.with_changes(params=signature.params[1:])
+    definition = cst.FunctionDef(
+        name=cst.Name(name),
+        params=params_without_self,
+        body=cst.IndentedBlock([*guards, cst.SimpleStatementLine([cst.Return(result)])]),
+        decorators=[cst.Decorator(cst.Name("staticmethod"))],
+    )
+    return _Adapter(name, namespace, definition, False, checked)
+
+
+# Cell methods that return the Cell: ``nn.BatchNorm2d(...).set_train()`` is the
+# class, then ``self.set_train()`` in its constructor.
+_SELF_RETURNING = frozenset({"set_train"})
+
+
+def _peel_self_returning(result):
+    chained = []
+    while (isinstance(result, cst.Call) and isinstance(result.func, cst.Attribute)
+           and result.func.attr.value in _SELF_RETURNING and isinstance(result.func.value, cst.Call)):
+        chained.insert(0, _statement(result.with_changes(func=result.func.with_changes(value=cst.Name("self")))))
+        result = result.func.value
+    return result, chained
+
+
+def _reset_parameters(qualified: str, rule: ApiRule, ctx: FileContext) -> cst.FunctionDef:
+    """torch's ``reset_parameters()`` of the layer, from its rule: a subclass
+    calls ``super().reset_parameters()`` (timm's ScaledStdConv2d)."""
+    if any("mindspore." in text for text in rule.reset_parameters):
+        ctx.imports_needed.add(("mindspore", "mindspore"))
+    body = "".join(f"    {line}\n" for text in rule.reset_parameters for line in text.splitlines())
+    return cst.parse_statement(f"def reset_parameters(self):\n    # what {qualified}.reset_parameters() does\n{body}")
+
+
+def _runs_overridden_reset(adapter: str) -> cst.If:
+    """torch's constructor ends with ``self.reset_parameters()``: a subclass's
+    own version runs there (MindSpore's constructor has drawn the layer's own)."""
+    return cst.parse_statement(f"if type(self).reset_parameters is not {adapter}.reset_parameters:\n"
+                               "    self.reset_parameters()  # a subclass's own, as torch's constructor runs it\n")
+
+
+def _torch_attributes(rule: ApiRule) -> list[cst.FunctionDef]:
+    """Read-only properties with torch's attribute names (``eps`` -> ``self.epsilon``,
+    ``weight`` -> ``self.gamma``), for code that subclasses the layer and reads
+    them on ``self``."""
+    properties = []
+    for name, read in rule.attribute_reads.items():
+        if isinstance(read, str):
+            value = f"self.{read}"
+        elif read.template is not None and f"{{cell}}.{name}" not in read.template:
+            value = read.template.format(cell="self")
+        else:
+            continue  # not kept by MindSpore, or stored under the same name
+        properties.append(cst.parse_statement(f"@property\ndef {name}(self):\n    return {value}\n"))
+    return properties
+
+
+def _call(qualified: str, params, left_out: set[str]) -> cst.Call:
+    """The torch call passing every parameter by its own name (those left out
+    take torch's default)."""
+    args = []
+    for param in params:
+        if param.name in left_out:
+            continue
+        value = cst.Name(param.name)
+        if param.kind == "varargs":
+            args.append(cst.Arg(value, star="*"))
+        elif param.kind == "positional" and param.default is None:
+            args.append(cst.Arg(value))
+        else:
+            args.append(cst.Arg(value, keyword=cst.Name(param.name)))
+    return cst.Call(func=cst.Name(qualified.rsplit(".", 1)[-1]), args=_with_commas(args))
+
+
+def _refuse_known_values(rule: ApiRule, call: cst.Call, checked: dict[str, str], ctx: FileContext) -> None:
+    """A call whose literal arguments the adapter's checks would refuse is not
+    converted: the refusal is known now, and marked."""
+    try:
+        bound = bind(rule, call, ctx)
+    except Unconvertible:
+        return  # unpacked arguments: bound at run time
+    for name, default in checked.items():
+        value = bound.values.get(name)
+        if value is not None and is_literal(value) and literal_value(value) != literal_value(parse_expr(default)):
+            raise Unconvertible(f"argument {name}={code_of(value)} is refused at run time too")
+
+
+def _convert_quietly(rule: ApiRule, call: cst.Call, ctx: FileContext):
+    """Apply the rule; what it reports belongs to the call sites, not here.
+    Returns (result, the MindSpore name the result calls, if the rule named it)."""
+    diagnostics, unplaced, refs = len(ctx.diagnostics), len(ctx._unplaced), len(ctx.generated_refs)
+    try:
+        result = convert_call(rule, call, ctx, source=call, for_adapter=True)
+    finally:
+        del ctx.diagnostics[diagnostics:]
+        del ctx._unplaced[unplaced:]
+    target, (made, _) = None, _peel_self_returning(result)
+    if isinstance(made, cst.Call):
+        target = next((q for node, _, q in ctx.generated_refs[refs:] if node is made.func), None)
+    return result, target
+
+
+def _guard(api: str, name: str, default: str | None, reason: str) -> cst.If:
+    """``if name != default: raise NotImplementedError(...)``: the argument
+    cannot be carried, so only torch's default may arrive."""
+    default = default if default is not None else "None"
+    compare = "is not" if default in ("None", "True", "False") else "!="
+    message = f"{api}: argument '{name}' cannot be carried: {reason}"
+    return cst.parse_statement(f"if {name} {compare} {default}:\n    raise NotImplementedError({message!r})\n")
+
+
+def _statement(expression: cst.BaseExpression) -> cst.SimpleStatementLine:
+    return cst.SimpleStatementLine([cst.Expr(expression)])
+
+
+def _with_commas(args: list[cst.Arg]) -> list[cst.Arg]:
+    comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    return [a.with_changes(comma=comma) for a in args[:-1]] + args[-1:]
+
+

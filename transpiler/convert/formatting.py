@@ -1,0 +1,188 @@
+"""black, applied to the statements the migration changed and to nothing else."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import black
+import libcst as cst
+
+from transpiler.convert.comments import comments
+from transpiler.convert.walk import walk
+
+_MAX_LINE = 88
+_MIN_LINE = 40
+
+
+@lru_cache(maxsize=8192)
+def _black(code: str, line_length: int) -> str | None:
+    try:
+        return black.format_str(code, mode=black.Mode(line_length=line_length))
+    except Exception:  # black refuses some valid code (e.g. odd continuations)
+        return None
+
+
+def format_statement(statement: cst.SimpleStatementLine, depth: int, module: cst.Module) -> cst.SimpleStatementLine:
+    """Reformat one changed statement, keeping the comment lines above it."""
+    body = statement.with_changes(leading_lines=())
+    code = module.code_for_node(body)
+    line_length = max(_MIN_LINE, _MAX_LINE - len(module.default_indent.expandtabs()) * depth)
+    formatted = _black(code, line_length)
+    if formatted is None or formatted == code:
+        return statement
+    try:
+        parsed = cst.parse_module(formatted)
+    except cst.ParserSyntaxError:
+        return statement
+    if len(parsed.body) != 1 or not isinstance(parsed.body[0], cst.SimpleStatementLine):
+        return statement
+    result = parsed.body[0]
+    # when black joins lines it can merge two comments into one (`# a  # b`): keep the statement as it was
+    if "#" in code and sorted(comments(result)) != sorted(comments(body)):
+        return statement
+    return result.with_changes(leading_lines=statement.leading_lines)
+
+
+def format_compound(statement: cst.BaseCompoundStatement, module: cst.Module) -> cst.BaseCompoundStatement:
+    """A statement the migration wrote (at module level), in black's style."""
+    body = statement.with_changes(leading_lines=())
+    formatted = _black(module.code_for_node(body), _MAX_LINE)
+    if formatted is None:
+        return statement
+    return cst.parse_statement(formatted).with_changes(leading_lines=statement.leading_lines)
+
+
+# Expressions that bind looser than ``.attr``, ``[...]`` and ``(...)``: as the
+# object of one of these they need parentheses, which libcst does not add when
+# a rule composes nodes (``torch.masked_scatter(0, m, s)`` -> ``(0).masked_scatter``).
+_LOOSE = (cst.BinaryOperation, cst.BooleanOperation, cst.UnaryOperation, cst.Comparison, cst.IfExp, cst.Lambda,
+          cst.NamedExpr, cst.Await, cst.Yield, cst.Integer, cst.Float, cst.Imaginary, cst.ConcatenatedString)
+
+
+# the field of each node type that holds the object its operation applies to
+_OWNER_FIELDS = {cst.Attribute: "value", cst.Subscript: "value", cst.Call: "func"}
+
+
+def _loose_owner_field(node: cst.CSTNode) -> str | None:
+    """The owner field of ``node`` when it holds a loose expression without parentheses."""
+    field = _OWNER_FIELDS.get(type(node))
+    owner = getattr(node, field) if field is not None else None
+    return field if isinstance(owner, _LOOSE) and not owner.lpar else None
+
+
+class _ParenthesizeOwners(cst.CSTTransformer):
+    def on_leave(self, original_node, updated_node):
+        field = _loose_owner_field(updated_node)
+        if field is None:
+            return updated_node
+        owner = getattr(updated_node, field).with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return updated_node.with_changes(**{field: owner})
+
+
+class _LooseOwners(cst.CSTVisitor):
+    found = False
+
+    def on_visit(self, node) -> bool:
+        self.found = self.found or _loose_owner_field(node) is not None
+        return not self.found
+
+
+def parenthesize_owners(statement: cst.CSTNode) -> cst.CSTNode:
+    """The statement with parentheses around every loose expression a rule
+    made the object of an attribute, subscript or call (rebuilt only then:
+    the rewriter tracks its nodes by identity)."""
+    finder = _LooseOwners()
+    walk(statement, finder)
+    return statement.visit(_ParenthesizeOwners()) if finder.found else statement
+
+
+class _SameQuoteStrings(cst.CSTVisitor):
+    """The strings in the f-string's own quote, and the nodes on the way to them."""
+
+    def __init__(self, quote: str, other: str):
+        super().__init__()
+        self.quote, self.other = quote, other
+        self.path: list[int] = []
+        self.found: set[int] = set()  # the strings and their ancestors
+
+    def on_visit(self, node) -> bool:
+        if isinstance(node, cst.SimpleString) and node.quote == self.quote and self.other not in _body(node):
+            self.found.update([*self.path, id(node)])
+        self.path.append(id(node))
+        return not isinstance(node, cst.FormattedString)  # a nested f-string has quotes of its own
+
+    def on_leave(self, original_node) -> None:
+        self.path.pop()
+
+
+class _Requote(cst.CSTTransformer):
+    """Rebuilds only the strings found and their ancestors: the rewriter tracks
+    the other nodes (torch references left in place) by identity."""
+
+    def __init__(self, found: set[int], other: str):
+        super().__init__()
+        self.found, self.other = found, other
+
+    def on_visit(self, node) -> bool:
+        return id(node) in self.found
+
+    def on_leave(self, original_node, updated_node):
+        if isinstance(original_node, cst.SimpleString) and id(original_node) in self.found:
+            return updated_node.with_changes(value=f"{updated_node.prefix}{self.other}{_body(updated_node)}{self.other}")
+        return updated_node
+
+
+def _body(string: cst.SimpleString) -> str:
+    return string.value[len(string.prefix) + len(string.quote):-len(string.quote)]
+
+
+def requote_in_fstring(fstring: cst.FormattedString) -> cst.FormattedString:
+    """The f-string with the strings a rule wrote inside its braces in the other
+    quote: before Python 3.12 its own quote ends the f-string there
+    (``f"{get_context("device_target")}"`` does not parse on 3.11)."""
+    if len(fstring.end) != 1:
+        return fstring  # triple-quoted: a lone quote inside is fine
+    other = "'" if fstring.end == '"' else '"'
+    finder = _SameQuoteStrings(fstring.end, other)
+    for part in fstring.parts:
+        if isinstance(part, cst.FormattedStringExpression):
+            part.expression.visit(finder)
+    if not finder.found:
+        return fstring
+    requote = _Requote(finder.found, other)
+    parts = [part.with_changes(expression=part.expression.visit(requote))
+             if isinstance(part, cst.FormattedStringExpression) and id(part.expression) in finder.found else part
+             for part in fstring.parts]
+    return fstring.with_changes(parts=parts)
+
+
+class _FormatChanged(cst.CSTTransformer):
+    """Walks statements only and formats the ones marked as changed."""
+
+    def __init__(self, module: cst.Module, marked):
+        super().__init__()
+        self.module = module
+        self.marked = marked
+        self.depth = 0
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.IndentedBlock):
+            self.depth += 1
+        return isinstance(
+            node,
+            (cst.Module, cst.BaseCompoundStatement, cst.BaseSuite, cst.ExceptHandler, cst.ExceptStarHandler,
+             cst.Else, cst.Finally, cst.MatchCase),
+        )
+
+    def on_leave(self, original_node, updated_node):
+        if isinstance(original_node, cst.IndentedBlock):
+            self.depth -= 1
+        elif isinstance(original_node, cst.SimpleStatementLine) and original_node in self.marked:
+            return format_statement(updated_node, self.depth, self.module)
+        return updated_node
+
+
+def format_changed(module: cst.Module, marked) -> cst.Module:
+    if not marked:
+        return module
+    return module.visit(_FormatChanged(module, marked))

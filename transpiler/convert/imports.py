@@ -1,0 +1,245 @@
+"""Import edits, applied once after the rewrite: drop torch import aliases
+nobody uses any more, add the MindSpore imports the rules queued, and respell
+generated names when a kept torch import still claims a short name."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from transpiler.convert.comments import keep_in_statement
+from transpiler.convert.context import FileContext
+from transpiler.convert.engine import code_of
+from transpiler.convert.names import is_torch_name
+from transpiler.convert.node_sets import NodeSet
+from transpiler.convert.statements import Placeholders
+from transpiler.convert.walk import LAYOUT_TYPES, walk
+
+
+def unused_torch_aliases(ctx: FileContext, converted: cst.Module | None = None) -> set[str]:
+    """Torch import aliases with no use left. Counting rewritten references is
+    exact for what the rules replace; references that went away with a dropped
+    argument or statement are caught by looking for the alias in the converted
+    tree (without this, a second conversion would drop the import)."""
+    unused = set()
+    present = None
+    for local, binding in ctx.analysis.torch_aliases().items():
+        if binding.optional and not ctx.analysis.alias_uses.get(local):
+            # ``try: from torch import _assert`` / ``except ImportError:`` a fallback: the name
+            # is for other modules; without torch the fallback defines it, as the code intends
+            continue
+        remaining = ctx.analysis.alias_uses.get(local, 0) - ctx.consumed.get(local, 0)
+        if remaining > 0 and converted is not None:
+            if present is None:
+                present = referenced_names(converted)
+            if local not in present:
+                remaining = 0
+        if remaining <= 0:
+            unused.add(local)
+    return unused
+
+
+class _ReferencedNames(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+        self._attrs: set[int] = set()
+
+    def visit_Import(self, node) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node) -> bool:
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._attrs.add(id(node.attr))  # `mindspore.Tensor` does not use a local `Tensor`
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if id(node) not in self._attrs:
+            self.names.add(node.value)
+
+
+def referenced_names(module: cst.Module) -> set[str]:
+    """Every name the module refers to outside its import statements (a
+    superset: definitions and keywords count too, which only keeps imports)."""
+    collector = _ReferencedNames()
+    walk(module, collector, prune=LAYOUT_TYPES)
+    return collector.names
+
+
+def _new_import_statements(ctx: FileContext) -> list[cst.SimpleStatementLine]:
+    plain: list[str] = []
+    from_names: dict[str, list[str]] = {}
+    existing = ctx.analysis.imports
+    for module, local in sorted(ctx.imports_needed):
+        binding = existing.get(local)
+        if binding is not None and binding.qualified == module:
+            continue  # already imported by the user
+        if "." in module and local != module:
+            parent, name = module.rsplit(".", 1)
+            from_names.setdefault(parent, []).append(name)
+        elif local == module:
+            plain.append(f"import {module}")
+        else:
+            plain.append(f"import {module} as {local}")
+    lines = sorted(plain, key=lambda s: (not s.startswith("import mindspore"), s))
+    for parent, names in sorted(from_names.items()):
+        lines.append(f"from {parent} import {', '.join(sorted(names))}")
+    return [cst.parse_statement(line + "\n") for line in lines]  # type: ignore[misc]
+
+
+class _ImportEditor(cst.CSTTransformer):
+    """Walks statements only (never into expressions): cheap."""
+
+    def __init__(self, unused: set[str], placeholders: Placeholders, kept: NodeSet, converts=is_torch_name):
+        super().__init__()
+        self.unused = unused
+        self.converts = converts  # qualified name -> whether the conversion replaces what it imports
+        self.placeholders = placeholders
+        self.kept = kept  # imports marked statements still need
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.SimpleStatementLine):
+            return any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in node.body)
+        return isinstance(
+            node, (cst.Module, cst.BaseCompoundStatement, cst.BaseSuite, cst.ExceptHandler,
+                   cst.ExceptStarHandler, cst.Else, cst.Finally, cst.Import, cst.ImportFrom)
+        )
+
+    def leave_Import(self, original_node, updated_node):
+        if original_node in self.kept:
+            return updated_node
+        keep = [a for a in updated_node.names if not self._drop(a, plain=True)]
+        return self._result(updated_node, keep)
+
+    def leave_ImportFrom(self, original_node, updated_node):
+        if original_node in self.kept:
+            return updated_node
+        if isinstance(updated_node.names, cst.ImportStar) or updated_node.module is None:
+            return updated_node
+        module = code_of(updated_node.module)
+        if updated_node.relative or not (
+            is_torch_name(module) or any(self.converts(f"{module}.{code_of(a.name)}") for a in updated_node.names)
+        ):
+            return updated_node
+        keep = [a for a in updated_node.names if not self._drop(a, plain=False)]
+        return self._result(updated_node, keep)
+
+    def _drop(self, alias: cst.ImportAlias, plain: bool) -> bool:
+        qualified = code_of(alias.name)
+        if alias.asname is not None:
+            local = alias.asname.name.value  # type: ignore[union-attr]
+        else:
+            local = qualified.split(".", 1)[0]
+        if plain and not self.converts(qualified):
+            return False
+        return local in self.unused
+
+    @staticmethod
+    def _result(node, keep):
+        if len(keep) == len(node.names):
+            return node
+        if not keep:
+            return cst.RemoveFromParent()
+        keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        changes = {"names": keep}
+        if isinstance(node, cst.ImportFrom) and node.rpar is not None and len(keep) == 1:
+            changes.update(lpar=None, rpar=None)
+        return node.with_changes(**changes)
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        if not updated_node.body:
+            return self.placeholders.make(original_node)
+        return keep_in_statement(original_node, updated_node)  # comments of removed names
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        return updated_node.with_changes(body=self.placeholders.compact(list(updated_node.body)))
+
+
+def _is_torch_import_statement(statement: cst.CSTNode) -> bool:
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.Import):
+            if any(is_torch_name(code_of(a.name)) for a in small.names):
+                return True
+        elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
+            if is_torch_name(code_of(small.module)):
+                return True
+    return False
+
+
+def _contains_torch_import(statement: cst.CSTNode) -> bool:
+    if _is_torch_import_statement(statement):
+        return True
+    if isinstance(statement, (cst.Try, cst.If)):
+        inner = list(statement.body.body)
+        for handler in getattr(statement, "handlers", ()):
+            inner += list(handler.body.body)
+        return any(_contains_torch_import(s) for s in inner)
+    return False
+
+
+def _insert_index(body: list[cst.CSTNode]) -> int:
+    """Where new imports go: at the first torch import, else after the
+    docstring and __future__ imports."""
+    for i, statement in enumerate(body):
+        if _contains_torch_import(statement):
+            return i
+    index = 0
+    for i, statement in enumerate(body):
+        if isinstance(statement, cst.SimpleStatementLine):
+            first = statement.body[0]
+            if i == 0 and isinstance(first, cst.Expr) and isinstance(first.value, (cst.SimpleString, cst.ConcatenatedString)):
+                index = 1
+                continue
+            if isinstance(first, cst.ImportFrom) and first.module is not None and code_of(first.module) == "__future__":
+                index = i + 1
+                continue
+        break
+    return index
+
+
+class _Respell(cst.CSTTransformer):
+    def __init__(self, targets: dict[int, str], to_format: NodeSet):
+        super().__init__()
+        self.targets = targets
+        self.to_format = to_format
+
+    def on_leave(self, original_node, updated_node):
+        qualified = self.targets.get(id(original_node))
+        if qualified is not None:
+            return cst.parse_expression(qualified)
+        if original_node in self.to_format:
+            self.to_format.add(updated_node)
+        return updated_node
+
+
+def fix_imports(module: cst.Module, ctx: FileContext) -> cst.Module:
+    unused = unused_torch_aliases(ctx, module)
+    kept_torch_locals = set(ctx.analysis.torch_aliases()) - unused
+    clashes = {local for _, local, _ in ctx.generated_refs if local in kept_torch_locals}
+    if clashes:
+        targets = {id(node): qualified for node, local, qualified in ctx.generated_refs if local in clashes}
+        module = module.visit(_Respell(targets, ctx.to_format))
+        ctx.imports_needed = {(m, l) for m, l in ctx.imports_needed if l not in clashes}
+        ctx.imports_needed.add(("mindspore", "mindspore"))
+    placeholders = Placeholders(track=ctx.to_format)
+    index = _insert_index(list(module.body))
+    if unused:
+        module = module.visit(_ImportEditor(unused, placeholders, ctx.kept_imports, ctx.analysis.converts_import_of))
+    body = list(module.body)
+    new_imports = _new_import_statements(ctx) if ctx.imports_needed else []
+    if new_imports:
+        # The new imports take over the comment lines above the first torch
+        # import, whether that import survived or not.
+        anchor = body[index] if index < len(body) else None
+        if anchor is not None and (placeholders.is_placeholder(anchor) or _is_torch_import_statement(anchor)):
+            new_imports[0] = new_imports[0].with_changes(leading_lines=anchor.leading_lines)
+            if placeholders.is_placeholder(anchor):
+                body[index : index + 1] = new_imports
+            else:
+                body[index:index] = new_imports
+                body[index + len(new_imports)] = anchor.with_changes(leading_lines=())
+        else:
+            body[index:index] = new_imports
+    return module.with_changes(body=placeholders.compact(body))

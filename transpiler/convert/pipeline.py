@@ -1,0 +1,128 @@
+"""Per-file conversion: a pure function from source text to a FileResult.
+It never raises: any failure becomes an error diagnostic on the result."""
+
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from rewrite_rules.registry import RuleSet, load_rules
+from transpiler.convert.context import FileContext
+from transpiler.convert.diagnostics import Diagnostic, Severity
+from transpiler.convert.definitions import add_definitions
+from transpiler.convert.formatting import format_changed
+from transpiler.convert.imports import fix_imports
+from transpiler.convert.names import TORCH_ROOTS, analyse
+from transpiler.convert.project import SiblingFacts
+from transpiler.convert.rewriter import Rewriter
+from transpiler.convert.structural import is_module_base
+
+STAGES = ("read", "parse", "analyse", "rewrite", "format", "render", "write", "report")
+
+
+@dataclass
+class FileResult:
+    path: str
+    status: str  # "converted", "unchanged", "failed", "copied"
+    output: str | None = None  # converted text (None when failed)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def changed(self) -> bool:
+        return self.status == "converted"
+
+
+def _method_names(rules: RuleSet) -> frozenset[str]:
+    from rewrite_rules.tensor.methods_data import TORCH_ONLY_TENSOR_METHODS
+
+    # .apply: autograd Function classes converted to Cells are called through it
+    return frozenset(rules.methods) | TORCH_ONLY_TENSOR_METHODS | {"forward", "register_buffer", "apply"}
+
+
+def mentions_torch(text: str, rules: RuleSet | None = None) -> bool:
+    """Whether ``text`` may use torch or a name a (user) rule converts."""
+    return any(root in text for root in TORCH_ROOTS) or (
+        rules is not None and any(root in text for root in rules.rule_roots))
+
+
+def convert_source(text: str, path: str = "<string>", rules: RuleSet | None = None,
+                   siblings: SiblingFacts | None = None) -> FileResult:
+    """``siblings``: what the project index knows about the classes this file
+    imports from other files of its tree."""
+    timings: dict[str, float] = {}
+    rules = rules or load_rules()
+    if not mentions_torch(text, rules) and not siblings:
+        return FileResult(path, "unchanged", text, [], timings)
+    start = time.perf_counter()
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        line, col, message = _syntax_error(text, exc)
+        diagnostic = Diagnostic(path, line, col, "syntax", Severity.ERROR, f"syntax error: {message}")
+        return FileResult(path, "failed", None, [diagnostic], timings)
+    except Exception as exc:  # libcst can raise on pathological input
+        diagnostic = Diagnostic(path, 1, 1, "parse", Severity.ERROR, f"cannot parse: {exc}")
+        return FileResult(path, "failed", None, [diagnostic], timings)
+    timings["parse"] = time.perf_counter() - start
+    try:
+        return _convert_module(module, text, path, rules, timings, siblings or SiblingFacts())
+    except RecursionError:
+        diagnostic = Diagnostic(path, 1, 1, "internal", Severity.ERROR, "file nests too deeply to convert")
+        return FileResult(path, "failed", None, [diagnostic], timings)
+    except Exception as exc:  # a bug in a rule must not stop the batch
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        message = f"internal error {type(exc).__name__}: {exc} (at {where.filename}:{where.lineno}); please report"
+        diagnostic = Diagnostic(path, 1, 1, "internal", Severity.ERROR, " ".join(message.split()))
+        return FileResult(path, "failed", None, [diagnostic], timings)
+
+
+def _syntax_error(text: str, exc: cst.ParserSyntaxError) -> tuple[int, int, str]:
+    """Python's own parser points at the error more precisely than libcst's;
+    use it when it agrees that the file is invalid."""
+    import ast
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(text)
+    except SyntaxError as error:
+        message = error.msg
+        if "Missing parentheses in call to 'print'" in message:
+            message += " (Python 2 code is not supported)"
+        return error.lineno or 1, error.offset or 1, " ".join(message.split())
+    except (ValueError, MemoryError, RecursionError):
+        pass
+    return exc.raw_line, exc.raw_column + 1, " ".join(str(exc.message).split())
+
+
+def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, timings, siblings) -> FileResult:
+    start = time.perf_counter()
+    analysis = analyse(module, _method_names(rules), is_module_base, rules.property_names(), siblings,
+                       rules.rule_names)
+    timings["analyse"] = time.perf_counter() - start
+    if not analysis.interesting:
+        return FileResult(path, "unchanged", text, [], timings)
+    start = time.perf_counter()
+    ctx = FileContext(path, analysis)
+    rewriter = Rewriter(ctx, rules, module, siblings.functions)
+    converted = module.visit(rewriter)
+    rewriter.adapters.define(converted)
+    converted = fix_imports(converted, ctx)
+    converted = add_definitions(converted, ctx)
+    timings["rewrite"] = time.perf_counter() - start
+    start = time.perf_counter()
+    converted = format_changed(converted, ctx.to_format)
+    timings["format"] = time.perf_counter() - start
+    start = time.perf_counter()
+    output = converted.code
+    timings["render"] = time.perf_counter() - start
+    start = time.perf_counter()
+    ctx.resolve_positions(module)
+    timings["report"] = time.perf_counter() - start
+    status = "converted" if output != text else "unchanged"
+    return FileResult(path, status, output, ctx.diagnostics, timings)

@@ -1,0 +1,324 @@
+"""The project index: what each file of a tree needs to know about its siblings.
+
+A file is converted on its own, but a class deriving from a Module defined in
+another file of the project (``from .parts import *; class Up(DoubleConv)``) is
+a Cell too, and an autograd Function defined elsewhere is called through
+``.apply``. Before the conversion fans out, every Python file of the tree is
+read with Python's own parser (fast, read-only) to find its classes and
+imports; names are resolved through relative and absolute imports, package
+``__init__`` re-exports and ``import *`` until nothing changes. Each file then
+gets ``SiblingFacts``: the names it binds that are Cells or autograd Functions
+defined elsewhere in the tree.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import warnings
+from dataclasses import dataclass, field, replace
+
+from transpiler.convert.structural.cells import is_module_base
+
+_FUNCTION_BASES = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
+_STOP = object()  # ProjectIndex._follow: the name is found to be no answer
+
+
+@dataclass(frozen=True)
+class SiblingFacts:
+    """Names a file binds (``Base`` or ``parts.Base``) that name classes of other files."""
+
+    cells: frozenset[str] = frozenset()  # Module subclasses: they become Cells
+    functions: frozenset[str] = frozenset()  # autograd Functions: they become Cells with a bprop
+    # names that reach the file through a sibling but are torch's (``from .layers import *``
+    # where layers did ``import torch.nn as nn``): local name -> torch qualified name
+    torch_names: tuple[tuple[str, str], ...] = ()
+
+    def digest(self) -> str:
+        text = "\0".join([*sorted(self.cells), "\1", *sorted(self.functions), "\1",
+                          *(f"{a}={b}" for a, b in self.torch_names)])
+        return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+    def __bool__(self) -> bool:
+        return bool(self.cells or self.functions or self.torch_names)
+
+
+@dataclass
+class _Module:
+    name: str
+    path: str
+    is_package: bool
+    bindings: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # local -> (module, name or None)
+    stars: list[str] = field(default_factory=list)  # modules star-imported
+    classes: dict[str, list[str]] = field(default_factory=dict)  # class -> dotted base expressions
+    public: list[str] | None = None  # __all__, when it is a literal
+
+
+class ProjectIndex:
+    def __init__(self, modules: dict[str, _Module]):
+        self.modules = modules
+        self.by_path = {os.path.abspath(m.path): m for m in modules.values()}
+        self.kinds: dict[tuple[str, str], str] = {}  # (module, class) -> "cell" / "function"
+        self._classify()
+
+    @classmethod
+    def build(cls, root: str, paths: list[str]) -> "ProjectIndex":
+        """Index the ``.py`` files ``paths`` of the tree ``root``."""
+        root = os.path.abspath(root)
+        package = os.path.basename(root) if os.path.isfile(os.path.join(root, "__init__.py")) else ""
+        modules = {}
+        for path in paths:
+            module = _read(root, package, os.path.abspath(path))
+            if module is not None:
+                modules[module.name] = module
+        return cls(modules)
+
+    def facts(self, path: str) -> SiblingFacts:
+        module = self.by_path.get(os.path.abspath(path))
+        if module is None:
+            return SiblingFacts()
+        cells, functions = set(), set()
+        for local, kind in self._imported_kinds(module).items():
+            (cells if kind == "cell" else functions).add(local)
+        return SiblingFacts(frozenset(cells), frozenset(functions), tuple(sorted(self._imported_torch(module).items())))
+
+    def _imported_torch(self, module: _Module) -> dict[str, str]:
+        """Names ``module`` gets from siblings that the sibling bound to torch."""
+        found = {}
+        for local, (target, name) in module.bindings.items():
+            if name is not None and target in self.modules:
+                qualified = self._torch_binding(target, name)
+                if qualified:
+                    found[local] = qualified
+        for star in module.stars:
+            if star not in self.modules:
+                continue
+            starred = self.modules[star]
+            names = starred.public if starred.public is not None else [
+                n for n in (*starred.bindings, *self._star_names(star)) if not n.startswith("_")]
+            for name in names:
+                qualified = self._torch_binding(star, name)
+                if qualified and name not in module.bindings and name not in module.classes:
+                    found.setdefault(name, qualified)
+        return found
+
+    def _star_names(self, module_name: str, seen=None) -> set[str]:
+        seen = seen if seen is not None else set()
+        module = self.modules.get(module_name)
+        if module is None or module_name in seen:
+            return set()
+        seen.add(module_name)
+        names = set(module.bindings) | set(module.classes)
+        for star in module.stars:
+            names |= self._star_names(star, seen)
+        return names
+
+    def _torch_binding(self, module_name: str, name: str) -> str | None:
+        """The torch name ``module_name.name`` is bound to, through imports (a
+        class of the project is no torch name)."""
+        return self._follow(module_name, name,
+                            lambda _, module, n: _STOP if n in module.classes else self._torch_name(module, n))
+
+    def _follow(self, module_name: str, name: str, at, seen=None):
+        """What ``at(module_name, module, name)`` finds for ``module_name.name``,
+        there or through its imports (the binding, else each star import); ``at``
+        returns None to follow on, _STOP to give up."""
+        seen = seen if seen is not None else set()
+        if (module_name, name) in seen:
+            return None
+        seen.add((module_name, name))
+        module = self.modules.get(module_name)
+        if module is None:
+            return None
+        found = at(module_name, module, name)
+        if found is not None:
+            return None if found is _STOP else found
+        binding = module.bindings.get(name)
+        if binding is not None:
+            target, imported = binding
+            return self._follow(target, imported, at, seen) if imported is not None else None
+        for star in module.stars:
+            found = self._follow(star, name, at, seen)
+            if found:
+                return found
+        return None
+
+    # -- resolution -----------------------------------------------------------
+    def _imported_kinds(self, module: _Module) -> dict[str, str]:
+        """Names ``module`` binds by import (``X`` or ``alias.X``) that are project classes."""
+        found = {}
+        for local, (target, name) in module.bindings.items():
+            if name is not None:
+                kind = self._kind(self._resolve(target, name))
+                if kind:
+                    found[local] = kind
+            elif target in self.modules:  # ``import pkg.parts as parts`` / ``from . import parts``
+                for class_name, kind in self._public_kinds(target).items():
+                    found[f"{local}.{class_name}"] = kind
+        for star in module.stars:
+            for class_name, kind in self._public_kinds(star).items():
+                found.setdefault(class_name, kind)
+        return found
+
+    def _public_kinds(self, module_name: str) -> dict[str, str]:
+        module = self.modules.get(module_name)
+        if module is None:
+            return {}
+        names = module.public if module.public is not None else [
+            n for n in [*module.classes, *module.bindings] if not n.startswith("_")]
+        kinds = {}
+        for name in names:
+            kind = self._kind(self._resolve(module_name, name))
+            if kind:
+                kinds[name] = kind
+        return kinds
+
+    def _kind(self, where: tuple[str, str] | None) -> str | None:
+        return self.kinds.get(where) if where else None
+
+    def _resolve(self, module_name: str, name: str) -> tuple[str, str] | None:
+        """(module, class) that ``module_name.name`` refers to, through imports."""
+        return self._follow(module_name, name, lambda m, module, n: (m, n) if n in module.classes else None)
+
+    def _torch_name(self, module: _Module, dotted: str) -> str | None:
+        head, _, rest = dotted.partition(".")
+        binding = module.bindings.get(head)
+        if binding is None:
+            return None
+        target, name = binding
+        qualified = f"{target}.{name}" if name is not None else target
+        if qualified.split(".", 1)[0] != "torch":
+            return None
+        return f"{qualified}.{rest}" if rest else qualified
+
+    def _base_kind(self, module: _Module, base: str) -> str | None:
+        torch_name = self._torch_name(module, base)
+        if torch_name is not None:
+            if torch_name in _FUNCTION_BASES:
+                return "function"
+            return "cell" if is_module_base(torch_name) else None
+        head, _, rest = base.partition(".")
+        if rest:
+            binding = module.bindings.get(head)
+            if binding is None or binding[1] is not None:
+                return None
+            return self._kind(self._resolve(binding[0], rest))
+        return self._kind(self._resolve(module.name, base))
+
+    def _classify(self) -> None:
+        changed = True
+        while changed:  # a class is a Cell when a base is, wherever that base is defined
+            changed = False
+            for module in self.modules.values():
+                for class_name, bases in module.classes.items():
+                    if (module.name, class_name) in self.kinds:
+                        continue
+                    for base in bases:
+                        kind = self._base_kind(module, base)
+                        if kind:
+                            self.kinds[(module.name, class_name)] = kind
+                            changed = True
+                            break
+
+
+def _read(root: str, package: str, path: str) -> _Module | None:
+    try:
+        with open(path, "rb") as handle:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(handle.read())
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None  # the conversion reports it
+    relative = os.path.relpath(path, root)[: -len(".py")].split(os.sep)
+    is_package = relative[-1] == "__init__"
+    if is_package:
+        relative = relative[:-1]
+    name = ".".join(p for p in [package, *relative] if p)
+    module = _Module(name, path, is_package)
+    own_package = name if is_package else name.rpartition(".")[0]
+    for statement in _top_level(tree.body):
+        if isinstance(statement, ast.Import):
+            for alias in statement.names:
+                if alias.asname:
+                    module.bindings[alias.asname] = (alias.name, None)
+                else:
+                    head = alias.name.split(".", 1)[0]
+                    module.bindings[head] = (head, None)
+        elif isinstance(statement, ast.ImportFrom):
+            source = _absolute(own_package, statement.module, statement.level)
+            if source is None:
+                continue
+            for alias in statement.names:
+                if alias.name == "*":
+                    module.stars.append(source)
+                    continue
+                local = alias.asname or alias.name
+                submodule = f"{source}.{alias.name}"
+                module.bindings[local] = (submodule, None) if _is_module(submodule, root, package) else (source, alias.name)
+        elif isinstance(statement, ast.ClassDef):
+            module.classes[statement.name] = [b for b in map(_dotted, statement.bases) if b]
+        elif isinstance(statement, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in statement.targets):
+            try:
+                value = ast.literal_eval(statement.value)
+            except ValueError:
+                continue
+            if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+                module.public = list(value)
+    return module
+
+
+def _top_level(body):
+    """Module-level statements, looking into if/try blocks (optional imports)."""
+    for statement in body:
+        if isinstance(statement, (ast.If, ast.Try)):
+            yield from _top_level(statement.body)
+            yield from _top_level(statement.orelse)
+            if isinstance(statement, ast.Try):
+                for handler in statement.handlers:
+                    yield from _top_level(handler.body)
+        else:
+            yield statement
+
+
+def _absolute(own_package: str, module: str | None, level: int) -> str | None:
+    if level == 0:
+        return module
+    parts = own_package.split(".") if own_package else []
+    if level - 1 > len(parts):
+        return None
+    base = parts[: len(parts) - (level - 1)]
+    return ".".join([*base, module] if module else base) or None
+
+
+def _is_module(dotted: str, root: str, package: str) -> bool:
+    """Whether ``dotted`` names a module file or package of the tree."""
+    parts = dotted.split(".")
+    if package:
+        if parts[0] != package:
+            return False
+        parts = parts[1:]
+    base = os.path.join(root, *parts)
+    return os.path.isfile(base + ".py") or os.path.isfile(os.path.join(base, "__init__.py"))
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = _dotted(node.value)
+        return f"{head}.{node.attr}" if head else None
+    return None
+
+
+def with_siblings(source: str, jobs: list) -> list:
+    """The jobs, each Python file with the facts the project index has about
+    its siblings. A tree is its own project; a single file's project is its
+    directory."""
+    if os.path.isdir(source):
+        root, paths = source, [job.source for job in jobs if job.kind == "python"]
+    else:
+        root = os.path.dirname(os.path.abspath(source))
+        paths = [os.path.join(root, name) for name in sorted(os.listdir(root)) if name.endswith(".py")]
+    index = ProjectIndex.build(root, paths)
+    return [replace(job, siblings=index.facts(job.source)) if job.kind == "python" else job for job in jobs]

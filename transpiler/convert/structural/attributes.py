@@ -1,0 +1,139 @@
+"""Attribute reads of converted objects give torch's values.
+
+Where the file shows what an object is (``provenance``), an attribute read is
+mapped the way the object's rule declares (``ApiRule.attributes``, plus the
+parameter renames of ``ApiRule.weights``):
+
+    self.fc.in_features              self.fc.in_channels
+    emb.embedding_dim                emb.embedding_size
+    module.weight (an Embedding)     module.embedding_table
+    conv1d.kernel_size               conv1d.kernel_size[1:]
+    model.module (DataParallel)      model
+    loader.dataset (DataLoader)      loader.children[0].source
+
+Assignments through a renamed attribute follow the rename (weight tying:
+``self.wte.weight = self.head.weight``); attributes whose value MindSpore
+stores differently can only be read, and attributes it does not keep are
+marked. Objects whose origin the file does not show keep their attributes.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from transpiler.convert.structural.datasets import is_mindspore_dataset
+from transpiler.convert.structural.provenance import LAYER, LOADER, WRAPPER, provenance_of, remember_module
+from transpiler.convert.structural.statement_stack import StatementStack
+from transpiler.convert.walk import LAYOUT_TYPES, walk
+
+
+class Attributes:
+    def __init__(self, rewriter):
+        self.rewriter = rewriter
+        self.ctx = rewriter.ctx
+        self.planned: dict[int, tuple[str, object]] = {}  # id(Attribute node) -> (how, data)
+        reads: set[str] = set()
+        for rule in rewriter.rules.calls.values():
+            reads.update(rule.attribute_reads)
+        self.names = frozenset(reads | {"module", "dataset"})
+
+    def plan(self, module: cst.Module) -> None:
+        analysis = self.ctx.analysis
+        if not analysis.cell_classes and not any(q.startswith("torch.") for q in analysis.references.values()):
+            return
+        finder = _Candidates(self.names)
+        walk(module, finder, prune=LAYOUT_TYPES)
+        if not finder.found:
+            return
+        remember_module(self.ctx, module)
+        provenance = provenance_of(self.ctx, module)
+        for node, statements, is_target in finder.found:
+            decision = self._decide(node, provenance, is_target)
+            if decision is None:
+                continue
+            self.planned[id(node)] = decision
+            for statement in statements:
+                analysis.interesting.add(id(statement))
+
+    def _decide(self, node: cst.Attribute, provenance, is_target: bool):
+        origin = provenance.origin(node.value)
+        if origin is None:
+            return None
+        attr = node.attr.value
+        if origin.kind == WRAPPER and attr == "module":
+            return ("unwrap", None)
+        if origin.kind == LOADER and attr == "dataset" and origin.call is not None:
+            source = origin.call.args[0].value if origin.call.args and origin.call.args[0].keyword is None else None
+            pipeline = source is not None and is_mindspore_dataset(self.ctx, source)
+            return ("dataset", pipeline)
+        if origin.kind != LAYER:
+            return None
+        rule = self.rewriter.rules.calls.get(origin.qualified)
+        if rule is None or attr not in rule.attribute_reads:
+            return None
+        read = rule.attribute_reads[attr]
+        if isinstance(read, str):
+            return ("rename", (read, origin.qualified))
+        if read.template is None or is_target:
+            reason = read.reason or "MindSpore stores this value differently: it can be read, not assigned"
+            return ("mark", (f"{origin.qualified}.{attr}", reason))
+        return ("template", (read, origin.qualified))
+
+    def rewrite(self, original: cst.Attribute, updated: cst.Attribute):
+        """The MindSpore form of an attribute read (or None: not one of ours)."""
+        planned = self.planned.get(id(original))
+        if planned is None:
+            return None
+        how, data = planned
+        attr = original.attr.value
+        if how == "unwrap":
+            self._report(original, "torch.nn.DataParallel.module", "model.module -> model (no wrapper in MindSpore)")
+            return updated.value
+        if how == "dataset":
+            first = cst.Subscript(cst.Attribute(updated.value, cst.Name("children")),
+                                  [cst.SubscriptElement(cst.Index(cst.Integer("0")))])
+            self._report(original, "torch.utils.data.DataLoader.dataset",
+                         "loader.dataset -> the dataset under the batching step")
+            return first if data else cst.Attribute(first, cst.Name("source"))
+        if how == "mark":
+            api, reason = data
+            self.rewriter.mark(original, api, reason)
+            return updated
+        if how == "rename":
+            target, qualified = data
+            self._report(original, f"{qualified}.{attr}", f"{qualified}.{attr} -> .{target}")
+            result = updated.value
+            for part in target.split("."):
+                result = cst.Attribute(result, cst.Name(part))
+            return result
+        read, qualified = data
+        self._report(original, f"{qualified}.{attr}", f"{qualified}.{attr} -> {read.template}")
+        cell = cst.Module([]).code_for_node(updated.value)
+        return cst.parse_expression(read.template.format(cell=f"({cell})" if _needs_parentheses(updated.value)
+                                                         else cell))
+
+    def _report(self, node, api: str, message: str) -> None:
+        self.rewriter.changed()
+        self.ctx.converted(node, api, message)
+
+
+def _needs_parentheses(expr: cst.BaseExpression) -> bool:
+    return not isinstance(expr, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
+
+
+class _Candidates(StatementStack):
+    """Attribute nodes whose attribute name some rule maps, with their enclosing statements."""
+
+    def __init__(self, names: frozenset[str]):
+        super().__init__()
+        self.names = names
+        self.found: list[tuple[cst.Attribute, tuple, bool]] = []
+        self._targets: set[int] = set()
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._targets.add(id(node.target))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value in self.names:
+            self.found.append((node, tuple(self.statements), id(node) in self._targets))
+

@@ -1,0 +1,243 @@
+"""torch Dataset subclasses -> plain MindSpore dataset sources.
+
+``class Digits(Dataset)`` loses its torch base (GeneratorDataset takes any
+object with ``__getitem__``/``__len__``); in ``__getitem__`` the index is made
+a Python int (GeneratorDataset passes numpy.int64, which MindSpore tensors
+cannot be indexed with) and the returned values become NumPy arrays.
+
+Before the traversal, ``record_dataset_columns`` notes the column names each
+dataset variable will have (from what ``__getitem__`` returns), so that the
+DataLoader rule (rewrite_rules/training/data.py) can write ``column_names=``.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from transpiler.convert.engine import code_of
+from transpiler.convert.walk import LAYOUT_TYPES, walk
+
+DATASET_BASES = frozenset(
+    {"torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset", "torch.utils.data.IterableDataset"}
+)
+_COLUMNS_KEY = "dataset columns:"
+_CLASS_KEY = "class "
+_DATA_PREFIXES = ("torch.utils.data", "torchvision.datasets")
+_TENSOR_DATASETS = ("torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset")
+MINDSPORE_DATASET = "mindspore dataset"  # a known kind: already a mindspore.dataset pipeline
+
+
+def columns_of(ctx, expr: cst.BaseExpression) -> list[str] | None:
+    """Column names of a dataset variable, or of a dataset built in place."""
+    key = code_of(expr)
+    if isinstance(expr, cst.Call):
+        qualified = ctx.analysis.qualified(expr.func) or ""
+        if qualified in _TENSOR_DATASETS:
+            return default_columns(len([a for a in expr.args if a.keyword is None]))
+        key = _CLASS_KEY + code_of(expr.func)
+    kind = ctx.known_kinds.get(_COLUMNS_KEY + key)
+    return kind.split(",") if kind else None
+
+
+def is_mindspore_dataset(ctx, expr: cst.BaseExpression) -> bool:
+    return ctx.known_kinds.get(code_of(expr)) == MINDSPORE_DATASET
+
+
+def default_columns(count: int) -> list[str]:
+    if count == 1:
+        return ["data"]
+    if count == 2:
+        return ["data", "label"]
+    return [f"column_{i}" for i in range(count)]
+
+
+# -- before the traversal: which variable holds which columns ------------------
+def record_dataset_columns(module: cst.Module, ctx) -> None:
+    if not any(q.startswith(_DATA_PREFIXES) for q in ctx.analysis.references.values()):
+        return  # no data pipeline in this file: skip the walk
+    classes: dict[str, list[str]] = {}
+    for statement in module.body:
+        if isinstance(statement, cst.ClassDef) and _dataset_bases(statement, ctx.analysis):
+            columns = _getitem_columns(statement)
+            if columns:
+                classes[statement.name.value] = columns
+                ctx.known_kinds[_COLUMNS_KEY + _CLASS_KEY + statement.name.value] = ",".join(columns)
+    finder = _Assignments()
+    walk(module, finder, prune=LAYOUT_TYPES)
+    for node in finder.found:
+        _record_assignment(node, classes, ctx)
+
+
+class _Assignments(cst.CSTVisitor):
+    def __init__(self):
+        self.found: list[cst.Assign] = []
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self.found.append(node)
+
+
+def _record_assignment(node: cst.Assign, classes, ctx) -> None:
+    value = node.value
+    if not isinstance(value, cst.Call) or len(node.targets) != 1:
+        return
+    target = node.targets[0].target
+    qualified = ctx.analysis.qualified(value.func) or ""
+    func_name = value.func.value if isinstance(value.func, cst.Name) else None
+    columns: list[str] | None = None
+    targets = [target]
+    if func_name in classes:
+        columns = classes[func_name]
+    elif qualified in _TENSOR_DATASETS:
+        columns = default_columns(len([a for a in value.args if a.keyword is None]))
+    elif qualified in ("torch.utils.data.Subset", "torch.utils.data.random_split") and value.args:
+        columns = columns_of(ctx, value.args[0].value)
+        if isinstance(target, (cst.Tuple, cst.List)):
+            targets = [e.value for e in target.elements]
+        if qualified.endswith("random_split"):
+            for each in targets:
+                ctx.known_kinds[code_of(each)] = MINDSPORE_DATASET
+    elif qualified.startswith("torchvision.datasets."):
+        ctx.known_kinds[code_of(target)] = MINDSPORE_DATASET
+        columns = ["image", "label"]
+    if columns:
+        for each in targets:
+            if isinstance(each, (cst.Name, cst.Attribute)):
+                ctx.known_kinds[_COLUMNS_KEY + code_of(each)] = ",".join(columns)
+
+
+def _dataset_bases(node: cst.ClassDef, analysis) -> list[cst.Arg]:
+    return [base for base in node.bases if analysis.qualified(base.value) in DATASET_BASES]
+
+
+def _getitem(node: cst.ClassDef) -> cst.FunctionDef | None:
+    if not isinstance(node.body, cst.IndentedBlock):
+        return None
+    for statement in node.body.body:
+        if isinstance(statement, cst.FunctionDef) and statement.name.value == "__getitem__":
+            return statement
+    return None
+
+
+def _getitem_columns(node: cst.ClassDef) -> list[str] | None:
+    method = _getitem(node)
+    if method is None:
+        return None
+    finder = _Returns()
+    method.body.visit(finder)
+    for value in finder.values:
+        if isinstance(value, cst.Dict):
+            return None
+        elements = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
+        names = [_column_name(e) for e in elements]
+        if all(names) and len(set(names)) == len(names):
+            return names  # type: ignore[return-value]
+        return default_columns(len(elements))
+    return None
+
+
+def _column_name(expr: cst.BaseExpression) -> str | None:
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value
+    return None
+
+
+class _Returns(cst.CSTVisitor):
+    def __init__(self):
+        self.values: list[cst.BaseExpression] = []
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None:
+            self.values.append(node.value)
+
+
+# -- during the traversal ------------------------------------------------------
+def visit_dataset_class(rewriter, node: cst.ClassDef) -> None:
+    for base in _dataset_bases(node, rewriter.analysis):
+        rewriter.handled.add(id(base.value))
+
+
+def convert_dataset_class(rewriter, original: cst.ClassDef, updated: cst.ClassDef):
+    dataset_bases = {id(b) for b in _dataset_bases(original, rewriter.analysis)}
+    if not dataset_bases:
+        return updated
+    kept = []
+    for before, after in zip(original.bases, updated.bases):
+        if id(before) in dataset_bases:
+            rewriter.ctx.consume(before.value)
+        else:
+            kept.append(after)
+    changes = {"bases": kept}
+    if kept:
+        kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    else:
+        changes.update(lpar=cst.MaybeSentinel.DEFAULT, rpar=cst.MaybeSentinel.DEFAULT)
+    if isinstance(updated.body, cst.IndentedBlock):
+        body = [_convert_getitem(s, rewriter.ctx) if _is_getitem(s) else s for s in updated.body.body]
+        changes["body"] = updated.body.with_changes(body=body)
+    rewriter.changed()
+    rewriter.ctx.converted(original, "torch.utils.data.Dataset",
+                           "Dataset subclass -> plain source for mindspore.dataset.GeneratorDataset")
+    return updated.with_changes(**changes)
+
+
+def _is_getitem(statement) -> bool:
+    return isinstance(statement, cst.FunctionDef) and statement.name.value == "__getitem__"
+
+
+def _convert_getitem(method: cst.FunctionDef, ctx) -> cst.FunctionDef:
+    params = method.params.params
+    body = method.body.visit(_ReturnsToNumpy(ctx))
+    if len(params) >= 2 and isinstance(body, cst.IndentedBlock):
+        index = params[1].name.value
+        to_int = cst.SimpleStatementLine(
+            [cst.Assign([cst.AssignTarget(cst.Name(index))], cst.Call(cst.Name("int"), [cst.Arg(cst.Name(index))]))]
+        )
+        statements = list(body.body)
+        at = 1 if statements and _is_docstring(statements[0]) else 0
+        statements.insert(at, to_int)
+        body = body.with_changes(body=statements)
+    return method.with_changes(body=body)
+
+
+def _is_docstring(statement) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+class _ReturnsToNumpy(cst.CSTTransformer):
+    def __init__(self, ctx):
+        super().__init__()
+        self.ctx = ctx
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        if updated_node is not original_node:
+            self.ctx.to_format.add(updated_node)  # formatted like every rewritten statement
+        return updated_node
+
+    def leave_Return(self, original_node, updated_node: cst.Return):
+        value = updated_node.value
+        if value is None or isinstance(value, cst.Dict):
+            return updated_node
+        if isinstance(value, cst.Tuple):
+            elements = [e.with_changes(value=self._numpy(e.value)) for e in value.elements]
+            return updated_node.with_changes(value=value.with_changes(elements=elements))
+        return updated_node.with_changes(value=self._numpy(value))
+
+    def _numpy(self, expr: cst.BaseExpression) -> cst.BaseExpression:
+        return cst.Call(self.ctx.ref("numpy.asarray"), [cst.Arg(expr)])
