@@ -1,10 +1,10 @@
 #!/bin/sh
 # The programs the test suite needs besides its Python packages, installed
 # when missing (the README's test command runs this first):
-#   - headless Chromium: tests/test_analyze_html.py renders the HTML report in a
+#   - headless Chromium: tests/analyze/test_analyze_html.py renders the HTML report in a
 #     real browser (scripts run); no PyPI package provides a browser without
 #     downloading one at run time, so Debian's package is used;
-#   - GNU patch: tests/test_diff_output.py applies `convert --diff` with it.
+#   - GNU patch: tests/cli/test_diff_output.py applies `convert --diff` with it.
 # They are installed with apt-get (Debian, Ubuntu) as root, or through sudo
 # when sudo needs no password. Otherwise this says what is missing and how to
 # install it, and exits 0: the rest of the suite runs, and the tests that

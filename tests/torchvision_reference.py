@@ -2,7 +2,7 @@
 dataset files it reads.
 
 torchvision cannot be installed next to this machine's CPU build of torch (its
-wheels need CUDA's libraries), so tests/test_torchvision_rules.py compares the
+wheels need CUDA's libraries), so tests/rules/test_torchvision_rules.py compares the
 converted MindSpore pipelines with this reference instead. Each function
 follows the torchvision 0.28 code it names, line for line where it matters
 (rounding of crop offsets, padding order, PIL's resampling, collate dtypes).

@@ -7,12 +7,12 @@ notes. The same data drives conversion, so the table cannot drift from it.
 How each converting API is proven (``Entry.proof``), strongest first:
 
 - ``exact``: an execution case of its rule compares values with torch's
-  (``Example.compare == "values"``, run by tests/test_execution.py);
+  (``Example.compare == "values"``, run by tests/rules/test_execution.py);
 - ``tests``: execution tests outside the example harness (``ApiRule.proven_by``);
 - ``structural``: only cases of a random operation whose draws are not
   replayed, compared on what both frameworks must agree on;
 - ``shape``: only cases that compare shapes and dtypes;
-- ``none``: no execution case (tests/test_rule_catalog.py fails on these).
+- ``none``: no execution case (tests/rules/test_rule_catalog.py fails on these).
 """
 
 from __future__ import annotations
@@ -191,7 +191,7 @@ def markdown(rules: RuleSet) -> str:
         "# Supported torch APIs",
         "",
         "Generated from the rule data by `ms-migrate rules --markdown -o rewrite_rules/SUPPORTED_APIS.md`;",
-        "do not edit by hand (`tests/test_rule_catalog.py` keeps it in sync).",
+        "do not edit by hand (`tests/rules/test_rule_catalog.py` keeps it in sync).",
         "",
         f"{converting} torch APIs convert; {len(entries) - converting} more are recognised and marked. "
         f"{total_cases} execution cases run each rule in both frameworks and compare the results "

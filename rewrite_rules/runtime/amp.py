@@ -83,7 +83,7 @@ RULES = [
         hook=_autocast,
         aliases=("torch.amp.autocast", "torch.amp.autocast_mode.autocast"),
         # train_unet --amp, compared with torch at every logged step
-        proven_by=("tests/test_training_scripts.py::test_training_script_trains_like_torch_at_every_step",),
+        proven_by=("tests/training/test_training_scripts.py::test_training_script_trains_like_torch_at_every_step",),
         notes=_AUTOCAST_NOTES,
         examples=(
             Example('ctx = torch.autocast(device_type="cuda", dtype=torch.bfloat16)', "ctx = contextlib.nullcontext()"),
@@ -96,7 +96,7 @@ RULES = [
         signature="enabled=True, dtype=torch.float16, cache_enabled=True",
         hook=_autocast,
         aliases=("torch.cpu.amp.autocast",),
-        proven_by=("tests/test_training_scripts.py::test_training_script_trains_like_torch_at_every_step",),  # train_classifier
+        proven_by=("tests/training/test_training_scripts.py::test_training_script_trains_like_torch_at_every_step",),  # train_classifier
         notes=_AUTOCAST_NOTES,
         examples=(Example("with torch.cuda.amp.autocast(enabled=use_amp):\n    y = model(x)", "y = model(x)"),),
     ),
@@ -123,7 +123,7 @@ RULES = [
         "mindspore.amp.DynamicLossScaler",
         signature="init_scale=65536.0, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000, enabled=True",
         hook=_scaler,
-        proven_by=("tests/test_training_scripts.py::test_training_script_trains_like_torch_at_every_step",),  # train_unet --amp
+        proven_by=("tests/training/test_training_scripts.py::test_training_script_trains_like_torch_at_every_step",),  # train_unet --amp
         notes="mindspore.amp.DynamicLossScaler (a disabled scaler: StaticLossScaler(1.0))",
         examples=(
             Example("scaler = torch.cuda.amp.GradScaler(enabled=use_amp)",

@@ -278,7 +278,7 @@ RULES = [
     # the harness replays torch's draws to MindSpore, which would make any seed look right: proven by a test
     # that runs the converted code on its own (same seed, same draws and weights; another seed, other draws)
     ApiRule("torch.manual_seed", "mindspore.set_seed", signature="seed",
-            proven_by=("tests/test_seed_rules.py::test_manual_seed_repeats_the_draws_as_in_torch",),
+            proven_by=("tests/rules/test_seed_rules.py::test_manual_seed_repeats_the_draws_as_in_torch",),
             examples=(Example("torch.manual_seed(0)", "mindspore.set_seed(0)"),)),
     MethodRule(
         "to",

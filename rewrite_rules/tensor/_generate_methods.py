@@ -3,7 +3,7 @@
     python -m rewrite_rules.tensor._generate_methods
 
 The conversion itself never imports torch or MindSpore; it reads the
-generated file. ``tests/test_tensor_methods.py`` imports both and fails when
+generated file. ``tests/rules/test_tensor_methods.py`` imports both and fails when
 the file no longer matches them (a new MindSpore that gained or lost a Tensor
 method), and checks every rule that passes a method through unchanged against
 ``mindspore.Tensor`` itself.

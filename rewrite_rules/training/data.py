@@ -186,7 +186,7 @@ _SAMPLED = "data = torch.arange(10).tolist()\n"
 def loaded(sampler: str) -> str:
     """A DataLoader drawing with the sampler ``s``; ``seen`` are the indices it read.
     (MindSpore's pipeline draws at other moments than torch's loader, so only a
-    sampler without draws runs as a case; tests/test_samplers.py runs the others.)"""
+    sampler without draws runs as a case; tests/rules/test_samplers.py runs the others.)"""
     return ("class Indexed(torch.utils.data.Dataset):\n    def __len__(self):\n        return 8\n\n"
             "    def __getitem__(self, i):\n        return torch.zeros(1), i\n\n\n"
             f"data = Indexed()\ns = {sampler}\nloader = torch.utils.data.DataLoader(data, batch_size=1, sampler=s)\n"

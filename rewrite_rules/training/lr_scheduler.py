@@ -1,7 +1,7 @@
 """torch.optim.lr_scheduler -> mindspore.experimental.optim.lr_scheduler.
 
 Same classes, signatures and step() protocol (they drive the torch-style
-optimizers of mindspore.experimental.optim); tests/test_training_optim.py
+optimizers of mindspore.experimental.optim); tests/training/test_training_optim.py
 checks the learning rate seen at every step against torch."""
 
 from __future__ import annotations

@@ -115,7 +115,7 @@ RULES = [
         aliases=("torch.utils.tensorboard.writer.SummaryWriter",),
         # the training scripts' add_scalar values are what that test compares (torch's writer needs the
         # tensorboard package, absent here: a recorder stands in for it; MindSpore's side is tensorboardX itself)
-        proven_by=("tests/test_training_scripts.py::test_training_script_trains_like_torch_at_every_step",),
+        proven_by=("tests/training/test_training_scripts.py::test_training_script_trains_like_torch_at_every_step",),
         notes="the same writer API and event files (torch's writer is a port of tensorboardX); values that may be "
               "MindSpore tensors are passed as NumPy arrays",
         examples=(

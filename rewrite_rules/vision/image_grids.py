@@ -23,7 +23,7 @@ RULES = [
         None,
         signature="tensor, fp, format=None, **kwargs",
         hook=_unplaced,
-        proven_by=("tests/test_image_grids.py::test_grids_and_files_match_torchvision",),
+        proven_by=("tests/rules/test_image_grids.py::test_grids_and_files_match_torchvision",),
         notes="the images prepared as torchvision does (RGB, normalize), laid out by skimage.util.montage, "
               "rounded to uint8 and written by Pillow",
         examples=(
@@ -48,7 +48,7 @@ RULES = [
         None,
         signature="tensor, nrow=8, padding=2, normalize=False, value_range=None, scale_each=False, pad_value=0.0",
         hook=_unplaced,
-        proven_by=("tests/test_image_grids.py::test_grids_and_files_match_torchvision",),
+        proven_by=("tests/rules/test_image_grids.py::test_grids_and_files_match_torchvision",),
         notes="the same layout from skimage.util.montage, returned as a (C, H, W) mindspore.Tensor",
     ),
 ]

@@ -19,7 +19,7 @@ RULES = [
         notes="BatchNorm2d that always normalises with its stored statistics and never trains its affine "
         "parameters (torch keeps all four as buffers)",
         # torchvision's compiled part does not load beside the CPU torch here:
-        # tests/test_layer_attributes.py runs the converted layer against torchvision's formula
+        # tests/rules/test_layer_attributes.py runs the converted layer against torchvision's formula
         examples=(
             Example(
                 "from torchvision.ops.misc import FrozenBatchNorm2d\nlayer = FrozenBatchNorm2d(4, eps=0.001)",

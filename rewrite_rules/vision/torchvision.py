@@ -16,7 +16,7 @@ Normalize after it works on CHW data (``is_hwc=False``). Anything else from
 torchvision has no rule and is marked.
 
 torchvision cannot be installed next to this machine's CPU build of torch, so
-these rules are proven by tests/test_torchvision_rules.py against torchvision's
+these rules are proven by tests/rules/test_torchvision_rules.py against torchvision's
 behaviour written out with PIL and NumPy (``ApiRule.proven_by``).
 """
 
@@ -113,7 +113,7 @@ RULES = [
         hook=_dataset_hook("mindspore.dataset.MnistDataset", "MNIST/raw",
                            "MnistDataset reads the uncompressed idx files in root/MNIST/raw, where torchvision "
                            "keeps them"),
-        proven_by=("tests/test_torchvision_rules.py::test_mnist",),
+        proven_by=("tests/rules/test_torchvision_rules.py::test_mnist",),
         examples=(
             Example(
                 'import torchvision\nds = torchvision.datasets.MNIST("data", train=False, transform=tf, download=True)',
@@ -133,7 +133,7 @@ RULES = [
         hook=_dataset_hook("mindspore.dataset.Cifar10Dataset", "cifar-10-batches-bin",
                            "Cifar10Dataset reads CIFAR-10's binary version (cifar-10-binary.tar.gz, extracted in "
                            "root/cifar-10-batches-bin); torchvision reads the python version"),
-        proven_by=("tests/test_torchvision_rules.py::test_cifar10",),
+        proven_by=("tests/rules/test_torchvision_rules.py::test_cifar10",),
     ),
     ApiRule(
         "torchvision.datasets.ImageFolder",
@@ -146,10 +146,10 @@ RULES = [
                            "ImageFolderDataset yields the same files, classes and labels in the same order; "
                            "without a transform its images are HWC uint8 arrays (torchvision: PIL images)",
                            image_folder=True),
-        proven_by=("tests/test_torchvision_rules.py::test_image_folder",),
+        proven_by=("tests/rules/test_torchvision_rules.py::test_image_folder",),
     ),
     ApiRule("torchvision.transforms.Compose", "mindspore.dataset.transforms.Compose", signature="transforms",
-            proven_by=("tests/test_torchvision_rules.py::test_compose",),
+            proven_by=("tests/rules/test_torchvision_rules.py::test_compose",),
             examples=(
                 Example(
                     "import torchvision.transforms as T\n"
@@ -163,30 +163,30 @@ RULES = [
                 ),
             )),
     ApiRule("torchvision.transforms.ToTensor", "mindspore.dataset.vision.ToTensor", signature="",
-            proven_by=("tests/test_torchvision_rules.py::test_to_tensor",)),
+            proven_by=("tests/rules/test_torchvision_rules.py::test_to_tensor",)),
     ApiRule("torchvision.transforms.Normalize", "mindspore.dataset.vision.Normalize",
             signature="mean, std, inplace=False",
             args={"inplace": Drop("the result is the same")},
             hook=lambda call, ctx: call.add_keyword("is_hwc", "False"),
-            notes="after ToTensor images are CHW", proven_by=("tests/test_torchvision_rules.py::test_normalize",)),
+            notes="after ToTensor images are CHW", proven_by=("tests/rules/test_torchvision_rules.py::test_normalize",)),
     ApiRule("torchvision.transforms.Resize", "mindspore.dataset.vision.Resize",
             signature="size, interpolation=None, max_size=None, antialias=True",
             args={"interpolation": _INTERPOLATION, "max_size": Unsupported("max_size has no counterpart"),
                   "antialias": Drop("PIL images are always resized with antialiasing, in torchvision too")},
             notes="exact on PIL images (the converted torchvision datasets hand their transforms PIL images); "
                   "on tensors torchvision interpolates differently",
-            proven_by=("tests/test_torchvision_rules.py::test_resize",)),
+            proven_by=("tests/rules/test_torchvision_rules.py::test_resize",)),
     ApiRule("torchvision.transforms.CenterCrop", "mindspore.dataset.vision.CenterCrop", signature="size",
             notes="exact on PIL images for a crop no larger than the image (torchvision pads a larger image's "
                   "margins first)",
-            proven_by=("tests/test_torchvision_rules.py::test_center_crop",)),
+            proven_by=("tests/rules/test_torchvision_rules.py::test_center_crop",)),
     ApiRule("torchvision.transforms.RandomCrop", "mindspore.dataset.vision.RandomCrop",
             signature="size, padding=None, pad_if_needed=False, fill=0, padding_mode='constant'",
-            args={"fill": "fill_value"}, hook=_random_crop, proven_by=("tests/test_torchvision_rules.py::test_random_crop",)),
+            args={"fill": "fill_value"}, hook=_random_crop, proven_by=("tests/rules/test_torchvision_rules.py::test_random_crop",)),
     ApiRule("torchvision.transforms.RandomHorizontalFlip", "mindspore.dataset.vision.RandomHorizontalFlip",
             signature="p=0.5", args={"p": Arg(to="prob", explicit=True)},
-            proven_by=("tests/test_torchvision_rules.py::test_random_horizontal_flip",)),
+            proven_by=("tests/rules/test_torchvision_rules.py::test_random_horizontal_flip",)),
     ApiRule("torchvision.transforms.RandomVerticalFlip", "mindspore.dataset.vision.RandomVerticalFlip",
             signature="p=0.5", args={"p": Arg(to="prob", explicit=True)},
-            proven_by=("tests/test_torchvision_rules.py::test_random_vertical_flip",)),
+            proven_by=("tests/rules/test_torchvision_rules.py::test_random_vertical_flip",)),
 ]

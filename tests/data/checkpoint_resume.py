@@ -2,7 +2,7 @@
 Adam and SGD with momentum train a few steps, one combined checkpoint is saved,
 training continues; then fresh models and optimizers load the checkpoint and
 train the same steps again. Resuming must continue exactly like the run that was
-never interrupted. Run by tests/test_checkpoints.py through tests/training/runner.py."""
+never interrupted. Run by tests/training/test_checkpoints.py through tests/training/runner.py."""
 
 import numpy as np
 import torch

@@ -21,7 +21,7 @@ For every rule example with ``inputs`` set (``Example.runs``):
 A worker that crashes or hangs fails only the current case and is replaced; a
 worker that saw an exception is replaced too. Run it standalone with
 ``python -m transpiler.proof.harness [-k TEXT]`` (prints figures), or through pytest
-(``tests/test_execution.py``).
+(``tests/rules/test_execution.py``).
 """
 
 from __future__ import annotations

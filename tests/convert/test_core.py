@@ -473,7 +473,7 @@ def test_syntax_error_is_one_diagnostic():
 def test_converting_output_again_changes_nothing(tmp_path):
     import pathlib
 
-    for sample in sorted(pathlib.Path(__file__).parent.parent.joinpath("samples").glob("*.py")):
+    for sample in sorted(pathlib.Path(__file__).parents[2].joinpath("samples").glob("*.py")):
         once = convert_source(sample.read_text(), sample.name).output
         twice = convert_source(once, sample.name).output
         assert twice == once, sample.name

@@ -2,7 +2,7 @@
 line), and what an object is comes from where the file made it, never from
 its name.
 
-Golden text for each form; tests/test_training_scripts.py runs them in whole
+Golden text for each form; tests/training/test_training_scripts.py runs them in whole
 scripts against torch.
 """
 

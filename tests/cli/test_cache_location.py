@@ -14,7 +14,7 @@ import pytest
 
 from transpiler.cli import main
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _tree_state(root: pathlib.Path) -> dict[str, tuple[bytes, int]]:

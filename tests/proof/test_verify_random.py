@@ -18,7 +18,7 @@ from transpiler.cli import main
 from transpiler.proof.verify import MATCH, MISMATCH, VerifyRequest, verify
 from transpiler.proof.verify_inputs import parse_input
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 VAE = ROOT / "samples" / "vae.py"
 STOCHASTIC = ROOT / "tests" / "models" / "stochastic.py"
 

@@ -3,7 +3,7 @@
 Each test converts a rule's own execution cases with a sabotaged copy of the
 rule (a mistake the rule once had, or an easy one to make) and checks that the
 harness reports the difference; the unsabotaged cases pass in
-tests/test_execution.py.
+tests/rules/test_execution.py.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from transpiler.convert.pipeline import _method_names
 from transpiler.convert.names import analyse
 from transpiler.convert.structural import is_module_base
 
-FIXTURES = pathlib.Path(__file__).resolve().parent / "analyze_fixtures"
+FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "analyze_fixtures"
 TRAIN = FIXTURES / "project" / "train" / "train.py"
 NET = FIXTURES / "project" / "models" / "net.py"
 

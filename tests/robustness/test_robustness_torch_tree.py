@@ -83,7 +83,7 @@ def test_whole_torch_source_converts_without_a_crash_and_compiles(converted_twic
     "day before); 3 of the causes were fixed after that run. Left: a second pass converts torch names the first "
     "left in marked statements (x.select(...), torch.contiguous_format as a lambda default, .to() on torch "
     "internals), and a few statements black formats differently the second time. The fixed causes are tested in "
-    "tests/test_robustness_torch_idioms.py"))
+    "tests/robustness/test_robustness_torch_idioms.py"))
 def test_converting_the_converted_torch_source_again_changes_nothing(converted_twice):
     _, (again, errors, _) = converted_twice
     assert errors == [], "\n".join(errors[:50])

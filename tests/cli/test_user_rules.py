@@ -18,8 +18,8 @@ import pytest
 from rewrite_rules import registry
 from transpiler.cli import main
 
-DATA = pathlib.Path(__file__).parent / "data" / "user_rules"
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+DATA = pathlib.Path(__file__).parents[1] / "data" / "user_rules"
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 CONVERTED_STEM = "self.stem = mylib_ms.layers.ConvBNAct(3, 16, stride=2)  # downsample"
 

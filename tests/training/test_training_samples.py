@@ -10,7 +10,7 @@ must also fall. Sabotage tests change one training hyperparameter in the
 converted code and show that the comparison then fails.
 
 The realistic scripts (``main(argv)``: argparse, a device line, checkpoints)
-are compared in tests/test_training_scripts.py.
+are compared in tests/training/test_training_scripts.py.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from transpiler.convert.names import analyse
 from transpiler.convert.rewriter import MARKER_PREFIX
 from transpiler.convert.structural import is_module_base
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "analyze_fixtures"
 
 

@@ -15,7 +15,7 @@ import pytest
 from transpiler.analyze.formats import render
 from transpiler.analyze.runner import analyze_tree
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 PROJECT = ROOT / "tests" / "analyze_fixtures" / "project"
 SCHEMA = ROOT / "tests" / "analyze_fixtures" / "sarif-schema-2.1.0.json"  # copy of the OASIS 2.1.0 schema
 FORMATS = ("text", "json", "markdown", "sarif", "html")

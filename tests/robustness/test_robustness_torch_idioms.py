@@ -1,5 +1,5 @@
 """Constructs of torch's own source that crashed or hung the converter, in
-miniature: the slow whole-tree run (tests/test_robustness_torch_tree.py) found
+miniature: the slow whole-tree run (tests/robustness/test_robustness_torch_tree.py) found
 them; these keep the default suite from letting them back. Each converts with
 no error line, and its output compiles."""
 

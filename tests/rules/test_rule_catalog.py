@@ -11,7 +11,7 @@ from rewrite_rules.spec import ApiRule, Example
 from transpiler.cli import main
 from transpiler.rule_catalog import catalog, markdown, proof_counts, proof_of
 
-TABLE = Path(__file__).resolve().parents[1] / "rewrite_rules" / "SUPPORTED_APIS.md"
+TABLE = Path(__file__).resolve().parents[2] / "rewrite_rules" / "SUPPORTED_APIS.md"
 REFRESH = "ms-migrate rules --markdown -o rewrite_rules/SUPPORTED_APIS.md"
 
 

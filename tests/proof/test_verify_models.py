@@ -15,7 +15,7 @@ from tests.golden_files import sample_paths
 from transpiler.proof.verify import MATCH, VerifyRequest, verify
 from transpiler.proof.verify_inputs import parse_input
 
-MODELS = pathlib.Path(__file__).parent / "models"
+MODELS = pathlib.Path(__file__).parents[1] / "models"
 MODEL_FILES = sorted(p for p in MODELS.glob("*.py") if p.name != "__init__.py")
 
 # samples: each model class and the --input specs of its forward()
@@ -31,7 +31,7 @@ SAMPLE_MODELS = {
     "train_transformer.py": [("TransformerClassifier", ["2,16:int64:0-20"])],
     # These scripts log with torch.utils.tensorboard, which needs the tensorboard package on the torch
     # side (not installed here: its protobuf pins clash with MindSpore's); their models are compared with
-    # torch at every training step by tests/test_training_scripts.py instead.
+    # torch at every training step by tests/training/test_training_scripts.py instead.
     "train_classifier.py": [],
     "train_unet.py": [],
     "train_text_trainer.py": [],

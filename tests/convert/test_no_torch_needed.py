@@ -13,7 +13,7 @@ import textwrap
 
 from tests.conversion import convert_to
 
-MODELS = pathlib.Path(__file__).parent / "models"
+MODELS = pathlib.Path(__file__).parents[1] / "models"
 
 
 def _run_without_torch(directory: pathlib.Path, code: str) -> dict:

@@ -16,7 +16,7 @@ import pytest
 from transpiler.cli import main
 from transpiler.batch.diffs import DiffWriter, unified
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ it must give torch's values, shapes and dtypes, or its conversion must carry a
 marker (an honest refusal). A snippet converted without a marker that differs
 from torch or crashes is the outcome the issue forbids, and fails here.
 
-``python -m pytest tests/test_listed_apis.py -rA`` prints which snippets ran
+``python -m pytest tests/rules/test_listed_apis.py -rA`` prints which snippets ran
 and which are marked.
 """
 
