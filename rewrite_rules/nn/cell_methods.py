@@ -31,10 +31,46 @@ def _is_optimizer(call) -> bool:
     return _receiver_kind(call) == OPTIMIZER
 
 
-def _not_scheduler(call):
-    if _receiver_kind(call) == SCHEDULER:
-        raise Unconvertible("MindSpore's lr schedulers have no state_dict()/load_state_dict(); "
-                            "carry last_epoch and the learning rates by hand")
+_SCHEDULER_STATE = '''
+def {save}(scheduler):
+    """torch's LRScheduler.state_dict() (written by ms-migrate)."""
+    # a MindSpore scheduler's state is Parameters: the epoch count (ReduceLROnPlateau's
+    # best and counters too) and the learning rates it set, which are the optimizer's
+    state = {{name: value for name, value in vars(scheduler).items() if isinstance(value, {parameter})}}
+    state.update({{f"last_lr.{{index}}": lr for index, lr in enumerate(scheduler._last_lr)}})
+    return state
+
+
+def {load}(scheduler, state):
+    """torch's LRScheduler.load_state_dict() of a state {save}() made (written by ms-migrate)."""
+    # this sets the optimizer's learning rates too (in torch its load_state_dict does)
+    for name, value in state.items():
+        if name.startswith("last_lr."):
+            {assign}(scheduler._last_lr[int(name.removeprefix("last_lr."))], value)
+        else:
+            {assign}(getattr(scheduler, name), value)
+'''
+
+
+def _scheduler_functions(ctx) -> tuple[cst.Name, cst.Name]:
+    """The file's two scheduler-state functions (written once, above the code)."""
+    names = ctx.facts.get("lr scheduler state")
+    if names is None:
+        taken = set(ctx.analysis.bound_names) | set(ctx.analysis.imports)
+        names = tuple(_free(name, taken) for name in ("lr_scheduler_state", "load_lr_scheduler_state"))
+        ctx.facts["lr scheduler state"] = names
+        text = _SCHEDULER_STATE.format(save=names[0], load=names[1], parameter=code_of(ctx.ref("mindspore.Parameter")),
+                                       assign=code_of(ctx.ref("mindspore.ops.assign")))
+        module = cst.parse_module(text.lstrip())
+        for name, statement in zip(names, module.body):
+            ctx.define(name, statement)
+    return cst.Name(names[0]), cst.Name(names[1])
+
+
+def _free(name: str, taken: set[str]) -> str:
+    while name in taken:
+        name += "_"  # the file has a name of its own like it
+    return name
 
 
 def _scaler_parameters(scaler: cst.BaseExpression, ctx) -> cst.DictComp:
@@ -50,16 +86,19 @@ def _scaler_parameters(scaler: cst.BaseExpression, ctx) -> cst.DictComp:
 def _state_dict(call, ctx):
     # An optimizer is a Cell in MindSpore: its parameters_dict() holds the moment
     # buffers and the step count (and the weights they belong to).
-    _not_scheduler(call)
     if call.args:
         raise Unconvertible("state_dict() arguments are not supported")
+    if _receiver_kind(call) == SCHEDULER:
+        return cst.Call(_scheduler_functions(ctx)[0], [cst.Arg(call.receiver)])
     if _receiver_kind(call) == SCALER:
         return _scaler_parameters(call.receiver, ctx)
     return call.rename("parameters_dict", [])
 
 
 def _load_state_dict(call, ctx):
-    _not_scheduler(call)
+    if _receiver_kind(call) == SCHEDULER:
+        state = call.positional[0] if call.positional else call.keyword("state_dict")
+        return cst.Call(_scheduler_functions(ctx)[1], [cst.Arg(call.receiver), cst.Arg(state)])
     if _receiver_kind(call) == SCALER:  # the loss scale (and growth counter) Parameters come back as attributes
         state = call.positional[0] if call.positional else call.keyword("state_dict")
         update = cst.Attribute(cst.Call(cst.Name("vars"), [cst.Arg(call.receiver)]), cst.Name("update"))
@@ -209,6 +248,18 @@ def _on_net(statements: str, net: str = _NET, **options) -> Example:
     return Example(net + statements, inputs=_X, **options)
 
 
+def _resumed_scheduler(make: str, before: str, after: str, **options) -> Example:
+    """A training run resumed from the optimizer's and the scheduler's states: the
+    learning rates after the resume."""
+    other = make.replace("(optimizer", "(other_optimizer")
+    return _on_net("optimizer = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+                   f"scheduler = {make}\n{before}"
+                   "other_optimizer = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+                   "other_optimizer.load_state_dict(optimizer.state_dict())\n"
+                   f"other = {other}\nother.load_state_dict(scheduler.state_dict())\n{after}"
+                   "result = [float(lr) for lr in (*other.get_last_lr(), *scheduler.get_last_lr())]", **options)
+
+
 RULES = [
     _cell("parameters", rename="trainable_params", arity=(0, 1),
           examples=(Example("ps = model.parameters()", "ps = model.trainable_params()"),
@@ -305,8 +356,9 @@ RULES = [
     _cell("state_dict", hook=_state_dict, arity=(0, 0),
           examples=(Example("sd = model.state_dict()", "sd = model.parameters_dict()"),
                     Example("sd = optimizer.state_dict()", "sd = optimizer.parameters_dict()"),
-                    Example("scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 5)\nsd = scheduler.state_dict()",
-                            marked="no state_dict()"),
+                    _resumed_scheduler("torch.optim.lr_scheduler.StepLR(optimizer, 2, gamma=0.5)",
+                                       "for _ in range(3):\n    scheduler.step()\n",
+                                       "for _ in range(3):\n    other.step()\n"),
                     Example("scaler = torch.amp.GradScaler('cuda')\nsd = scaler.state_dict()",
                             "scaler = mindspore.amp.DynamicLossScaler(\n"
                             "    scale_value=65536.0, scale_factor=2, scale_window=2000\n)\n"
@@ -320,8 +372,10 @@ RULES = [
         arity=(0, 2),
         examples=(Example("model.load_state_dict(sd)", "mindspore.load_param_into_net(model, sd)"),
                   Example("optimizer.load_state_dict(sd)", "mindspore.load_param_into_net(optimizer, sd)"),
-                  Example("scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 5)\nscheduler.load_state_dict(sd)",
-                          marked="no state_dict()"),
+                  _resumed_scheduler("torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, patience=1, factor=0.5)",
+                                     "for loss in (1.0, 0.5, 0.6, 0.7):\n    scheduler.step(loss)\n",
+                                     "for loss in (0.8, 0.9, 0.95):\n    other.step(loss)\n",
+                                     notes="plateau"),
                   Example("scaler = torch.amp.GradScaler('cuda')\nscaler.load_state_dict(sd)",
                           "scaler = mindspore.amp.DynamicLossScaler(\n"
                           "    scale_value=65536.0, scale_factor=2, scale_window=2000\n)\nvars(scaler).update(sd)"),

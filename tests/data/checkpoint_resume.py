@@ -1,5 +1,6 @@
 """Resumable training: two models (same class, so the same parameter names) with
-Adam and SGD with momentum train a few steps, one combined checkpoint is saved,
+Adam and SGD with momentum, each with a step learning-rate schedule, train a
+few steps, one combined checkpoint is saved (the schedulers' states with it),
 training continues; then fresh models and optimizers load the checkpoint and
 train the same steps again. Resuming must continue exactly like the run that was
 never interrupted. Run by tests/training/test_checkpoints.py through tests/training/runner.py."""
@@ -32,7 +33,7 @@ def make_batches():
     return [(torch.tensor(images[i]), torch.tensor(labels[i], dtype=torch.long)) for i in range(STEPS)]
 
 
-def fit(model, optimizer, batches, start, stop):
+def fit(model, optimizer, scheduler, batches, start, stop):
     criterion = nn.CrossEntropyLoss()
     losses = []
     for step in range(start, stop):
@@ -41,6 +42,7 @@ def fit(model, optimizer, batches, start, stop):
         loss = criterion(model(x), y)
         loss.backward()
         optimizer.step()
+        scheduler.step()
         losses.append(loss.item())
     return losses
 
@@ -49,8 +51,10 @@ def train(first, second, path="resume.ckpt", log=print):
     batches = make_batches()
     adam = torch.optim.Adam(first.parameters(), lr=0.01)
     sgd = torch.optim.SGD(second.parameters(), lr=0.05, momentum=0.9)
-    fit(first, adam, batches, 0, RESUME_AT)
-    loss = float(fit(second, sgd, batches, 0, RESUME_AT)[-1])
+    adam_schedule = torch.optim.lr_scheduler.StepLR(adam, step_size=3, gamma=0.5)
+    sgd_schedule = torch.optim.lr_scheduler.StepLR(sgd, step_size=2, gamma=0.5)
+    fit(first, adam, adam_schedule, batches, 0, RESUME_AT)
+    loss = float(fit(second, sgd, sgd_schedule, batches, 0, RESUME_AT)[-1])
     epoch = RESUME_AT
     torch.save(
         {
@@ -59,21 +63,28 @@ def train(first, second, path="resume.ckpt", log=print):
             "adam": adam.state_dict(),
             "second": second.state_dict(),
             "sgd": sgd.state_dict(),
+            "adam_schedule": adam_schedule.state_dict(),
+            "sgd_schedule": sgd_schedule.state_dict(),
             "loss": loss,
         },
         path,
     )
-    uninterrupted = fit(first, adam, batches, RESUME_AT, STEPS) + fit(second, sgd, batches, RESUME_AT, STEPS)
+    uninterrupted = (fit(first, adam, adam_schedule, batches, RESUME_AT, STEPS)
+                     + fit(second, sgd, sgd_schedule, batches, RESUME_AT, STEPS))
 
     first, second = Classifier(), Classifier()
     adam = torch.optim.Adam(first.parameters(), lr=0.01)
     sgd = torch.optim.SGD(second.parameters(), lr=0.05, momentum=0.9)
+    adam_schedule = torch.optim.lr_scheduler.StepLR(adam, step_size=3, gamma=0.5)
+    sgd_schedule = torch.optim.lr_scheduler.StepLR(sgd, step_size=2, gamma=0.5)
     checkpoint = torch.load(path)
     first.load_state_dict(checkpoint["first"])
     adam.load_state_dict(checkpoint["adam"])
     second.load_state_dict(checkpoint["second"])
     sgd.load_state_dict(checkpoint["sgd"])
+    adam_schedule.load_state_dict(checkpoint["adam_schedule"])
+    sgd_schedule.load_state_dict(checkpoint["sgd_schedule"])
     start = checkpoint["epoch"]
     log(f"resuming at step {start}, loss {checkpoint['loss']:.4f}")
-    resumed = fit(first, adam, batches, start, STEPS) + fit(second, sgd, batches, start, STEPS)
+    resumed = fit(first, adam, adam_schedule, batches, start, STEPS) + fit(second, sgd, sgd_schedule, batches, start, STEPS)
     return [(a, b) for a, b in zip(uninterrupted, resumed)]

@@ -162,7 +162,7 @@ def _key(element) -> str:
 def _check_state(value: cst.BaseExpression) -> None:
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args \
             and value.func.attr.value == "state_dict":
-        raise Unconvertible(f"{code_of(value)} has no MindSpore checkpoint form (a scheduler's state?)")
+        raise Unconvertible(f"{code_of(value)} has no MindSpore checkpoint form")
 
 
 # -- checkpoint = torch.load(path) ------------------------------------------------------

@@ -74,8 +74,9 @@ def _split(code: str) -> tuple[str, tuple[str, ...]]:
         isinstance(s, (cst.Import, cst.ImportFrom)) for s in body[0].body
     ):
         imports.append(module.code_for_node(body.pop(0)))
-    # definitions ms-migrate writes above the code (torch signatures over MindSpore) belong to the prelude
-    while body and isinstance(body[0], cst.ClassDef) and WRITTEN_BY in module.code_for_node(body[0]):
+    # definitions ms-migrate writes above the code (torch signatures over MindSpore, helper
+    # functions) belong to the prelude
+    while body and isinstance(body[0], (cst.ClassDef, cst.FunctionDef)) and WRITTEN_BY in module.code_for_node(body[0]):
         imports.append(module.code_for_node(body.pop(0)))
     return "".join(imports), tuple(module.code_for_node(s) for s in body)
 
