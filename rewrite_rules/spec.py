@@ -341,6 +341,7 @@ class MethodRule:
     signature: torch's parameters (without self), when the rule binds them:
         a call with unpacked arguments (``m.add_module(*pair)``) then becomes
         the rule applied to these names inside a lambda the arguments go to.
+    proven_by: as ``ApiRule.proven_by``.
     """
 
     name: str
@@ -351,6 +352,7 @@ class MethodRule:
     notes: str = ""
     examples: tuple[Example, ...] = ()
     signature: str = ""
+    proven_by: tuple[str, ...] = ()
 
     @property
     def torch(self) -> str:
