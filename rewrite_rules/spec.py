@@ -95,6 +95,13 @@ class Example:
         agree on, e.g. the sorted indices of a shuffle, and ``notes`` says
         what is left uncompared; ``ms-migrate rules`` does not count it as an
         exact proof); or "shape" (shape and dtype only).
+    torch_reference: for an API torch cannot run on this machine (CUDA only):
+        statements torch does run that give what torch documents the call to
+        give (``x.clone()`` for ``x.pin_memory()``). The harness runs them on
+        the torch side and the converted ``torch`` snippet on the MindSpore
+        side; ``notes`` quotes torch's error (tests/rules/test_execution.py checks
+        that torch still raises it). ``ms-migrate rules`` counts such a case
+        as proven against torch's documented result, not by running torch.
     """
 
     torch: str
@@ -107,6 +114,7 @@ class Example:
     dtype_map: Mapping[str, str] = field(default_factory=dict)
     notes: str = ""
     compare: str = "values"
+    torch_reference: str | None = None
 
     @property
     def runs(self) -> bool:
@@ -333,6 +341,7 @@ class MethodRule:
     signature: torch's parameters (without self), when the rule binds them:
         a call with unpacked arguments (``m.add_module(*pair)``) then becomes
         the rule applied to these names inside a lambda the arguments go to.
+    proven_by: as ``ApiRule.proven_by``.
     """
 
     name: str
@@ -343,6 +352,7 @@ class MethodRule:
     notes: str = ""
     examples: tuple[Example, ...] = ()
     signature: str = ""
+    proven_by: tuple[str, ...] = ()
 
     @property
     def torch(self) -> str:

@@ -9,6 +9,10 @@ How each converting API is proven (``Entry.proof``), strongest first:
 - ``exact``: an execution case of its rule compares values with torch's
   (``Example.compare == "values"``, run by tests/rules/test_execution.py);
 - ``tests``: execution tests outside the example harness (``ApiRule.proven_by``);
+- ``reference``: torch cannot run the API on this machine (CUDA only): an
+  execution case compares the converted code with what torch documents the
+  call to give, computed by torch (``Example.torch_reference``; the notes
+  quote torch's error);
 - ``structural``: only cases of a random operation whose draws are not
   replayed, compared on what both frameworks must agree on;
 - ``shape``: only cases that compare shapes and dtypes;
@@ -29,7 +33,7 @@ _SPELLINGS = (("mindspore.ops.", "ops."), ("mindspore.nn.", "nn."), ("mindspore.
 
 
 EXACT_MODES = ("values",)  # Example.compare modes that compare values with torch's
-PROOFS = ("exact", "tests", "structural", "shape", "none")
+PROOFS = ("exact", "tests", "reference", "structural", "shape", "none")
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,7 @@ class Entry:
     proof: str = "none"  # one of PROOFS
     proven_by: tuple[str, ...] = ()  # tests outside the example harness
     uncompared: str = ""  # what the structural cases leave uncompared (their notes)
+    unrunnable: str = ""  # why torch cannot run the API here (the notes of its torch_reference cases)
 
 
 def short(qualified: str | None) -> str:
@@ -91,11 +96,13 @@ def _target(rule) -> str:
 
 def proof_of(rules: list) -> str:
     """How the rules of one API are proven (see the module docstring)."""
-    modes = [e.compare for rule in rules for e in rule.examples if e.runs]
+    modes = [e.compare for rule in rules for e in rule.examples if e.runs and e.torch_reference is None]
     if any(mode in EXACT_MODES for mode in modes):
         return "exact"
     if any(getattr(rule, "proven_by", ()) for rule in rules):
         return "tests"
+    if any(e.runs and e.torch_reference is not None and e.compare in EXACT_MODES for rule in rules for e in rule.examples):
+        return "reference"
     if "structural" in modes:
         return "structural"
     return "shape" if modes else "none"
@@ -118,8 +125,11 @@ def _entry(api: str, rules: list) -> Entry:
     uncompared = "; ".join(
         dict.fromkeys(e.notes for rule in rules for e in rule.examples if e.runs and e.compare == "structural")
     )
+    unrunnable = "; ".join(
+        dict.fromkeys(e.notes for rule in rules for e in rule.examples if e.runs and e.torch_reference is not None)
+    )
     return Entry(api, " / ".join(targets), cases, marked, "; ".join(notes), any(converts(r) for r in rules),
-                 proof_of(rules), proven_by, uncompared)
+                 proof_of(rules), proven_by, uncompared, unrunnable)
 
 
 def catalog(rules: RuleSet) -> list[Entry]:
@@ -142,11 +152,12 @@ def proof_counts(entries: list[Entry]) -> dict[str, int]:
 def proof_summary(entries: list[Entry]) -> str:
     """Two lines: how many converting APIs are proven by execution, and how many are not."""
     n = proof_counts(entries)
-    proven = n["exact"] + n["tests"]
+    proven = n["exact"] + n["tests"] + n["reference"]
     unproven = n["structural"] + n["shape"] + n["none"]
     return (
         f"{proven} proven by execution ({n['exact']} by execution cases of their rules compared with torch, "
-        f"{n['tests']} by tests outside the example harness)\n"
+        f"{n['tests']} by tests outside the example harness, {n['reference']} compared with torch's documented "
+        "result because torch cannot run them here)\n"
         f"{unproven} not proven exactly ({n['structural']} compared structurally: random draws not replayed; "
         f"{n['shape']} by shape and dtype only; {n['none']} without an execution case)"
     )
@@ -157,6 +168,7 @@ _SECTIONS = {
     "shape": "compared by shape and dtype only",
     "structural": "compared structurally (random draws not replayed)",
     "tests": "proven by tests outside the example harness",
+    "reference": "compared with torch's documented result (torch cannot run them here)",
 }
 
 
@@ -169,7 +181,7 @@ def unproven_listing(entries: list[Entry]) -> str:
             continue
         lines.append(f"{title} ({len(chosen)}):")
         for e in chosen:
-            detail = ", ".join(e.proven_by) if proof == "tests" else e.uncompared if proof == "structural" else ""
+            detail = {"tests": ", ".join(e.proven_by), "structural": e.uncompared, "reference": e.unrunnable}.get(proof, "")
             lines.append(f"  {e.api}" + (f"  -- {detail}" if detail else ""))
     return "\n".join(lines) + "\n" if lines else "every converting API is proven by an exact execution case\n"
 
@@ -178,6 +190,8 @@ def _cases_cell(e: Entry) -> str:
     text = str(e.cases)
     if e.converts and e.proof in ("structural", "shape"):
         text += f" ({e.proof} only)"
+    elif e.converts and e.proof == "reference":
+        text += " (against torch's documented result: torch cannot run it here)"
     elif e.converts and e.proof == "tests":
         text += " + " + ", ".join(f"`{t}`" for t in e.proven_by)
     return text + (f" (+{e.marked} marked)" if e.marked else "")

@@ -18,12 +18,17 @@ TORCHVISION = "torchvision==0.29.2"
 
 def fetch(work: str) -> tuple[str, str]:
     """(directory holding the ``timm`` package, directory holding ``torchvision``)."""
-    return fetch_timm(work), _unpacked(work, TORCHVISION, "torchvision")
+    return fetch_timm(work), fetch_torchvision(work)
 
 
 def fetch_timm(work: str) -> str:
     """The directory holding the ``timm`` package."""
     return _unpacked(work, TIMM, "timm")
+
+
+def fetch_torchvision(work: str) -> str:
+    """The directory holding the ``torchvision`` package (its Python part is what runs here)."""
+    return _unpacked(work, TORCHVISION, "torchvision")
 
 
 def _unpacked(work: str, requirement: str, package: str) -> str:

@@ -43,19 +43,31 @@ def _runs(statement: str, converted: str) -> Example:
     return Example(f"result = {statement} is None", f"result = {converted} is None", inputs={})
 
 
+def _returns_none(statement: str, torch_error: str) -> Example:
+    """A CUDA-only call torch cannot run here: torch documents it to return None and
+    change no value, so the converted call must give None and leave the values alone."""
+    return Example(f"y = x * 2\nresult = ({statement}, y)", inputs={"x": "randn(3)"},
+                   torch_reference="y = x * 2\nresult = (None, y)", notes=torch_error)
+
+
 _DATA_PARALLEL_NOTES = ("one process: the model itself (MindSpore data parallelism runs one process per device "
                         "with mindspore.communication)")
 
 RULES = [
     ApiRule("torch.cuda.empty_cache", "mindspore.runtime.empty_cache", signature="",
             examples=(_runs("torch.cuda.empty_cache()", "mindspore.runtime.empty_cache()"),)),
-    # torch without CUDA cannot run these two: golden text only
+    # torch without CUDA cannot run these two: compared with what torch documents (None, values untouched)
     ApiRule("torch.cuda.synchronize", "mindspore.runtime.synchronize", signature="device=None",
             notes="waits for the current device's streams",
-            examples=(Example("torch.cuda.synchronize()", "mindspore.runtime.synchronize()"),)),
+            examples=(Example("torch.cuda.synchronize()", "mindspore.runtime.synchronize()"),
+                      _returns_none("torch.cuda.synchronize()",
+                                    "torch cannot run it here: AssertionError: Torch not compiled with CUDA enabled"))),
     ApiRule("torch.cuda.reset_peak_memory_stats", "mindspore.runtime.reset_peak_memory_stats",
             signature="device=None",
-            examples=(Example("torch.cuda.reset_peak_memory_stats()", "mindspore.runtime.reset_peak_memory_stats()"),)),
+            examples=(Example("torch.cuda.reset_peak_memory_stats()", "mindspore.runtime.reset_peak_memory_stats()"),
+                      _returns_none("torch.cuda.reset_peak_memory_stats()",
+                                    "torch cannot run it here: AttributeError: module 'torch._C' has no attribute "
+                                    "'_cuda_resetPeakMemoryStats'"))),
     ApiRule("torch.cuda.memory_allocated", "mindspore.runtime.memory_allocated", signature="device=None",
             examples=(Example("result = torch.cuda.memory_allocated()",
                               "result = mindspore.runtime.memory_allocated()", inputs={}),)),

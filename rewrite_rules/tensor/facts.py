@@ -19,6 +19,8 @@ from rewrite_rules.api import Example, MethodRule, PropertyRule, Unconvertible
 from rewrite_rules.tensor.binding import atom, code_of, expr, method, same
 
 X = {"x": "randn(3, 4)"}
+# torch 2.13 (CPU build) on this machine
+_NO_ACCELERATOR = "torch cannot run it here: RuntimeError: Cannot access accelerator device when none is available"
 NO_AUTOGRAD = ("MindSpore records no autograd graph on tensors; gradients are returned by mindspore.grad or "
                "mindspore.value_and_grad")
 _PARAMETER_ATTRIBUTES = frozenset({"weight", "bias"})
@@ -110,9 +112,11 @@ RULES = [
                      Example("result = tuple(x.t().stride())", inputs=X))),
     *(same(name, examples=call_cases(f"result = x.{name}()", [], X)) for name in ("is_pinned", "is_shared")),
     PropertyRule("is_meta", rename="is_meta", examples=(Example("result = x.is_meta", inputs=X),)),
-    # (torch's pin_memory needs an accelerator: no execution case on this machine)
+    # torch's pin_memory needs an accelerator: the case compares with the copy torch documents it to return
     method("pin_memory", "device=None", hook=_receiver, notes="MindSpore has no pinned memory: the tensor itself",
-           examples=(Example("y = x.pin_memory()", "y = x"),)),
+           examples=(Example("y = x.pin_memory()", "y = x"),
+                     Example("result = x.pin_memory()", inputs=X, torch_reference="result = x.clone()",
+                             notes=_NO_ACCELERATOR))),
     method("share_memory_", "", hook=_receiver, notes="MindSpore shares no storage between processes: the tensor itself",
            examples=call_cases("result = x.share_memory_()", [], X)),
     *(_marked(name, _STORAGE, f"s = x.{name}()") for name in ("storage", "untyped_storage")),

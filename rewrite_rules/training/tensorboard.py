@@ -6,6 +6,8 @@ needed. tensorboardX reads numbers, NumPy arrays and torch tensors, not
 MindSpore tensors, so values that may be tensors are handed over as NumPy
 arrays (``np.asarray``); values the file shows are Python numbers are passed
 as they are. ``add_graph`` traces a torch model and is marked.
+tests/rules/test_tensorboard_rules.py proves each method by reading back what torch's
+writer and the converted one log from the same values.
 """
 
 from __future__ import annotations
@@ -35,6 +37,16 @@ _TENSOR_ARGUMENTS = {
 }
 
 
+# what tensorboardX logs differently (measured by tests/rules/test_tensorboard_rules.py)
+_DIFFERENCES = {
+    "add_scalars": "; each key's run directory is main_tag/key (torch: main_tag_key), the values are the same",
+    "add_audio": "; the sound is squeezed to one dimension as torch does; tensorboardX's soundfile rounds the "
+                 "16-bit samples where torch truncates (a sample may differ by 2 in 32767)",
+    "add_embedding": "; the unused cells of the label_img sprite are left uninitialised (torch: black); "
+                     "TensorBoard does not show them",
+}
+
+
 def _is_writer(call, ctx) -> bool:
     origin = origin_of(ctx, call.source.func.value if call.source is not None else None)
     return origin is not None and origin.kind == WRITER
@@ -56,6 +68,15 @@ def _is_numpy_call(expr: cst.BaseExpression, ctx) -> bool:
     return binding is not None and binding.qualified == "numpy"
 
 
+def _mono(value: cst.BaseExpression, source: cst.BaseExpression, ctx) -> cst.BaseExpression:
+    """add_audio: torch squeezes the sound to one dimension ((1, L) -> (L,)); tensorboardX
+    reads a 2-D sound as (frames, channels), so it gets the squeezed array."""
+    if isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute) and source.func.attr.value == "squeeze" \
+            and _is_numpy_call(source.func.value, ctx):
+        return value  # np.asarray(...).squeeze() already (converted output read again)
+    return cst.Call(cst.Attribute(value, cst.Name("squeeze")), [])
+
+
 def _values(method: str):
     positions, keywords = _TENSOR_ARGUMENTS[method]
 
@@ -71,7 +92,12 @@ def _values(method: str):
                      (arg.keyword is not None and arg.keyword.value in keywords)
             if arg.keyword is None:
                 position += 1
-            args.append(arg.with_changes(value=_as_array(arg.value, source.value, numbers, ctx)) if wanted else arg)
+            if wanted:
+                value = _as_array(arg.value, source.value, numbers, ctx)
+                if method == "add_audio":
+                    value = _mono(value, source.value, ctx)
+                arg = arg.with_changes(value=value)
+            args.append(arg)
         return call.call.with_changes(args=args)
 
     return hook
@@ -100,12 +126,6 @@ def _scalars(call, ctx):
     return call.call.with_changes(args=args)
 
 
-def _graph(call, ctx):
-    if not _is_writer(call, ctx):
-        return call.call
-    raise Unconvertible("add_graph traces a torch model; tensorboardX cannot trace a MindSpore Cell")
-
-
 RULES = [
     ApiRule(
         "torch.utils.tensorboard.SummaryWriter",
@@ -113,9 +133,10 @@ RULES = [
         signature="log_dir=None, comment='', purge_step=None, max_queue=10, flush_secs=120, filename_suffix=''",
         hook=_writer,
         aliases=("torch.utils.tensorboard.writer.SummaryWriter",),
-        # the training scripts' add_scalar values are what that test compares (torch's writer needs the
-        # tensorboard package, absent here: a recorder stands in for it; MindSpore's side is tensorboardX itself)
-        proven_by=("tests/training/test_training_scripts.py::test_training_script_trains_like_torch_at_every_step",),
+        # the training scripts' add_scalar values are what that test compares; tests/rules/test_tensorboard_rules.py
+        # reads back what torch's writer and the converted one log through every add_* method
+        proven_by=("tests/training/test_training_scripts.py::test_training_script_trains_like_torch_at_every_step",
+                   "tests/rules/test_tensorboard_rules.py::test_the_same_tags_are_logged"),
         notes="the same writer API and event files (torch's writer is a port of tensorboardX); values that may be "
               "MindSpore tensors are passed as NumPy arrays",
         examples=(
@@ -135,9 +156,15 @@ RULES = [
         ),
     ),
     *(MethodRule(name, hook=_values(name), receiver="any",
-                 notes="on a SummaryWriter made in this file: values that may be tensors as NumPy arrays")
+                 notes="on a SummaryWriter made in this file: values that may be tensors as NumPy arrays"
+                       + _DIFFERENCES.get(name, ""),
+                 proven_by=(f"tests/rules/test_tensorboard_rules.py::test_{name}",))
       for name in _TENSOR_ARGUMENTS),
     MethodRule("add_scalars", hook=_scalars, receiver="any",
-               notes="on a SummaryWriter made in this file: the dict's values as NumPy arrays"),
-    MethodRule("add_graph", hook=_graph, receiver="any", notes="add_graph traces a torch model: marked"),
+               notes="on a SummaryWriter made in this file: the dict's values as NumPy arrays"
+                     + _DIFFERENCES["add_scalars"],
+               proven_by=("tests/rules/test_tensorboard_rules.py::test_add_scalars",)),
+    # no hook: every add_graph call is marked, on a writer made elsewhere too (it cannot work on any)
+    MethodRule("add_graph", receiver="any",
+               notes="add_graph traces a torch model; tensorboardX cannot trace a MindSpore Cell"),
 ]

@@ -18,8 +18,9 @@ RULES = [
         aliases=("torchvision.ops.FrozenBatchNorm2d",),
         notes="BatchNorm2d that always normalises with its stored statistics and never trains its affine "
         "parameters (torch keeps all four as buffers)",
-        # torchvision's compiled part does not load beside the CPU torch here:
-        # tests/rules/test_layer_attributes.py runs the converted layer against torchvision's formula
+        # torchvision's compiled part does not load beside the CPU torch here, its Python part does:
+        # that test runs torchvision's own layer (random buffers) against the converted one
+        proven_by=("tests/rules/test_frozen_batch_norm.py::test_frozen_batch_norm_matches_torchvision",),
         examples=(
             Example(
                 "from torchvision.ops.misc import FrozenBatchNorm2d\nlayer = FrozenBatchNorm2d(4, eps=0.001)",

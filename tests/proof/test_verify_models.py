@@ -29,9 +29,8 @@ SAMPLE_MODELS = {
     "train_lstm_lm.py": [("LanguageModel", ["2,10:int64:0-16", "2,2,64+2,2,64"])],
     "train_mnist_cnn.py": [("ConvNet", ["2,1,28,28"])],
     "train_transformer.py": [("TransformerClassifier", ["2,16:int64:0-20"])],
-    # These scripts log with torch.utils.tensorboard, which needs the tensorboard package on the torch
-    # side (not installed here: its protobuf pins clash with MindSpore's); their models are compared with
-    # torch at every training step by tests/training/test_training_scripts.py instead.
+    # These scripts log with torch.utils.tensorboard; their models are compared with torch at every
+    # training step by tests/training/test_training_scripts.py instead (what the writers log: tests/rules/test_tensorboard_rules.py).
     "train_classifier.py": [],
     "train_unet.py": [],
     "train_text_trainer.py": [],

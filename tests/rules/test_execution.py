@@ -30,7 +30,7 @@ def test_there_are_cases():
 
 # -- the harness itself ----------------------------------------------------
 
-from transpiler.proof.harness.cases import _split  # noqa: E402
+from transpiler.proof.harness.cases import PRELUDE, _split  # noqa: E402
 from transpiler.proof.harness.inputs import InputSpecError, build_all  # noqa: E402
 from transpiler.proof.harness.values import compare  # noqa: E402
 from transpiler.proof.harness.worker import Job  # noqa: E402
@@ -100,3 +100,23 @@ def test_a_crashing_case_fails_alone(worker_pool):
 def test_a_mindspore_error_surfaces_in_its_own_case(worker_pool):
     outcome = worker_pool.run(_job("result = x\n", "result = ops.reshape(x, (7,))\n", {"x": "randn(2, 3)"}))
     assert not outcome.ok and outcome.side == "mindspore"
+
+
+REFERENCE_CASES = [c for c in CASES if c.example.torch_reference is not None]
+
+
+@pytest.mark.parametrize("case", REFERENCE_CASES, ids=[c.case_id for c in REFERENCE_CASES])
+def test_torch_still_cannot_run_a_reference_case(worker_pool, case):
+    """A case compared with torch's documented result (``Example.torch_reference``) is one
+    torch cannot run here; its notes quote the error. Once torch runs it, compare with torch."""
+    torch_imports, torch_statements = _split(PRELUDE + case.example.torch + "\n")
+    job = Job(case.case_id, torch_imports, torch_statements, _MS_IMPORTS, ("result = None\n",),
+              dict(case.example.inputs), ("result",), case.seed)
+    outcome = worker_pool.run(job)
+    assert not outcome.ok and outcome.side == "torch", "torch runs it now: drop torch_reference"
+    error = case.example.notes.split(": ", 1)[1]
+    assert error in outcome.error, outcome.error
+
+
+def test_reference_cases_exist():
+    assert {c.api for c in REFERENCE_CASES} >= {"torch.cuda.synchronize", "torch.Tensor.pin_memory"}

@@ -34,29 +34,17 @@ def test_rules_command_prints_the_count(capsys):
     assert count == load_rules().api_count() > 200
 
 
-# Converting APIs whose torch side cannot run on this machine (measured with torch 2.13, CPU build);
-# ``ms-migrate rules --unproven`` still lists them. Nothing else may be missing an execution case.
-_TENSORBOARD = "torch.utils.tensorboard needs the tensorboard package: ModuleNotFoundError"
-NOT_RUNNABLE_HERE = {
-    **{f"{name}()": _TENSORBOARD for name in ("add_audio", "add_embedding", "add_graph", "add_histogram", "add_image",
-                                               "add_images", "add_pr_curve", "add_scalar", "add_scalars", "add_video")},
-    "torch.Tensor.pin_memory": "RuntimeError: Cannot access accelerator device when none is available",
-    "torch.cuda.synchronize": "AssertionError: Torch not compiled with CUDA enabled",
-    "torch.cuda.reset_peak_memory_stats": "AttributeError: torch._C has no _cuda_resetPeakMemoryStats (no CUDA)",
-    "torchvision.ops.FrozenBatchNorm2d": "torchvision is not installed beside the CPU torch here",
-    "torchvision.ops.misc.FrozenBatchNorm2d": "torchvision is not installed beside the CPU torch here",
-}
-
-
 def test_every_converting_rule_has_an_execution_case():
     """The README's promise: every rule is proven by running it. A converting API
-    whose rules have no execution case (nor a test outside the harness) fails here,
-    unless torch itself cannot run it on this machine (NOT_RUNNABLE_HERE, with the
-    measured reason); an entry there that gains a proof fails too (stale)."""
-    unproven = {e.api for e in catalog(load_rules()) if e.converts and e.proof == "none"}
-    missing = sorted(unproven - set(NOT_RUNNABLE_HERE))
+    whose rules have no execution case (nor a test outside the harness) fails here."""
+    missing = sorted(e.api for e in catalog(load_rules()) if e.converts and e.proof == "none")
     assert missing == [], f"{len(missing)} converting APIs have no execution case: {missing}"
-    assert sorted(set(NOT_RUNNABLE_HERE) - unproven) == [], "proven now: remove from NOT_RUNNABLE_HERE"
+
+
+def test_cases_against_torchs_documented_result_say_why_torch_cannot_run():
+    for entry in catalog(load_rules()):
+        if entry.proof == "reference":
+            assert entry.unrunnable.startswith("torch cannot run it here: "), entry.api
 
 
 def test_tests_named_as_proof_exist():
@@ -77,7 +65,9 @@ def test_rules_command_prints_the_proof_counts(capsys):
     assert main(["rules"]) == 0
     lines = capsys.readouterr().out.splitlines()
     counts = proof_counts(catalog(load_rules()))
-    assert lines[1].startswith(f"{counts['exact'] + counts['tests']} proven by execution ({counts['exact']} ")
+    assert lines[1].startswith(f"{counts['exact'] + counts['tests'] + counts['reference']} proven by execution "
+                               f"({counts['exact']} ")
+    assert f"{counts['reference']} compared with torch's documented result" in lines[1]
     assert f"{counts['none']} without an execution case" in lines[2]
     assert main(["rules", "--unproven"]) == 0
     listing = capsys.readouterr().out
@@ -97,6 +87,9 @@ def test_proof_of_a_rule_is_its_strongest_case():
 
     assert proof_of([rule(golden, structural, exact)]) == "exact"
     assert proof_of([rule(structural, proven_by=("tests/test_x.py::test_f",))]) == "tests"
+    reference = Example("result = x.pin_memory()", inputs={"x": "randn(2)"}, torch_reference="result = x.clone()")
+    assert proof_of([rule(reference, structural)]) == "reference"
+    assert proof_of([rule(reference, exact)]) == "exact"
     assert proof_of([rule(structural, shape)]) == "structural"
     assert proof_of([rule(structural)]) == "structural"
     assert proof_of([rule(shape, golden)]) == "shape"

@@ -18,9 +18,10 @@ is made equal, never what the conversion produced:
   converted ``ops.randint`` / ``ops.randperm`` calls (which must ask for the
   same shape and range); ``random_split`` subsets are recorded and replayed
   into the converted ``split``; DataLoader shuffling is off in both runs;
-- the TensorBoard writer: torch's needs the ``tensorboard`` package (not
-  installed here), so the torch run logs into a recorder; the MindSpore run
-  uses the real ``tensorboardX`` writer the conversion chose, recorded too;
+- the TensorBoard writer: the torch run logs into a recorder (what torch's
+  writer itself logs is compared by tests/rules/test_tensorboard_rules.py); the
+  MindSpore run uses the real ``tensorboardX`` writer the conversion chose,
+  recorded too;
 - torchvision cannot be installed next to this torch build: the torch run
   gets ``torchvision.utils`` from a copy of its make_grid/save_image
   (tests/training/torchvision_utils.py).
@@ -118,7 +119,7 @@ def run_torch(script: pathlib.Path, work: pathlib.Path, spec: dict):
 
 
 def _tensorboard_recorder():
-    """torch.utils.tensorboard needs the tensorboard package: stand in a writer that records."""
+    """Stand in a writer that records for torch.utils.tensorboard's."""
 
     class SummaryWriter:
         def __init__(self, log_dir=None, *args, **kwargs):

@@ -117,6 +117,8 @@ def prepare(case: Case, rules=None) -> Prepared:
     if MARKER_PREFIX in converted:
         return Prepared(case, torch_code, converted, None, "the converted snippet carries a marker (it cannot run)")
     torch_imports, torch_statements = _split(torch_code)
+    if case.example.torch_reference is not None:  # torch cannot run the API here: its documented result
+        torch_imports, torch_statements = _split(PRELUDE + case.example.torch_reference + "\n")
     ms_imports, ms_statements = _split(converted)
     if "torch" in _imported_roots(ms_imports):
         return Prepared(case, torch_code, converted, None, "the converted snippet still imports torch")
@@ -164,6 +166,8 @@ def report(prepared: Prepared, problems: list[str]) -> str:
         f"inputs: {dict(example.inputs or {})}  seed={prepared.case.seed}  compare={example.compare}",
         "--- torch snippet ---",
         example.torch.rstrip(),
+        *(("--- run on the torch side instead (torch cannot run the API here) ---", example.torch_reference.rstrip())
+          if example.torch_reference is not None else ()),
         "--- converted snippet ---",
         (prepared.converted or "(none)").rstrip(),
         "--- difference ---",
