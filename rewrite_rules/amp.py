@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from rewrite_rules.api import SCALER, ApiRule, Example, MethodRule, Unconvertible, keyword_arg, nullcontext, receiver_origin
+from rewrite_rules.api import (SCALER, ApiRule, Example, MethodRule, Unconvertible, keyword_arg, nullcontext,
+                               receiver_origin)
 
 _AUTOCAST_NOTES = (
     "MindSpore sets mixed precision on the network: mindspore.amp.auto_mixed_precision(net, 'auto', dtype) where "

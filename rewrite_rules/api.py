@@ -72,6 +72,8 @@ Rules import only this module (and spec, and other rule modules' data), never
 
 from __future__ import annotations
 
+import libcst as cst
+
 from rewrite_rules.spec import (
     ApiRule,
     Arg,
@@ -89,8 +91,6 @@ from rewrite_rules.spec import (
     Unsupported,
     WeightMove,
 )
-import libcst as cst
-
 from transpiler import names as _names
 from transpiler.context import parse_expr
 from transpiler.engine import (
@@ -114,7 +114,6 @@ from transpiler.structural.provenance import CELL, LAYER, OPTIMIZER, SCALER, SCH
 from transpiler.structural.surroundings import SPLIT_SEEDS as _SPLIT_SEEDS
 
 LOAD_SUBSCRIPTED, LOAD_DYNAMIC, LOAD_VALUES_ONLY = _checkpoints.SUBSCRIPTED, _checkpoints.DYNAMIC, _checkpoints.VALUES_ONLY
-
 
 
 # -- what the file's analysis knows -------------------------------------------

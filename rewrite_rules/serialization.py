@@ -1,8 +1,9 @@
 """torch.save / torch.load of model and optimizer state -> MindSpore checkpoints.
 
 A dict of several states and plain values (the resumable-training idiom) is
-handled by the checkpoint pass (transpiler.structural.checkpoints): the states go into the MindSpore
-checkpoint, the other values keep their Python types in a file next to it.
+handled by the checkpoint pass (``save_state_dicts`` of the rule API): the
+states go into the MindSpore checkpoint, the other values keep their Python
+types in a file next to it.
 ``mindspore.save_checkpoint`` appends ``.ckpt`` to a file name without it, so
 a load asks for that name."""
 
