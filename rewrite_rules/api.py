@@ -26,6 +26,7 @@ The rule model (see each class for its fields):
   the torch default), a plain string (a keyword rename).
 - ``Example``: torch code in, golden MindSpore text and/or execution inputs.
 - ``WeightMove`` / ``AttributeRead``: how a layer's weights and attributes move.
+- ``Param``: one parameter of a rule's parsed ``signature`` (``rule.params``).
 
 What hooks receive and may use:
 
@@ -47,11 +48,31 @@ What hooks receive and may use:
   ``render(call, func)`` (the call as the engine would write it, with callee
   ``func``); ``bind`` / ``apply_mapping`` bind a call to another rule's signature.
 
-Rules import only this module (and their own helper modules), never the
-rewriter's internals.
+What the file's analysis knows (facts gathered before the rules run; hooks
+read them, never guess from a variable's name):
+
+- ``origin_of(ctx, expr)`` / ``receiver_origin(call)``: where an object was
+  made (an ``Origin`` with its ``kind``: ``OPTIMIZER``, ``SCHEDULER``,
+  ``SCALER``, ``WRITER``, ``LAYER`` (a torch layer), ``CELL`` (the file's own
+  Module) ...), or None when the file does not show it.
+- ``is_number(ctx, expr)``: the expression is a Python number, not a tensor.
+- ``is_device_string(expr)``, ``is_torch_name(qualified)``,
+  ``dotted_parts(expr)`` (``a.b.c`` -> ``["a", "b", "c"]``), ``nullcontext(ctx)``.
+- Datasets: ``is_mindspore_dataset(ctx, expr)``, ``dataset_columns(ctx, expr)``,
+  ``default_columns(count)``, ``split_seed_is_set(call)``.
+- Checkpoints (torch.save / torch.load of state dicts, rewritten together by
+  the checkpoint pass): ``save_state_dicts(call, ctx)``,
+  ``is_state_dict(ctx, expr)``, ``checkpoint_load_use(call)`` (``LOAD_SUBSCRIPTED``,
+  ``LOAD_DYNAMIC``, ``LOAD_VALUES_ONLY`` or None), ``load_values(path, ctx)``,
+  ``load_checkpoint_file(call, path)``.
+
+Rules import only this module (and spec, and other rule modules' data), never
+``transpiler`` itself: tests/test_rule_api.py fails when one does.
 """
 
 from __future__ import annotations
+
+import libcst as cst
 
 from rewrite_rules.spec import (
     ApiRule,
@@ -70,6 +91,7 @@ from rewrite_rules.spec import (
     Unsupported,
     WeightMove,
 )
+from transpiler.convert import names as _names
 from transpiler.convert.context import parse_expr
 from transpiler.convert.engine import (
     BoundCall,
@@ -82,9 +104,121 @@ from transpiler.convert.engine import (
     literal_value,
     render,
 )
+from transpiler.convert.structural import amp as _amp
+from transpiler.convert.structural import checkpoints as _checkpoints
+from transpiler.convert.structural import datasets as _datasets
+from transpiler.convert.structural import devices as _devices
+from transpiler.convert.structural import provenance as _provenance
+from transpiler.convert.structural.numbers import Numbers as _Numbers
+from transpiler.convert.structural.provenance import CELL, LAYER, OPTIMIZER, SCALER, SCHEDULER, WRITER, Origin
+from transpiler.convert.structural.surroundings import SPLIT_SEEDS as _SPLIT_SEEDS
+
+LOAD_SUBSCRIPTED, LOAD_DYNAMIC, LOAD_VALUES_ONLY = _checkpoints.SUBSCRIPTED, _checkpoints.DYNAMIC, _checkpoints.VALUES_ONLY
+
+
+# -- what the file's analysis knows -------------------------------------------
+
+def origin_of(ctx, expr: cst.BaseExpression | None) -> Origin | None:
+    """Where the object ``expr`` (a node of the torch source, e.g. ``call.source.args[0].value``)
+    was made, from what the file says; None when unknown."""
+    return _provenance.origin_of(ctx, expr)
+
+
+def receiver_origin(call) -> Origin | None:
+    """Where the receiver of a method call was made (``optimizer`` in ``optimizer.step()``)."""
+    func = call.source.func if call.source is not None else None
+    return origin_of(call.ctx, func.value) if isinstance(func, cst.Attribute) else None
+
+
+def is_number(ctx, expr: cst.BaseExpression) -> bool:
+    """``expr`` (a node of the torch source) is a Python number (a literal, arithmetic on
+    numbers, ``len(...)``, ``loss.item()`` ...), not a tensor."""
+    return _Numbers(_provenance.provenance_of(ctx)).is_number(expr)
+
+
+def is_device_string(expr: cst.BaseExpression) -> bool:
+    """A string literal naming a torch device: ``"cuda"``, ``"cpu"``, ``"cuda:1"`` ..."""
+    return _devices.is_device_string(expr)
+
+
+def is_torch_name(qualified: str) -> bool:
+    """A qualified name in torch or its companion packages (torchvision ...)."""
+    return _names.is_torch_name(qualified)
+
+
+def dotted_parts(expr: cst.BaseExpression) -> list[str] | None:
+    """``a.b.c`` -> ``["a", "b", "c"]``; None if the chain does not end in a name."""
+    return _names.chain_parts(expr)
+
+
+def nullcontext(ctx) -> cst.BaseExpression:
+    """``nullcontext`` as the file can spell it (importing contextlib when needed)."""
+    return _amp.nullcontext_ref(ctx)
+
+
+def is_mindspore_dataset(ctx, expr: cst.BaseExpression) -> bool:
+    """``expr`` (torch source) holds a dataset the conversion made a mindspore.dataset pipeline."""
+    return _datasets.is_mindspore_dataset(ctx, expr)
+
+
+def dataset_columns(ctx, expr: cst.BaseExpression) -> list[str] | None:
+    """The column names of a dataset variable or of a dataset built in place; None if unknown."""
+    return _datasets.columns_of(ctx, expr)
+
+
+def default_columns(count: int) -> list[str]:
+    """The column names assumed for ``count`` items of a sample (``["data", "label"]`` for two)."""
+    return _datasets.default_columns(count)
+
+
+def split_seed_is_set(call) -> bool:
+    """This random_split's ``generator=torch.Generator().manual_seed(seed)`` is replaced by
+    seeding MindSpore before the statement (so the hook may drop the generator)."""
+    return id(call.source) in call.ctx.facts.get(_SPLIT_SEEDS, ())
+
+
+def save_state_dicts(call, ctx) -> bool:
+    """Let the checkpoint pass rewrite this torch.save of a dict (written in place, or held by
+    a variable it traced) of states and plain values; False when the object is not such a dict."""
+    layouts = _checkpoints.layouts_of(ctx)
+    if isinstance(call.get("obj"), cst.Dict) or (layouts is not None and layouts.save_of(call.source) is not None):
+        _checkpoints.save_dict(call, ctx)
+        return True
+    return False
+
+
+def is_state_dict(ctx, expr: cst.BaseExpression) -> bool:
+    """``expr`` is a variable assigned from ``.state_dict()`` (MindSpore: ``parameters_dict()``)."""
+    return isinstance(expr, cst.Name) and ctx.known_kinds.get(expr.value) == _checkpoints.STATE_DICT
+
+
+def checkpoint_load_use(call) -> str | None:
+    """How the result of this torch.load is read when it is a dict of entries: ``LOAD_SUBSCRIPTED``
+    (``torch.load(f)[key]``), ``LOAD_DYNAMIC`` (computed keys), ``LOAD_VALUES_ONLY`` (plain values,
+    no state), another string for states with values; None when the file does not show it."""
+    return _checkpoints.load_use(call.ctx, call.source)
+
+
+def load_values(path: cst.BaseExpression, ctx) -> cst.Call:
+    """An expression reading the plain values a converted torch.save wrote next to ``path``."""
+    return _checkpoints.read_values(path, ctx)
+
+
+def load_checkpoint_file(call, path: cst.BaseExpression) -> None:
+    """Load the checkpoint file MindSpore wrote for ``path`` (it appends ``.ckpt``), and let the
+    checkpoint pass find the states of a dict loaded from it."""
+    _checkpoints.remember_load_path(call.ctx, call.source, path)
+    call.set("f", _checkpoints.checkpoint_file(path))
+
 
 __all__ = [
     "ApiRule", "Arg", "AttributeRead", "AttributeRule", "BoundCall", "Drop", "Example", "InPlace", "MethodCall",
     "MethodRule", "NotALiteral", "Param", "PropertyRule", "Unconvertible", "UnknownValue", "Unsupported", "WeightMove",
     "apply_mapping", "bind", "code_of", "is_literal", "keyword_arg", "literal_value", "parse_expr", "render",
+    # what the file's analysis knows
+    "CELL", "LAYER", "OPTIMIZER", "SCALER", "SCHEDULER", "WRITER", "Origin", "origin_of", "receiver_origin",
+    "is_number", "is_device_string", "is_torch_name", "dotted_parts", "nullcontext",
+    "is_mindspore_dataset", "dataset_columns", "default_columns", "split_seed_is_set",
+    "LOAD_SUBSCRIPTED", "LOAD_DYNAMIC", "LOAD_VALUES_ONLY", "save_state_dicts", "is_state_dict",
+    "checkpoint_load_use", "load_values", "load_checkpoint_file",
 ]

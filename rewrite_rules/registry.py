@@ -50,7 +50,7 @@ class RuleSet:
     @cached_property
     def rule_names(self) -> frozenset[str]:
         """Names outside torch that rules convert (a project's own or third-party layers)."""
-        from transpiler.convert.names import is_torch_name
+        from rewrite_rules.api import is_torch_name  # lazily: the API imports the engine, which imports the registry
 
         return frozenset(name for name in (*self.calls, *self.attributes) if not is_torch_name(name))
 

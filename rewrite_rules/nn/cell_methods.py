@@ -7,9 +7,9 @@ import libcst as cst
 from dataclasses import replace
 
 from rewrite_rules.cases import P, call_cases
-from rewrite_rules.api import Drop, Example, MethodRule, Unconvertible, Unsupported, code_of, keyword_arg
+from rewrite_rules.api import (OPTIMIZER, SCALER, SCHEDULER, Drop, Example, MethodRule, Unconvertible, Unsupported, code_of,
+                               keyword_arg, receiver_origin)
 from rewrite_rules.tensor.binding import atom, expr, literal, method
-from transpiler.convert.structural.provenance import OPTIMIZER, SCALER, SCHEDULER, origin_of
 
 
 def _train(call, ctx):
@@ -23,7 +23,7 @@ def _eval(call, ctx):
 
 def _receiver_kind(call) -> str | None:
     """What the receiver is, from where the file made it (never from its name)."""
-    origin = origin_of(call.ctx, call.source.func.value if call.source is not None else None)
+    origin = receiver_origin(call)
     return origin.kind if origin is not None else None
 
 

@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from rewrite_rules.api import ApiRule, Example, MethodRule, Unconvertible, keyword_arg
-from transpiler.convert.structural.amp import nullcontext_ref
-from transpiler.convert.structural.provenance import SCALER, origin_of
+from rewrite_rules.api import (SCALER, ApiRule, Example, MethodRule, Unconvertible, keyword_arg, nullcontext,
+                               receiver_origin)
 
 _AUTOCAST_NOTES = (
     "MindSpore sets mixed precision on the network: mindspore.amp.auto_mixed_precision(net, 'auto', dtype) where "
@@ -30,7 +29,7 @@ _AUTOCAST_NOTES = (
 
 
 def _autocast(call, ctx):
-    call.result = cst.Call(nullcontext_ref(ctx), [])
+    call.result = cst.Call(nullcontext(ctx), [])
     ctx.warn(call.source, "torch.autocast", "autocast context -> contextlib.nullcontext(): mixed precision is set on "
                                             "the network where it trains (mindspore.amp.auto_mixed_precision)")
 
@@ -69,7 +68,7 @@ def _scaler(call, ctx):
 
 
 def _get_scale(call, ctx):
-    origin = origin_of(ctx, call.source.func.value if call.source is not None else None)
+    origin = receiver_origin(call)
     if origin is None or origin.kind != SCALER:
         return call.call
     return cst.Call(cst.Attribute(cst.Attribute(call.receiver, cst.Name("scale_value")), cst.Name("item")), [])

@@ -15,9 +15,7 @@ import libcst as cst
 
 from rewrite_rules.torch_functions.dtypes import DTYPE_NAMES
 from rewrite_rules.api import (ApiRule, AttributeRule, Example, MethodRule, PropertyRule, Unconvertible, code_of,
-                               literal_value)
-from transpiler.convert.names import chain_parts, is_torch_name
-from transpiler.convert.structural.devices import is_device_string
+                               dotted_parts, is_device_string, is_torch_name, literal_value)
 
 _DEVICE_WORDS = ("device", "dev")
 
@@ -186,7 +184,7 @@ def _is_dtype(expr, qualified: str, ctx) -> bool:
     """A torch dtype, or a MindSpore one (output already converted)."""
     if qualified.startswith("torch.") and qualified.split(".")[-1] in DTYPE_NAMES:
         return True
-    parts = chain_parts(expr)
+    parts = dotted_parts(expr)
     if parts is None or len(parts) < 2:
         return False
     binding = ctx.analysis.imports.get(parts[0])

@@ -14,9 +14,8 @@ import libcst as cst
 
 from rewrite_rules.torch_functions.creation import randperm_of
 from rewrite_rules.cases import P, call_cases
-from rewrite_rules.api import ApiRule, Drop, Example, Unconvertible, Unsupported, code_of, keyword_arg
-from transpiler.convert.structural.datasets import columns_of, default_columns, is_mindspore_dataset
-from transpiler.convert.structural.surroundings import SPLIT_SEEDS
+from rewrite_rules.api import (ApiRule, Drop, Example, Unconvertible, Unsupported, code_of, dataset_columns, default_columns,
+                               is_mindspore_dataset, keyword_arg, split_seed_is_set)
 
 _PERFORMANCE = Drop("loader performance option with no MindSpore counterpart; no effect on the data")
 
@@ -53,7 +52,7 @@ def _loader(call, ctx):
             shuffled = cst.Call(cst.Attribute(dataset, cst.Name("shuffle")), [cst.Arg(size)])
             pipeline = shuffled if code_of(shuffle) == "True" else cst.IfExp(shuffle, shuffled, dataset)
     else:
-        columns = columns_of(ctx, source)
+        columns = dataset_columns(ctx, source)
         if columns is None:
             columns = default_columns(2)
             ctx.warn(call.source, "torch.utils.data.DataLoader",
@@ -87,13 +86,13 @@ def _tensor_dataset(call, ctx):
 
 def _random_split(call, ctx):
     if call.has("generator"):
-        if id(call.source) not in ctx.facts.get(SPLIT_SEEDS, ()):
+        if not split_seed_is_set(call):
             raise Unconvertible("the generator is not torch.Generator().manual_seed(seed): seed the split with "
                                 "mindspore.dataset.config.set_seed(seed) by hand")
         call.remove("generator")  # its seed is set before the statement (transpiler/convert/structural/surroundings.py)
     dataset = call.get("dataset")
     source = call.source.args[0].value
-    columns = columns_of(ctx, source) or default_columns(2)
+    columns = dataset_columns(ctx, source) or default_columns(2)
     names = cst.List([cst.Element(cst.SimpleString(f'"{c}"')) for c in columns])
     base = dataset
     if not is_mindspore_dataset(ctx, source):

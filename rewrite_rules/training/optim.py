@@ -9,8 +9,8 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.cases import P, call_cases
-from rewrite_rules.api import ApiRule, Arg, AttributeRule, Drop, Example, MethodRule, Unconvertible, Unsupported
-from transpiler.convert.structural.provenance import CELL, LAYER, OPTIMIZER, origin_of
+from rewrite_rules.api import (CELL, LAYER, OPTIMIZER, ApiRule, Arg, AttributeRule, Drop, Example, MethodRule, Unconvertible,
+                               Unsupported, receiver_origin)
 
 _PERFORMANCE = Drop("implementation choice (foreach/fused kernels, CUDA graphs); no effect on the result")
 _COMMON = {
@@ -227,7 +227,7 @@ def _optimizer_rule(name: str) -> ApiRule:
 
 def _receiver_kind(call, ctx) -> str | None:
     """What the receiver is, from where the file made it (never from its name)."""
-    origin = origin_of(ctx, call.source.func.value if call.source is not None else None)
+    origin = receiver_origin(call)
     return origin.kind if origin is not None else None
 
 

@@ -1,8 +1,9 @@
 """torch.save / torch.load of model and optimizer state -> MindSpore checkpoints.
 
 A dict of several states and plain values (the resumable-training idiom) is
-handled by transpiler.convert.structural.checkpoints: the states go into the MindSpore
-checkpoint, the other values keep their Python types in a file next to it.
+handled by the checkpoint pass (``save_state_dicts`` of the rule API): the
+states go into the MindSpore checkpoint, the other values keep their Python
+types in a file next to it.
 ``mindspore.save_checkpoint`` appends ``.ckpt`` to a file name without it, so
 a load asks for that name."""
 
@@ -10,8 +11,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from rewrite_rules.api import ApiRule, Drop, Example, Unconvertible
-from transpiler.convert.structural import checkpoints
+from rewrite_rules.api import (LOAD_DYNAMIC, LOAD_SUBSCRIPTED, LOAD_VALUES_ONLY, ApiRule, Drop, Example, Unconvertible,
+                               checkpoint_load_use, is_state_dict, load_checkpoint_file, load_values, save_state_dicts)
 
 
 _SUFFIX = ".ckpt"
@@ -36,30 +37,27 @@ def _save(call, ctx):
     ):
         call.set("obj", obj.func.value)  # save_checkpoint takes the Cell (model or optimizer) itself
         return
-    layouts = checkpoints.layouts_of(ctx)
-    if isinstance(obj, cst.Dict) or (layouts is not None and layouts.save_of(call.source) is not None):
-        checkpoints.save_dict(call, ctx)
+    if save_state_dicts(call, ctx):
         return
-    if isinstance(obj, cst.Name) and ctx.known_kinds.get(obj.value) == checkpoints.STATE_DICT:
+    if is_state_dict(ctx, obj):
         return  # a variable holding parameters_dict(): save_checkpoint takes the dict
     raise Unconvertible("only a state_dict() (of a model or an optimizer) or a dict of them and plain values "
                         "can be saved as a MindSpore checkpoint")
 
 
 def _load(call, ctx):
-    use = checkpoints.load_use(ctx, call.source)
-    if use == checkpoints.SUBSCRIPTED:
+    use = checkpoint_load_use(call)
+    if use == LOAD_SUBSCRIPTED:
         raise Unconvertible("torch.load(...)[key]: assign the loaded checkpoint to a variable first")
-    if use == checkpoints.DYNAMIC:
+    if use == LOAD_DYNAMIC:
         raise Unconvertible("the loaded dict is read with computed keys and no torch.save in this file shows its keys")
     path = call.get("f")
-    if use == checkpoints.VALUES_ONLY:
-        call.result = checkpoints.read_values(path, ctx)
+    if use == LOAD_VALUES_ONLY:
+        call.result = load_values(path, ctx)
         return
     if use is None:
         ctx.warn(call.source, "torch.load", "assumes the file holds a state dict (a MindSpore checkpoint)")
-    checkpoints.remember_load_path(ctx, call.source, path)
-    call.set("f", checkpoints.checkpoint_file(path))
+    load_checkpoint_file(call, path)
 
 
 # Execution cases: a network's state saved to a fresh file and loaded into a

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from rewrite_rules.api import ApiRule, Example, MethodRule, Unconvertible
-from transpiler.convert.structural.numbers import Numbers
-from transpiler.convert.structural.provenance import WRITER, origin_of, provenance_of
+from rewrite_rules.api import WRITER, ApiRule, Example, MethodRule, Unconvertible, is_number, receiver_origin
 
 
 def _writer(call, ctx):
@@ -48,12 +46,12 @@ _DIFFERENCES = {
 
 
 def _is_writer(call, ctx) -> bool:
-    origin = origin_of(ctx, call.source.func.value if call.source is not None else None)
+    origin = receiver_origin(call)
     return origin is not None and origin.kind == WRITER
 
 
-def _as_array(value: cst.BaseExpression, source: cst.BaseExpression, numbers: Numbers, ctx) -> cst.BaseExpression:
-    if numbers.is_number(source) or isinstance(source, (cst.SimpleString, cst.FormattedString)):
+def _as_array(value: cst.BaseExpression, source: cst.BaseExpression, ctx) -> cst.BaseExpression:
+    if is_number(ctx, source) or isinstance(source, (cst.SimpleString, cst.FormattedString)):
         return value
     if _is_numpy_call(source, ctx):
         return value  # np.asarray(...) already (converted output read again)
@@ -83,7 +81,6 @@ def _values(method: str):
     def hook(call, ctx):
         if not _is_writer(call, ctx):
             return call.call
-        numbers = Numbers(provenance_of(ctx))
         sources = call.source.args
         args = []
         position = 0
@@ -93,7 +90,7 @@ def _values(method: str):
             if arg.keyword is None:
                 position += 1
             if wanted:
-                value = _as_array(arg.value, source.value, numbers, ctx)
+                value = _as_array(arg.value, source.value, ctx)
                 if method == "add_audio":
                     value = _mono(value, source.value, ctx)
                 arg = arg.with_changes(value=value)
@@ -107,7 +104,6 @@ def _scalars(call, ctx):
     """add_scalars(main_tag, {"train": loss, "val": val_loss}, step): each value as an array."""
     if not _is_writer(call, ctx):
         return call.call
-    numbers = Numbers(provenance_of(ctx))
     args = list(call.call.args)
     index = next((i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == "tag_scalar_dict"),
                  1 if len(args) > 1 and args[1].keyword is None else None)
@@ -118,7 +114,7 @@ def _scalars(call, ctx):
         raise Unconvertible("add_scalars with a dict built elsewhere: give tensorboardX numbers or NumPy arrays "
                             "(np.asarray(value)) as the dict's values")
     elements = [
-        element.with_changes(value=_as_array(element.value, original.value, numbers, ctx))
+        element.with_changes(value=_as_array(element.value, original.value, ctx))
         if isinstance(element, cst.DictElement) else element
         for element, original in zip(converted.elements, source.elements)
     ]

@@ -71,6 +71,23 @@ def test_converting_the_converted_tree_gives_the_same_tree(tree, mixed, tmp_path
     assert _tree_state(second) == _tree_state(first)
 
 
+def test_what_the_run_writes_into_the_tree_is_not_taken_into_the_next_output(mixed, tmp_path):
+    """Reports and a cache the configuration puts inside the project (as the README's
+    example does) are the tool's files: a later run neither converts nor copies them."""
+    (mixed / "pyproject.toml").write_text('[tool.ms-migrate]\nreport = ["migration/report.md", "migration/report.json"]\n'
+                                          'cache-dir = "ms_cache"\n')
+    first, second = tmp_path / "first", tmp_path / "second"
+    for out in (first, second):
+        assert main(["convert", str(mixed), "-o", str(out), "-q"]) == 0
+    assert (mixed / "migration" / "report.json").is_file() and (mixed / "ms_cache").is_dir()
+    assert _tree_state(second) == _tree_state(first)
+    assert not {p for p in _tree_state(second) if p.startswith(("migration/", "ms_cache/"))}
+    flagged = ["--report", str(mixed / "flagged.md")]
+    for out in ("third", "fourth"):
+        assert main(["convert", str(mixed), "-o", str(tmp_path / out), "-q", *flagged]) == 0
+    assert (mixed / "flagged.md").is_file() and not (tmp_path / "fourth" / "flagged.md").exists()
+
+
 def test_cache_goes_to_the_user_cache_directory(mixed, tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("MS_MIGRATE_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))

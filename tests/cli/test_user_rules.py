@@ -197,7 +197,7 @@ def test_an_installed_package_ships_rules_through_an_entry_point(installed_plugi
     assert (tmp_path / "out.py").read_text() == "from mindspore import ops\ny = ops.gelu(x)\n"
 
 
-# -- one public rule API ------------------------------------------------------------------
+# -- one public rule API (the import boundary of rule modules: tests/test_rule_api.py) -----
 
 def _imports(path: pathlib.Path) -> set[str]:
     found = set()
@@ -209,43 +209,73 @@ def _imports(path: pathlib.Path) -> set[str]:
     return found
 
 
-def test_rules_import_the_public_rule_api_not_the_engine():
-    for path in (ROOT / "rewrite_rules").rglob("*.py"):
-        if path.name in ("api.py", "registry.py", "user_rules.py"):
-            continue
-        reaches = {name for name in _imports(path) if name.startswith(("transpiler.convert.engine", "transpiler.convert.rewriter"))}
-        assert not reaches, f"{path.relative_to(ROOT)} imports {sorted(reaches)}: use rewrite_rules.api"
-
-
 def test_nothing_imports_private_names_of_the_rewriter():
     for path in (ROOT / "transpiler").rglob("*.py"):
         private = {n for n in _imports(path) if n.startswith("transpiler.convert.rewriter._")}
         assert not private, f"{path.relative_to(ROOT)} imports {sorted(private)}"
 
 
-def test_the_public_api_names_what_rule_modules_use():
-    import rewrite_rules.api as api
+# The MindSpore twin calls its BatchNorm ``norm``: the rule's ``weights`` say how torch's
+# weights move (without, they would not fit).
+RENAMED_RULES = textwrap.dedent('''\
+    from rewrite_rules.api import ApiRule, Example, WeightMove
 
-    for name in api.__all__:
-        assert getattr(api, name) is not None
+    RULES = [ApiRule(
+        "mylib.layers.ConvBNAct", "mylib_ms.blocks.ConvNormAct",
+        signature="in_ch, out_ch, kernel_size=3, stride=1, act=True", args={"act": "activation"},
+        weights={"bn.weight": "norm.gamma", "bn.bias": "norm.beta", "bn.running_mean": "norm.moving_mean",
+                 "bn.running_var": "norm.moving_variance",
+                 "bn.num_batches_tracked": WeightMove(None, why="MindSpore keeps no batch count")},
+        examples=[Example("from mylib.layers import ConvBNAct\\nlayer = ConvBNAct(3, 8)\\nlayer.train()\\n"
+                          "result = layer(x)", inputs={"x": "randn(2, 3, 9, 9)"})],
+    )]
+''')
 
 
 def test_check_moves_weights_as_the_rule_declares(project, capsys):
-    """The MindSpore twin calls its BatchNorm ``norm``: the rule's ``weights`` say so, and
-    the harness copies torch's weights through them (without, they would not fit)."""
+    """The harness copies torch's weights through the rule's ``weights``."""
     rules = project / "renamed_rules.py"
-    rules.write_text(textwrap.dedent('''\
-        from rewrite_rules.api import ApiRule, Example, WeightMove
-
-        RULES = [ApiRule(
-            "mylib.layers.ConvBNAct", "mylib_ms.blocks.ConvNormAct",
-            signature="in_ch, out_ch, kernel_size=3, stride=1, act=True", args={"act": "activation"},
-            weights={"bn.weight": "norm.gamma", "bn.bias": "norm.beta", "bn.running_mean": "norm.moving_mean",
-                     "bn.running_var": "norm.moving_variance",
-                     "bn.num_batches_tracked": WeightMove(None, why="MindSpore keeps no batch count")},
-            examples=[Example("from mylib.layers import ConvBNAct\\nlayer = ConvBNAct(3, 8)\\nlayer.train()\\n"
-                              "result = layer(x)", inputs={"x": "randn(2, 3, 9, 9)"})],
-        )]
-    '''))
+    rules.write_text(RENAMED_RULES)
     assert main(["rules", "--check", "--rules", str(rules)]) == 0, capsys.readouterr().out
     assert capsys.readouterr().out == "ok    mylib.layers.ConvBNAct-0 (execution)\n"
+
+
+def test_weights_moves_a_checkpoint_as_the_users_rule_declares(project, tmp_path, monkeypatch, capsys):
+    """A torch checkpoint of the project's model, converted by ``weights --rules``, loads
+    strictly into the converted model, whose outputs are torch's; without the rule file
+    the renamed BatchNorm's keys find no place."""
+    import mindspore
+    import numpy as np
+    import torch
+
+    from tests.conversion import load
+
+    rules = project / "renamed_rules.py"
+    rules.write_text(RENAMED_RULES)
+    monkeypatch.syspath_prepend(str(project))  # mylib, mylib_ms
+    out = tmp_path / "out"
+    assert main(["convert", str(project / "src"), "-o", str(out), "-q", "-j", "1", "--rules", str(rules)]) == 0
+    assert "self.stem = mylib_ms.blocks.ConvNormAct(3, 16, stride=2)  # downsample" in _converted(out)
+
+    torch.manual_seed(0)
+    model = load(project / "src" / "model.py").Net()
+    with torch.no_grad():  # running statistics that matter
+        model.stem.bn.running_mean.uniform_(-1, 1)
+        model.stem.bn.running_var.uniform_(0.5, 2)
+        model.stem.bn.weight.uniform_(0.5, 2)
+    torch.save(model.state_dict(), tmp_path / "w.pt")
+    weights = ["weights", str(tmp_path / "w.pt"), str(tmp_path / "w.ckpt"), "--model", f"{out / 'model.py'}:Net"]
+
+    assert main(weights) == 1  # the configured rules (ms_rules.py) know no ``norm``
+    assert "stem.bn.running_mean" in capsys.readouterr().err
+    assert not (tmp_path / "w.ckpt").exists()
+    assert main([*weights, "--rules", str(rules)]) == 0, capsys.readouterr().err
+
+    cell = load(out / "model.py").Net()
+    mindspore.load_param_into_net(cell, mindspore.load_checkpoint(str(tmp_path / "w.ckpt")), strict_load=True)
+    np.testing.assert_array_equal(cell.stem.norm.moving_mean.asnumpy(), model.stem.bn.running_mean.numpy())
+    model.eval()
+    cell.set_train(False)
+    x = np.random.RandomState(0).randn(2, 3, 9, 9).astype(np.float32)
+    expected = model(torch.from_numpy(x)).detach().numpy()
+    np.testing.assert_allclose(cell(mindspore.Tensor(x)).asnumpy(), expected, rtol=1e-4, atol=1e-5)

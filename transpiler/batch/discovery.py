@@ -8,7 +8,8 @@ the pyproject.toml that lists them); ``gen_*.py`` or ``vendor`` without a
 slash match at any depth. Like ruff, discovery also skips by default what is
 never the user's own code: hidden directories, virtualenvs, site-packages and
 build directories (``Exclusions(defaults=False)`` converts them). Version
-control and bytecode directories are never converted.
+control and bytecode directories are never converted, nor what the run itself
+writes into the tree (its reports, its cache): a later run would copy them.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ class Exclusions:
     patterns: tuple[str, ...] = ()  # gitignore-style
     base: str | None = None  # the directory the patterns are relative to (default: the input directory)
     defaults: bool = True  # skip hidden directories, virtualenvs, site-packages, build directories
+    own: frozenset[str] = frozenset()  # absolute paths the run writes (reports, cache directory): never taken
 
     def spec(self) -> pathspec.GitIgnoreSpec:
         return pathspec.GitIgnoreSpec.from_lines(self.patterns)
@@ -68,11 +70,12 @@ def discover(source: str, target: str | None, excludes: Exclusions | tuple[str, 
     for root, dirs, files in os.walk(source):
         dirs[:] = sorted(
             d for d in dirs
-            if os.path.join(root, d) != target_abs and not _skipped_dir(root, d, base, source, spec, excludes.defaults)
+            if os.path.join(root, d) != target_abs and os.path.join(root, d) not in excludes.own
+            and not _skipped_dir(root, d, base, source, spec, excludes.defaults)
         )
         for name in sorted(files):
             path = os.path.join(root, name)
-            if spec.match_file(_relative(path, base, source)):
+            if path in excludes.own or spec.match_file(_relative(path, base, source)):
                 continue
             out = os.path.join(target_abs, os.path.relpath(path, source)) if target_abs else None
             jobs.append(Job(path, out, display_path(path), file_kind(name)))

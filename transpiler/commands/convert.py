@@ -68,11 +68,14 @@ class Settings:
 def settings_for(args) -> Settings:
     tree = tree_options(args)
     config = tree.config
+    reports = tuple(first(args.report, config.report, ()))
+    cache_root = first(args.cache_dir, config.cache_dir, default_cache_root())
+    own = frozenset(os.path.abspath(path) for path in (*reports, cache_root))  # written into the tree, maybe
     return Settings(
         jobs=tree.jobs,
-        exclusions=tree.exclusions,
-        reports=tuple(first(args.report, config.report, ())),
-        cache_root=first(args.cache_dir, config.cache_dir, default_cache_root()),
+        exclusions=dataclasses.replace(tree.exclusions, own=own),
+        reports=reports,
+        cache_root=cache_root,
         keep_outputs=first(args.keep_outputs, config.keep_outputs, False),
         rules=tree.rules,
         config_path=config.path,
