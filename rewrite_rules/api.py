@@ -47,6 +47,10 @@ What hooks receive and may use:
   ``is_literal(expr)``, ``keyword_arg(name, value)``, ``parse_expr(text)``,
   ``render(call, func)`` (the call as the engine would write it, with callee
   ``func``); ``bind`` / ``apply_mapping`` bind a call to another rule's signature.
+- ``define(ctx, name, source)``: a function or class MindSpore has no API for
+  (``source`` a ``str.format`` template of its text, ``{name}`` its name),
+  written once above the file's code under ``name`` (or ``name_`` if the file
+  uses the name); returns the name to call it by.
 
 What the file's analysis knows (facts gathered before the rules run; hooks
 read them, never guess from a variable's name):
@@ -117,6 +121,22 @@ LOAD_SUBSCRIPTED, LOAD_DYNAMIC, LOAD_VALUES_ONLY = _checkpoints.SUBSCRIPTED, _ch
 
 
 # -- what the file's analysis knows -------------------------------------------
+
+def define(ctx, name: str, source: str) -> cst.Name:
+    """Write ``source`` (one function or class, a ``str.format`` template in which
+    ``{name}`` stands for its name: other braces are doubled) once above the
+    file's code, as ``name`` or, when the file binds that name itself, ``name_``
+    (``name__`` ...). Returns the name to call it by."""
+    key = "definition " + name
+    chosen = ctx.facts.get(key)
+    if chosen is None:
+        chosen = name
+        while chosen in ctx.analysis.bound_names or chosen in ctx.analysis.imports:
+            chosen += "_"
+        ctx.facts[key] = chosen
+        ctx.define(chosen, cst.parse_statement(source.format(name=chosen).strip() + "\n"))
+    return cst.Name(chosen)
+
 
 def origin_of(ctx, expr: cst.BaseExpression | None) -> Origin | None:
     """Where the object ``expr`` (a node of the torch source, e.g. ``call.source.args[0].value``)
@@ -214,7 +234,7 @@ def load_checkpoint_file(call, path: cst.BaseExpression) -> None:
 __all__ = [
     "ApiRule", "Arg", "AttributeRead", "AttributeRule", "BoundCall", "Drop", "Example", "InPlace", "MethodCall",
     "MethodRule", "NotALiteral", "Param", "PropertyRule", "Unconvertible", "UnknownValue", "Unsupported", "WeightMove",
-    "apply_mapping", "bind", "code_of", "is_literal", "keyword_arg", "literal_value", "parse_expr", "render",
+    "apply_mapping", "bind", "code_of", "define", "is_literal", "keyword_arg", "literal_value", "parse_expr", "render",
     # what the file's analysis knows
     "CELL", "LAYER", "OPTIMIZER", "SCALER", "SCHEDULER", "WRITER", "Origin", "origin_of", "receiver_origin",
     "is_number", "is_device_string", "is_torch_name", "dotted_parts", "nullcontext",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.nn.activations import elu_alpha_one
-from rewrite_rules.nn.shared import INPLACE, P, bool_literal, fn_cases, need_dim
+from rewrite_rules.nn.shared import INPLACE, P, bool_literal, fn_cases, implicit_dim
 from rewrite_rules.api import ApiRule, Arg, Drop, Example, Unconvertible, Unsupported, code_of
 from rewrite_rules.tensor.math import TANH_NOTE, TANH_RANGE, tanh_of
 
@@ -76,10 +76,12 @@ def _softmax_like(name: str, ms_first: str, dtype: bool = True, extra=()) -> Api
         signature="input, dim=None, _stacklevel=3, dtype=None",
         args=args,
         positional=2,
-        hook=need_dim(),
+        hook=implicit_dim(name),
         examples=(
             *extra,
-            Example(f"y = F.{name}(x)", marked="implicit dim"),
+            # without dim torch takes dim 0 of a 3-d input, dim 1 of a 2-d or 4-d one
+            *(Example(f"result = F.{name}(x * 2)", inputs={"x": f"randn({shape})"}, notes=f"implicit {rank}d", atol=1e-5)
+              for rank, shape in ((2, "3, 4"), (3, "2, 3, 4"), (4, "2, 3, 4, 5"))),
             # log_softmax differs from torch by up to 3.2e-6 (measured)
             *fn_cases(name, [P("input", "x"), P("dim", "1")], X, atol=1e-5),
             *(fn_cases(name, [P("input", "x"), P("dim", "-1"), P("dtype", "torch.float64", kind="keyword")], X,

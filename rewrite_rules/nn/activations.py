@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from rewrite_rules.nn.shared import DEVICE, DTYPE, INPLACE, P, layer_cases, need_dim
+from rewrite_rules.nn.shared import DEVICE, DTYPE, INPLACE, P, implicit_dim, layer_cases
 from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible, Unsupported, code_of
 
 X = {"x": "randn(2, 3, 4)"}
@@ -60,20 +60,23 @@ def _inplace_only(name: str, ms_name: str | None = None, extra=()) -> ApiRule:
     )
 
 
-def _dim_layer(name: str) -> ApiRule:
-    """Softmax-like layers: dim -> axis; an implicit dim is marked."""
+def _dim_layer(name: str, function: str) -> ApiRule:
+    """Softmax-like layers: dim -> axis; without dim, torch's implicit dim at run time."""
     return _plain(
         f"torch.nn.{name}",
         f"mindspore.nn.{name}",
         signature="dim=None",
         args={"dim": "axis"},
         positional=0,
-        hook=need_dim(),
+        hook=implicit_dim(function, layer=True),
         cases=(
             Example(f"sm = nn.{name}(dim=1)", f"sm = nn.{name}(axis=1)"),
-            Example(f"layer = nn.{name}()", marked="implicit dim"),
-            *layer_cases(name, [P("dim", "1")], X),
-            *layer_cases(name, [P("dim", "-1")], X, shapes=("keywords",)),
+            # without dim torch takes dim 0 of a 3-d input, dim 1 of a 2-d or 4-d one
+            *(Example(f"layer = nn.{name}()\nresult = layer(x)", inputs={"x": f"randn({shape})"}, notes=f"implicit {rank}d",
+                      atol=1e-5) for rank, shape in ((2, "3, 4"), (3, "2, 3, 4"), (4, "2, 3, 4, 5"))),
+            # LogSoftmax differs from torch by up to 3.6e-6 (measured)
+            *layer_cases(name, [P("dim", "1")], X, atol=1e-5),
+            *layer_cases(name, [P("dim", "-1")], X, shapes=("keywords",), atol=1e-5),
         ),
     )
 
@@ -206,7 +209,7 @@ RULES = [
         notes="mindspore.nn has no Softplus Cell; call ops.softplus(x, beta, threshold) in construct",
         cases=(Example("act = nn.Softplus()", marked="no Softplus Cell"),),
     ),
-    _dim_layer("Softmax"),
-    _dim_layer("LogSoftmax"),
-    _dim_layer("Softmin"),
+    _dim_layer("Softmax", "softmax"),
+    _dim_layer("LogSoftmax", "log_softmax"),
+    _dim_layer("Softmin", "softmin"),
 ]

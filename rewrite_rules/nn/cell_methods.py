@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from rewrite_rules.cases import P, call_cases
 from rewrite_rules.api import (OPTIMIZER, SCALER, SCHEDULER, Drop, Example, MethodRule, Unconvertible, Unsupported, code_of,
-                               keyword_arg, receiver_origin)
+                               define, keyword_arg, receiver_origin)
 from rewrite_rules.tensor.binding import atom, expr, literal, method
 
 
@@ -31,46 +31,35 @@ def _is_optimizer(call) -> bool:
     return _receiver_kind(call) == OPTIMIZER
 
 
-_SCHEDULER_STATE = '''
-def {save}(scheduler):
+_SAVE_SCHEDULER = '''
+def {name}(scheduler):
     """torch's LRScheduler.state_dict() (written by ms-migrate)."""
     # a MindSpore scheduler's state is Parameters: the epoch count (ReduceLROnPlateau's
     # best and counters too) and the learning rates it set, which are the optimizer's
-    state = {{name: value for name, value in vars(scheduler).items() if isinstance(value, {parameter})}}
+    state = {{key: value for key, value in vars(scheduler).items() if isinstance(value, PARAMETER)}}
     state.update({{f"last_lr.{{index}}": lr for index, lr in enumerate(scheduler._last_lr)}})
     return state
+'''
 
-
-def {load}(scheduler, state):
-    """torch's LRScheduler.load_state_dict() of a state {save}() made (written by ms-migrate)."""
+_LOAD_SCHEDULER = '''
+def {name}(scheduler, state):
+    """torch's LRScheduler.load_state_dict() (written by ms-migrate)."""
     # this sets the optimizer's learning rates too (in torch its load_state_dict does)
-    for name, value in state.items():
-        if name.startswith("last_lr."):
-            {assign}(scheduler._last_lr[int(name.removeprefix("last_lr."))], value)
+    for key, value in state.items():
+        if key.startswith("last_lr."):
+            ASSIGN(scheduler._last_lr[int(key.removeprefix("last_lr."))], value)
         else:
-            {assign}(getattr(scheduler, name), value)
+            ASSIGN(getattr(scheduler, key), value)
 '''
 
 
-def _scheduler_functions(ctx) -> tuple[cst.Name, cst.Name]:
-    """The file's two scheduler-state functions (written once, above the code)."""
-    names = ctx.facts.get("lr scheduler state")
-    if names is None:
-        taken = set(ctx.analysis.bound_names) | set(ctx.analysis.imports)
-        names = tuple(_free(name, taken) for name in ("lr_scheduler_state", "load_lr_scheduler_state"))
-        ctx.facts["lr scheduler state"] = names
-        text = _SCHEDULER_STATE.format(save=names[0], load=names[1], parameter=code_of(ctx.ref("mindspore.Parameter")),
-                                       assign=code_of(ctx.ref("mindspore.ops.assign")))
-        module = cst.parse_module(text.lstrip())
-        for name, statement in zip(names, module.body):
-            ctx.define(name, statement)
-    return cst.Name(names[0]), cst.Name(names[1])
+def _save_scheduler(ctx) -> cst.Name:
+    parameter = code_of(ctx.ref("mindspore.Parameter"))
+    return define(ctx, "lr_scheduler_state", _SAVE_SCHEDULER.replace("PARAMETER", parameter))
 
 
-def _free(name: str, taken: set[str]) -> str:
-    while name in taken:
-        name += "_"  # the file has a name of its own like it
-    return name
+def _load_scheduler(ctx) -> cst.Name:
+    return define(ctx, "load_lr_scheduler_state", _LOAD_SCHEDULER.replace("ASSIGN", code_of(ctx.ref("mindspore.ops.assign"))))
 
 
 def _scaler_parameters(scaler: cst.BaseExpression, ctx) -> cst.DictComp:
@@ -89,7 +78,7 @@ def _state_dict(call, ctx):
     if call.args:
         raise Unconvertible("state_dict() arguments are not supported")
     if _receiver_kind(call) == SCHEDULER:
-        return cst.Call(_scheduler_functions(ctx)[0], [cst.Arg(call.receiver)])
+        return cst.Call(_save_scheduler(ctx), [cst.Arg(call.receiver)])
     if _receiver_kind(call) == SCALER:
         return _scaler_parameters(call.receiver, ctx)
     return call.rename("parameters_dict", [])
@@ -98,7 +87,7 @@ def _state_dict(call, ctx):
 def _load_state_dict(call, ctx):
     if _receiver_kind(call) == SCHEDULER:
         state = call.positional[0] if call.positional else call.keyword("state_dict")
-        return cst.Call(_scheduler_functions(ctx)[1], [cst.Arg(call.receiver), cst.Arg(state)])
+        return cst.Call(_load_scheduler(ctx), [cst.Arg(call.receiver), cst.Arg(state)])
     if _receiver_kind(call) == SCALER:  # the loss scale (and growth counter) Parameters come back as attributes
         state = call.positional[0] if call.positional else call.keyword("state_dict")
         update = cst.Attribute(cst.Call(cst.Name("vars"), [cst.Arg(call.receiver)]), cst.Name("update"))

@@ -10,10 +10,10 @@ import libcst as cst
 
 from rewrite_rules.cases import P, call_cases
 from rewrite_rules.helpers import DEVICE, INPLACE
-from rewrite_rules.api import Example, Unconvertible, Unsupported
+from rewrite_rules.api import Example, Unconvertible, Unsupported, code_of, define
 
 __all__ = ["P", "DEVICE", "INPLACE", "DTYPE", "LOSS_LEGACY", "KAIMING_RESET", "norm_reset", "reset_example",
-           "layer_cases", "fn_cases", "need_dim", "bool_literal"]
+           "layer_cases", "fn_cases", "implicit_dim", "bool_literal"]
 # (P, DEVICE and INPLACE are re-exported so rule modules import their shared pieces from one place.)
 
 DTYPE = Unsupported("dtype= on a layer is not supported; cast the input or the parameters instead")
@@ -73,15 +73,50 @@ def fn_cases(fn: str, params, inputs, **kw):
     return call_cases(f"result = F.{fn}({{args}})", list(params), inputs, **kw)
 
 
-def need_dim(name: str = "dim"):
-    """torch's implicit softmax dim is a legacy rule; MindSpore uses -1."""
+_IMPLICIT_DIM_FUNCTION = '''
+def {name}(x):
+    """torch.nn.functional.FUNCTION without dim (written by ms-migrate)."""
+    # torch's legacy choice: dim 0 for inputs of 0, 1 or 3 dimensions, else dim 1
+    return OPERATION(x, axis=0 if x.ndim in (0, 1, 3) else 1)
+'''
+
+_IMPLICIT_DIM_LAYER = '''
+class {name}(CELL):
+    """torch.nn.LAYER() without dim (written by ms-migrate)."""
+
+    def construct(self, x):
+        return FUNCTION(x)
+'''
+
+_LAYERS = {"softmax": "Softmax", "log_softmax": "LogSoftmax", "softmin": "Softmin"}
+
+
+def _implicit_dim_function(function: str, ctx) -> cst.Name:
+    """``softmax_with_implicit_dim(x)``: MindSpore's op over the dim torch picks at run time."""
+    source = _IMPLICIT_DIM_FUNCTION.replace("OPERATION", code_of(ctx.ref(f"mindspore.ops.{function}")))
+    return define(ctx, f"{function}_with_implicit_dim", source.replace("FUNCTION", function))
+
+
+def implicit_dim(function: str, layer: bool = False):
+    """softmax, log_softmax and softmin without ``dim``: torch picks the dim
+    from the input's rank (a legacy rule; MindSpore's default is -1), so the
+    call goes through a function written above the code that does the same
+    (the layers through a Cell that calls it)."""
 
     def hook(call, ctx):
-        value = call.get(name)
-        if value is None or (isinstance(value, cst.Name) and value.value == "None"):
-            raise Unconvertible(
-                "dim not given: torch picks a legacy implicit dim, MindSpore uses -1; pass dim explicitly"
-            )
+        value = call.get("dim")
+        if value is not None and not (isinstance(value, cst.Name) and value.value == "None"):
+            return
+        if layer:
+            name = _LAYERS[function]
+            source = _IMPLICIT_DIM_LAYER.replace("CELL", code_of(ctx.ref("mindspore.nn.Cell"))).replace("LAYER", name)
+            source = source.replace("FUNCTION", _implicit_dim_function(function, ctx).value)
+            call.result = cst.Call(define(ctx, f"{name}WithImplicitDim", source), [])
+            return
+        if call.has("dtype"):
+            raise Unconvertible("dim not given: torch picks a legacy implicit dim (MindSpore uses -1); pass dim "
+                                "explicitly to convert it with dtype=")
+        call.result = cst.Call(_implicit_dim_function(function, ctx), [cst.Arg(call.get("input"))])
 
     return hook
 

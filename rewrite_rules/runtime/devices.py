@@ -14,7 +14,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.torch_functions.dtypes import DTYPE_NAMES
-from rewrite_rules.api import (ApiRule, AttributeRule, Example, MethodRule, PropertyRule, Unconvertible, code_of,
+from rewrite_rules.api import (ApiRule, AttributeRule, Example, MethodRule, PropertyRule, Unconvertible, code_of, define,
                                dotted_parts, is_device_string, is_torch_name, literal_value)
 
 _DEVICE_WORDS = ("device", "dev")
@@ -53,14 +53,7 @@ def _after_device_class(code: str) -> str:
 
 def _device_class(ctx) -> cst.Name:
     """The file's ``torch_device`` class (written once, above the code)."""
-    name = ctx.facts.get("torch_device")
-    if name is None:
-        name = "torch_device"
-        while name in ctx.analysis.bound_names or name in ctx.analysis.imports:
-            name += "_"  # the file has a name of its own like it
-        ctx.facts["torch_device"] = name
-    ctx.define(name, cst.parse_statement(_DEVICE_CLASS.format(name=name).lstrip()))
-    return cst.Name(name)
+    return define(ctx, "torch_device", _DEVICE_CLASS)
 
 
 def _device(call, ctx):
