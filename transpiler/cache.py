@@ -27,7 +27,6 @@ import os
 import shutil
 import time
 from dataclasses import dataclass
-from functools import lru_cache
 
 import platformdirs
 
@@ -52,19 +51,11 @@ def cache_version(rules: tuple[str, ...] = ()) -> str:
     return f"{__version__}-{_code_digest()}-{load_rules(rules).version}"
 
 
-@lru_cache(maxsize=1)
 def _code_digest() -> str:
-    package = os.path.dirname(os.path.abspath(__file__))
-    digest = hashlib.sha256()
-    for root, dirs, files in os.walk(package):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith(".py"):
-                path = os.path.join(root, name)
-                digest.update(os.path.relpath(path, package).encode())
-                with open(path, "rb") as handle:
-                    digest.update(handle.read())
-    return digest.hexdigest()[:12]
+    import transpiler
+    from rewrite_rules.rule_index import tree_digest
+
+    return tree_digest(transpiler)[:12]
 
 
 @dataclass(frozen=True)
