@@ -33,7 +33,7 @@ _NOT_RULE_MODULES = {"spec", "api", "registry", "rule_index", "user_rules", "hel
 
 def rule_module_names() -> list[str]:
     """Every module of this package that may declare RULES, in the order the
-    registry adds them (subpackages included, found without importing them)."""
+    registry adds them (in subpackages too: the walk is recursive)."""
     import rewrite_rules
 
     names = []
@@ -100,8 +100,10 @@ def rule_index() -> RuleIndex:
     if path is not None:
         try:
             with open(path, encoding="utf-8") as handle:
-                return RuleIndex(**json.load(handle))
-        except (OSError, ValueError, TypeError):
+                stored = json.load(handle)
+            if stored.keys() == RuleIndex.__dataclass_fields__.keys():
+                return RuleIndex(**stored)
+        except (OSError, ValueError, AttributeError):
             pass  # not there yet (or unreadable): build it
     index = build_index(importlib.import_module(name) for name in rule_module_names())
     if path is not None:
@@ -110,13 +112,13 @@ def rule_index() -> RuleIndex:
 
 
 def _index_path() -> str | None:
-    from transpiler.cache import default_cache_root
+    from transpiler.cache import RULE_INDEX, default_cache_root
 
     try:
         root = default_cache_root()
     except Exception:  # noqa: BLE001 - no cache directory: build the index in memory
         return None
-    return os.path.join(root, "rule-index", f"{_FORMAT}-{source_digest()}.json")
+    return os.path.join(root, RULE_INDEX, f"{_FORMAT}-{source_digest()}.json")
 
 
 def _store(index: RuleIndex, path: str) -> None:

@@ -15,6 +15,7 @@ import types
 
 from rewrite_rules import registry, rule_index
 from rewrite_rules.spec import ApiRule, AttributeRule, PropertyRule
+from transpiler.cache import open_cache
 
 
 def _every_rule_module():
@@ -73,10 +74,11 @@ def test_an_unreadable_index_is_rebuilt(tmp_path, monkeypatch):
         built = rule_index.rule_index()
         (path,) = (tmp_path / "rule-index").iterdir()
         assert json.loads(path.read_text())["calls"] == built.calls
-        path.write_text("{not json")
-        rule_index.rule_index.cache_clear()
-        assert rule_index.rule_index() == built
-        assert json.loads(path.read_text())["calls"] == built.calls
+        for unreadable in ("{not json", "{}", "[]"):
+            path.write_text(unreadable)
+            rule_index.rule_index.cache_clear()
+            assert rule_index.rule_index() == built
+            assert json.loads(path.read_text())["calls"] == built.calls
     finally:
         rule_index.rule_index.cache_clear()
 
@@ -104,3 +106,11 @@ def _package(directory) -> types.ModuleType:
     package = types.ModuleType("rules_of_a_test")
     package.__path__ = [str(directory)]
     return package
+
+
+def test_the_conversion_cache_keeps_the_index_when_it_clears_old_versions(tmp_path):
+    index = tmp_path / "rule-index"
+    index.mkdir()
+    os.utime(index, (0, 0))  # not touched for decades
+    open_cache(str(tmp_path))
+    assert index.is_dir()

@@ -35,6 +35,7 @@ from transpiler.source_io import write_atomic
 
 ENVIRONMENT_VARIABLE = "MS_MIGRATE_CACHE_DIR"
 _RUNS = "runs"  # which output directory each conversion wrote
+RULE_INDEX = "rule-index"  # where rewrite_rules.rule_index keeps the index of rules by name
 _UNUSED_FOR = 24 * 3600  # seconds after which another version's directory is removed
 
 
@@ -135,7 +136,7 @@ def open_cache(root: str, options: str = "", rules: tuple[str, ...] = ()) -> Cac
     now = time.time()
     for name in os.listdir(root):
         path = os.path.join(root, name)
-        if name in (version, _RUNS) or not os.path.isdir(path) or os.path.islink(path):
+        if name in (version, _RUNS, RULE_INDEX) or not os.path.isdir(path) or os.path.islink(path):
             continue
         try:
             unused = now - os.stat(path).st_mtime > _UNUSED_FOR
