@@ -23,18 +23,21 @@ def _every_rule_module():
 
 
 def test_the_lazy_rule_set_has_the_rules_of_every_rule_module():
-    calls, attributes, methods = {}, {}, {}
+    calls, attributes, methods, origins = {}, {}, {}, {}
     for module in _every_rule_module():
         for rule in getattr(module, "RULES", ()):
             if isinstance(rule, ApiRule):
                 calls.update(dict.fromkeys(rule.all_names(), rule))
+                origins.update(dict.fromkeys(rule.all_names(), module.__name__))
             elif isinstance(rule, AttributeRule):
                 attributes.update(dict.fromkeys(rule.all_names(), rule))
+                origins.update(dict.fromkeys(rule.all_names(), module.__name__))
             else:
                 methods.setdefault(rule.name, []).append(rule)
+                origins[f"method:{rule.name}:{rule.receiver}"] = module.__name__
     lazy = registry._builtin()
     assert list(lazy.calls) == list(calls) and list(lazy.attributes) == list(attributes)
-    assert list(lazy.methods) == list(methods)
+    assert list(lazy.methods) == list(methods) and lazy.modules == origins
     # read before the values load: from the index
     assert lazy.property_names() == {n for n, rs in methods.items() if any(isinstance(r, PropertyRule) for r in rs)}
     assert lazy.attribute_read_names == {a for rule in calls.values() for a in rule.attribute_reads}
