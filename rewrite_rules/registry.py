@@ -7,21 +7,23 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import pkgutil
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from typing import MutableMapping
 
+from rewrite_rules.rule_index import LazyTable, Pending, rule_index, tree_digest
 from rewrite_rules.spec import ApiRule, AttributeRule, MethodRule, PropertyRule
-
-# modules of the package that hold the rule model and shared helpers, not rules (names below the package)
-_NOT_RULE_MODULES = {"spec", "api", "registry", "user_rules", "helpers", "cases", "tensor.methods_data"}
 
 
 @dataclass
 class RuleSet:
-    calls: dict[str, ApiRule] = field(default_factory=dict)
-    attributes: dict[str, AttributeRule] = field(default_factory=dict)
-    methods: dict[str, list[MethodRule]] = field(default_factory=dict)
+    """Rules by API name. ms-migrate's own are looked up in an index and their
+    modules imported on first use (``rule_index``): ``calls``, ``attributes``
+    and ``methods`` behave as dicts whose values load when read."""
+
+    calls: MutableMapping[str, ApiRule] = field(default_factory=dict)
+    attributes: MutableMapping[str, AttributeRule] = field(default_factory=dict)
+    methods: MutableMapping[str, list[MethodRule]] = field(default_factory=dict)
     modules: dict[str, str] = field(default_factory=dict)  # rule -> defining module
     extra_digest: str = ""  # of the rules loaded from outside this package
     files: tuple[str, ...] = ()  # the project rule files loaded (see load_rules)
@@ -40,7 +42,15 @@ class RuleSet:
         return next((r for r in self.methods.get(name, ()) if isinstance(r, PropertyRule)), None)
 
     def property_names(self) -> frozenset[str]:
-        return frozenset(n for n, rs in self.methods.items() if any(isinstance(r, PropertyRule) for r in rs))
+        return frozenset(name for name in self.methods if _facts_or(self.methods, name, _has_property))
+
+    @cached_property
+    def attribute_read_names(self) -> frozenset[str]:
+        """The attributes some layer's rule maps (``ApiRule.attribute_reads``)."""
+        names: set[str] = set()
+        for name in self.calls:
+            names.update(_facts_or(self.calls, name, lambda rule: rule.attribute_reads) or ())
+        return frozenset(names)
 
     @property
     def version(self) -> str:
@@ -98,14 +108,14 @@ def converts(rule) -> bool:
     return rule.target is not None
 
 
-def _rule_modules():
-    import rewrite_rules
+def _facts_or(table, name: str, fact):
+    """What the index knows of an entry not loaded yet, else ``fact(value)``."""
+    pending = table.pending(name) if isinstance(table, LazyTable) else None
+    return pending.facts if pending is not None else fact(table[name])
 
-    for info in pkgutil.walk_packages(rewrite_rules.__path__, "rewrite_rules."):
-        inner = info.name.removeprefix("rewrite_rules.")
-        if inner.rsplit(".", 1)[-1].startswith("_") or inner in _NOT_RULE_MODULES:
-            continue
-        yield importlib.import_module(info.name)
+
+def _has_property(rules) -> bool:
+    return any(isinstance(r, PropertyRule) for r in rules)
 
 
 def load_rules(files: tuple[str, ...] = ()) -> RuleSet:
@@ -140,11 +150,45 @@ def _load_rules(stamped: tuple[tuple[str, object], ...]) -> RuleSet:
 
 @lru_cache(maxsize=1)
 def _builtin() -> RuleSet:
-    rules = RuleSet()
-    for module in _rule_modules():
-        for rule in getattr(module, "RULES", ()):
-            _add(rules, rule, module.__name__)
-    return rules
+    """ms-migrate's own rules, each module imported when one of its rules is first read."""
+    index = rule_index()
+    modules = index.modules
+
+    def where(positions) -> tuple[str, ...]:
+        return tuple(modules[p] for p in positions)
+
+    calls = {name: Pending(where((p,)), index.attribute_reads.get(name, ())) for name, p in index.calls.items()}
+    attributes = {name: Pending(where((p,))) for name, p in index.attributes.items()}
+    properties = set(index.properties)
+    methods = {name: Pending(where(ps), name in properties) for name, ps in index.methods.items()}
+    return RuleSet(LazyTable(calls, _load_call), LazyTable(attributes, _load_attribute),
+                   LazyTable(methods, _load_methods), {key: modules[p] for key, p in index.origins.items()})
+
+
+def _load_call(name: str, where: tuple[str, ...]) -> ApiRule:
+    return _rules_by_name(where[0])[0][name]
+
+
+def _load_attribute(name: str, where: tuple[str, ...]) -> AttributeRule:
+    return _rules_by_name(where[0])[1][name]
+
+
+def _load_methods(name: str, where: tuple[str, ...]) -> list[MethodRule]:
+    return [rule for module in where for rule in _rules_by_name(module)[2][name]]
+
+
+@lru_cache(maxsize=None)
+def _rules_by_name(module_name: str) -> tuple[dict, dict, dict]:
+    """The RULES of a rule module by name: (calls, attributes, methods)."""
+    calls, attributes, methods = {}, {}, {}
+    for rule in importlib.import_module(module_name).RULES:
+        if isinstance(rule, ApiRule):
+            calls.update(dict.fromkeys(rule.all_names(), rule))
+        elif isinstance(rule, AttributeRule):
+            attributes.update(dict.fromkeys(rule.all_names(), rule))
+        else:
+            methods.setdefault(rule.name, []).append(rule)
+    return calls, attributes, methods
 
 
 @lru_cache(maxsize=1)
@@ -166,8 +210,8 @@ def _with_plugins() -> RuleSet:
 
 
 def _copy(rules: RuleSet) -> RuleSet:
-    return RuleSet(dict(rules.calls), dict(rules.attributes), {k: list(v) for k, v in rules.methods.items()},
-                   dict(rules.modules), rules.extra_digest)
+    return RuleSet(rules.calls.copy(), rules.attributes.copy(), rules.methods.copy(), dict(rules.modules),
+                   rules.extra_digest)
 
 
 def _add_user_rules(rules: RuleSet, module, origin: str, own: dict[str, str]) -> None:
@@ -210,16 +254,7 @@ def _add(rules: RuleSet, rule, origin: str) -> None:
         raise TypeError(f"{origin}: not a rule: {rule!r}")
 
 
-@lru_cache(maxsize=1)
 def _rules_digest() -> str:
-    digest = hashlib.sha256()
-    for module in sorted(_rule_modules(), key=lambda m: m.__name__):
-        path = getattr(module, "__file__", None)
-        if path:
-            with open(path, "rb") as handle:
-                digest.update(handle.read())
-    import rewrite_rules.spec as spec
+    import rewrite_rules
 
-    with open(spec.__file__, "rb") as handle:
-        digest.update(handle.read())
-    return digest.hexdigest()[:16]
+    return tree_digest(rewrite_rules)

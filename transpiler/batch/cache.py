@@ -27,20 +27,28 @@ import os
 import shutil
 import time
 from dataclasses import dataclass
-from functools import lru_cache
 
 import platformdirs
 
+from rewrite_rules.rule_index import store_index_in, tree_digest
 from transpiler.convert.diagnostics import Diagnostic
 from transpiler.batch.source_io import write_atomic
 
 ENVIRONMENT_VARIABLE = "MS_MIGRATE_CACHE_DIR"
 _RUNS = "runs"  # which output directory each conversion wrote
+RULE_INDEX = "rule-index"  # where rewrite_rules.rule_index keeps the index of rules by name (set below)
 _UNUSED_FOR = 24 * 3600  # seconds after which another version's directory is removed
 
 
 def default_cache_root() -> str:
     return os.environ.get(ENVIRONMENT_VARIABLE) or platformdirs.user_cache_dir("ms-migrate", appauthor=False)
+
+
+def _rule_index_location() -> tuple[str, str]:
+    return os.path.join(default_cache_root(), RULE_INDEX), _code_digest()
+
+
+store_index_in(_rule_index_location)
 
 
 def cache_version(rules: tuple[str, ...] = ()) -> str:
@@ -52,19 +60,10 @@ def cache_version(rules: tuple[str, ...] = ()) -> str:
     return f"{__version__}-{_code_digest()}-{load_rules(rules).version}"
 
 
-@lru_cache(maxsize=1)
 def _code_digest() -> str:
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # all of transpiler/
-    digest = hashlib.sha256()
-    for root, dirs, files in os.walk(package):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith(".py"):
-                path = os.path.join(root, name)
-                digest.update(os.path.relpath(path, package).encode())
-                with open(path, "rb") as handle:
-                    digest.update(handle.read())
-    return digest.hexdigest()[:12]
+    import transpiler
+
+    return tree_digest(transpiler)[:12]
 
 
 @dataclass(frozen=True)
@@ -144,7 +143,7 @@ def open_cache(root: str, options: str = "", rules: tuple[str, ...] = ()) -> Cac
     now = time.time()
     for name in os.listdir(root):
         path = os.path.join(root, name)
-        if name in (version, _RUNS) or not os.path.isdir(path) or os.path.islink(path):
+        if name in (version, _RUNS, RULE_INDEX) or not os.path.isdir(path) or os.path.islink(path):
             continue
         try:
             unused = now - os.stat(path).st_mtime > _UNUSED_FOR

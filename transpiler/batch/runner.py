@@ -12,7 +12,6 @@ import os
 import resource
 import signal
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from rewrite_rules.registry import load_rules
@@ -182,6 +181,8 @@ def run(jobs: list[Job], workers: int = 1, on_result=None) -> list[FileSummary]:
             if on_result:
                 on_result(summary)
         return summaries
+    from concurrent.futures import ProcessPoolExecutor  # here: a run with one worker (one file) never needs it
+
     chunk = max(1, min(16, len(jobs) // (workers * 8)))
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_warm_up)
     try:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sys
 
-from transpiler.analyze.formats import formats, render
 from transpiler.commands._tree_options import add_tree_arguments, tree_options
 from transpiler.config import ConfigError
 from transpiler.batch.source_io import write_atomic
@@ -32,6 +31,8 @@ def add_parser(subparsers) -> None:
 
 
 def run_analyze(args) -> int:
+    from transpiler.analyze.formats import formats, render  # not needed by the other commands
+
     name = _ALIASES.get(args.format, args.format)
     if name not in formats():
         print(f"ms-migrate: error: unknown format {args.format!r}; choose from "

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import black
 import libcst as cst
 
 from transpiler.convert.comments import comments
@@ -16,6 +15,8 @@ _MIN_LINE = 40
 
 @lru_cache(maxsize=8192)
 def _black(code: str, line_length: int) -> str | None:
+    import black  # imported by the first statement to format: a file with nothing to change never pays for it
+
     try:
         return black.format_str(code, mode=black.Mode(line_length=line_length))
     except Exception:  # black refuses some valid code (e.g. odd continuations)

@@ -32,10 +32,7 @@ class Attributes:
         self.rewriter = rewriter
         self.ctx = rewriter.ctx
         self.planned: dict[int, tuple[str, object]] = {}  # id(Attribute node) -> (how, data)
-        reads: set[str] = set()
-        for rule in rewriter.rules.calls.values():
-            reads.update(rule.attribute_reads)
-        self.names = frozenset(reads | {"module", "dataset"})
+        self.names = rewriter.rules.attribute_read_names | {"module", "dataset"}
 
     def plan(self, module: cst.Module) -> None:
         analysis = self.ctx.analysis
