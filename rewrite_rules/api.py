@@ -50,7 +50,8 @@ What hooks receive and may use:
 - ``define(ctx, name, source)``: a function or class MindSpore has no API for
   (``source`` a ``str.format`` template of its text, ``{name}`` its name),
   written once above the file's code under ``name`` (or ``name_`` if the file
-  uses the name); returns the name to call it by.
+  uses the name); returns the name to call it by. ``defined(ctx, name)``: the
+  name it was written under, or None.
 
 What the file's analysis knows (facts gathered before the rules run; hooks
 read them, never guess from a variable's name):
@@ -71,7 +72,7 @@ read them, never guess from a variable's name):
   ``load_checkpoint_file(call, path)``.
 
 Rules import only this module (and spec, and other rule modules' data), never
-``transpiler`` itself: tests/test_rule_api.py fails when one does.
+``transpiler`` itself: tests/rules/test_rule_api.py fails when one does.
 """
 
 from __future__ import annotations
@@ -120,23 +121,30 @@ from transpiler.convert.structural.surroundings import SPLIT_SEEDS as _SPLIT_SEE
 LOAD_SUBSCRIPTED, LOAD_DYNAMIC, LOAD_VALUES_ONLY = _checkpoints.SUBSCRIPTED, _checkpoints.DYNAMIC, _checkpoints.VALUES_ONLY
 
 
-# -- what the file's analysis knows -------------------------------------------
-
 def define(ctx, name: str, source: str) -> cst.Name:
     """Write ``source`` (one function or class, a ``str.format`` template in which
     ``{name}`` stands for its name: other braces are doubled) once above the
     file's code, as ``name`` or, when the file binds that name itself, ``name_``
     (``name__`` ...). Returns the name to call it by."""
-    key = "definition " + name
-    chosen = ctx.facts.get(key)
+    chosen = defined(ctx, name)
     if chosen is None:
         chosen = name
         while chosen in ctx.analysis.bound_names or chosen in ctx.analysis.imports:
             chosen += "_"
-        ctx.facts[key] = chosen
+        ctx.facts[_DEFINED + name] = chosen
         ctx.define(chosen, cst.parse_statement(source.format(name=chosen).strip() + "\n"))
     return cst.Name(chosen)
 
+
+def defined(ctx, name: str) -> str | None:
+    """The name ``define(ctx, name, ...)`` wrote its definition under in this file, if it did."""
+    return ctx.facts.get(_DEFINED + name)
+
+
+_DEFINED = "definition "  # ctx.facts key prefix: name asked for -> name written
+
+
+# -- what the file's analysis knows -------------------------------------------
 
 def origin_of(ctx, expr: cst.BaseExpression | None) -> Origin | None:
     """Where the object ``expr`` (a node of the torch source, e.g. ``call.source.args[0].value``)
@@ -234,7 +242,7 @@ def load_checkpoint_file(call, path: cst.BaseExpression) -> None:
 __all__ = [
     "ApiRule", "Arg", "AttributeRead", "AttributeRule", "BoundCall", "Drop", "Example", "InPlace", "MethodCall",
     "MethodRule", "NotALiteral", "Param", "PropertyRule", "Unconvertible", "UnknownValue", "Unsupported", "WeightMove",
-    "apply_mapping", "bind", "code_of", "define", "is_literal", "keyword_arg", "literal_value", "parse_expr", "render",
+    "apply_mapping", "bind", "code_of", "define", "defined", "is_literal", "keyword_arg", "literal_value", "parse_expr", "render",
     # what the file's analysis knows
     "CELL", "LAYER", "OPTIMIZER", "SCALER", "SCHEDULER", "WRITER", "Origin", "origin_of", "receiver_origin",
     "is_number", "is_device_string", "is_torch_name", "dotted_parts", "nullcontext",

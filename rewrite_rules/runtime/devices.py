@@ -15,7 +15,7 @@ import libcst as cst
 
 from rewrite_rules.torch_functions.dtypes import DTYPE_NAMES
 from rewrite_rules.api import (ApiRule, AttributeRule, Example, MethodRule, PropertyRule, Unconvertible, code_of, define,
-                               dotted_parts, is_device_string, is_torch_name, literal_value)
+                               defined, dotted_parts, is_device_string, is_torch_name, literal_value)
 
 _DEVICE_WORDS = ("device", "dev")
 
@@ -133,7 +133,7 @@ def _is_device(expr, source, method) -> bool:
         return True
     if isinstance(expr, cst.SimpleString):
         return is_device_string(expr)
-    if isinstance(expr, cst.Call) and code_of(expr.func) == method.ctx.facts.get("torch_device"):
+    if isinstance(expr, cst.Call) and code_of(expr.func) == defined(method.ctx, "torch_device"):
         return True  # a tensor's .device, read through torch_device
     if isinstance(expr, (cst.Name, cst.Attribute)):
         code = code_of(expr)
@@ -290,6 +290,9 @@ RULES = [
             Example("result = x.to(torch.float64)", inputs=_X, notes="dtype"),
             Example("result = x.to(dtype=torch.int32)", inputs=_X, notes="dtype_keyword"),
             Example('device = "cpu"\nresult = x.to(device, torch.float16)', inputs=_X, notes="device_and_dtype"),
+            # another tensor's device and dtype (timm: distances.to(attn_map.device, attn_map.dtype))
+            Example("y = x.to(w.device, w.dtype)", "y = x.to(w.dtype)"),
+            Example("w = x.double()\nresult = x.to(w.device, w.dtype)", inputs=_X, notes="device_and_dtype_of_a_tensor"),
             Example('result = x.to(device="cpu", non_blocking=True)', inputs=_X, notes="keywords"),
             Example('layer = nn.Linear(3, 2).to("cpu")\nresult = layer(x)', inputs=_X, notes="module"),
         ),
