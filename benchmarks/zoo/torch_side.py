@@ -15,7 +15,7 @@ import traceback
 import types
 
 
-def _import_torchvision_python_part(torchvision_dir: str) -> None:
+def import_torchvision_python_part(torchvision_dir: str) -> None:
     # torchvision's fake-kernel registrations need its compiled ops, which the
     # registry's CUDA build cannot load beside the CPU torch; timm uses only
     # pure-Python parts (FrozenBatchNorm2d, transforms).
@@ -45,7 +45,7 @@ def reference(name: str, out_dir: str) -> None:
 
 def main() -> int:
     timm_dir, torchvision_dir, out_dir, *names = sys.argv[1:]
-    _import_torchvision_python_part(torchvision_dir)
+    import_torchvision_python_part(torchvision_dir)
     sys.path.insert(0, timm_dir)
     for name in names:
         try:
