@@ -271,7 +271,7 @@ RULES = [
                             Example(f"net = nn.Sequential()\nfor i in range(2):\n    net.{name}('layer%d' % (i + 1), nn.Linear(2, 2))\n"
                                     f"result = (net(x), net.layer2(x))", inputs={"x": "randn(4, 2)"}, notes="computed_name")))
       for name in ("add_module", "register_module")),
-    _bound_cell("to_empty", "*, device, recurse=True", args={"device": Drop("device placement is global in MindSpore")},
+    _bound_cell("to_empty", "*, device=None, recurse=True", args={"device": Drop("device placement is global in MindSpore")},
                 notes="the device is dropped (placement is global); returns the Cell, as torch returns the Module",
                 examples=(Example("layer = nn.Linear(3, 4).to_empty(device='cpu')\nresult = (layer.weight.shape, layer.bias.dtype)",
                                   inputs={}),

@@ -34,16 +34,39 @@ def _parameter_data(call, ctx):
         raise Unconvertible("nn.Parameter() without data (an empty tensor) has no MindSpore equivalent")
 
 
-def _positional_modules(call, ctx):
+def _positional_modules(call, ctx, list_only: bool = False):
     """CellList/CellDict take their contents positionally only (a ``modules=``
     keyword is silently ignored: measured, an empty container)."""
     if call.for_adapter:  # torch takes None for "empty"; CellList/CellDict take no argument
         modules = call.get("modules")
+        contents = _module_list(modules, always=True) if list_only else modules
         some = cst.IfExp(cst.Comparison(modules, [cst.ComparisonTarget(cst.Is(), cst.Name("None"))]),
-                         cst.Tuple([]), cst.Tuple([cst.Element(modules)]))
+                         cst.Tuple([]), cst.Tuple([cst.Element(contents)]))
         call.result = cst.Call(ctx.ref(call.rule.target), [cst.Arg(some, star="*")])
     elif call.has("modules"):
-        call.result = cst.Call(ctx.ref(call.rule.target), [cst.Arg(call.get("modules"))])
+        modules = call.get("modules")
+        call.result = cst.Call(ctx.ref(call.rule.target), [cst.Arg(_module_list(modules) if list_only else modules)])
+
+
+def _module_list(modules: cst.BaseExpression, always: bool = False) -> cst.BaseExpression:
+    """ModuleList takes any iterable of modules, CellList only a list (a
+    generator or tuple is a TypeError): literals become list displays, calls
+    (map, reversed, ...) and, in adapters, anything are wrapped in ``list()``;
+    a name is left as written (usually a list; anything else fails loudly)."""
+    if isinstance(modules, (cst.List, cst.ListComp)):
+        return modules
+    if isinstance(modules, cst.GeneratorExp):
+        return cst.ListComp(modules.elt, modules.for_in)
+    if isinstance(modules, cst.Tuple):
+        return cst.List(modules.elements)
+    is_list_call = isinstance(modules, cst.Call) and isinstance(modules.func, cst.Name) and modules.func.value == "list"
+    if is_list_call or not (always or isinstance(modules, cst.Call)):
+        return modules
+    return cst.Call(cst.Name("list"), [cst.Arg(modules)])
+
+
+def _cell_list(call, ctx):
+    _positional_modules(call, ctx, list_only=True)
 
 
 RULES = [
@@ -72,10 +95,21 @@ RULES = [
         "torch.nn.ModuleList",
         "mindspore.nn.CellList",
         signature="modules=None",
-        hook=_positional_modules,
+        hook=_cell_list,
         examples=(
             *call_cases("layers = nn.ModuleList({args})\nresult = layers[1](layers[0](x))",
                         [P("modules", "[nn.Linear(4, 4), nn.Linear(4, 2)]")], _X),
+            Example("layers = nn.ModuleList(nn.Linear(4, 4) for _ in range(2))\nresult = layers[1](layers[0](x))",
+                    inputs=_X, notes="a generator: CellList takes only a list"),
+            Example("layers = nn.ModuleList((nn.Linear(4, 4), nn.Tanh()))\nresult = layers[1](layers[0](x))",
+                    inputs=_X, notes="a tuple"),
+            Example("layers = nn.ModuleList(reversed([nn.Tanh(), nn.Linear(4, 4)]))\nresult = layers[1](layers[0](x))",
+                    inputs=_X, notes="an iterator from a call"),
+            Example("layers = nn.ModuleList(nn.Linear(4, 4) for _ in range(2))",
+                    "layers = nn.CellList([nn.Dense(4, 4) for _ in range(2)])"),
+            Example("layers = nn.ModuleList(make_layers())", "layers = nn.CellList(list(make_layers()))",
+                    notes="a call"),
+            Example("layers = nn.ModuleList(blocks)", "layers = nn.CellList(blocks)"),
         ),
     ),
     ApiRule(

@@ -1,13 +1,22 @@
 """Devices: MindSpore places computation by a global setting, so device moves
-are dropped and device objects become inert strings."""
+are dropped and device objects become inert strings in torch's names
+("cpu", "cuda:0").
+
+What torch code reads from a device keeps working: a tensor's ``.device``
+(MindSpore says "CPU", "GPU:0", "Ascend:0") is read through ``torch_device``,
+a ``str`` written at the top of the file that names it as torch does ("cpu",
+"cuda:0", "npu:0": comparisons and ``str()`` give torch's answers) and has
+torch's ``.type`` and ``.index``; those of a literal device are written out.
+"""
 
 from __future__ import annotations
 
 import libcst as cst
 
 from rewrite_rules.dtypes import DTYPE_NAMES
-from rewrite_rules.api import ApiRule, AttributeRule, Example, MethodRule, Unconvertible, code_of
-from transpiler.names import chain_parts
+from rewrite_rules.api import (ApiRule, AttributeRule, Example, MethodRule, PropertyRule, Unconvertible, code_of,
+                               literal_value)
+from transpiler.names import chain_parts, is_torch_name
 from transpiler.structural.devices import is_device_string
 
 _DEVICE_WORDS = ("device", "dev")
@@ -15,10 +24,95 @@ _DEVICE_WORDS = ("device", "dev")
 
 _X = {"x": "randn(2, 3)"}
 
+# torch.device for the converted code: written once above the code of a file that reads a device
+_DEVICE_CLASS = '''
+class {name}(str):
+    """torch.device over MindSpore's device strings (written by ms-migrate)."""
+
+    # a device in torch's names: MindSpore's "CPU", "GPU:0", "Ascend:0" are "cpu", "cuda:0", "npu:0"
+    def __new__(cls, type, index=None):
+        if type is None:
+            return None  # an unset device stays unset
+        name, _, number = str(type).partition(":")
+        name = {{"CPU": "cpu", "GPU": "cuda", "Ascend": "npu"}}.get(name, name)
+        number = number if index is None else str(index)
+        return super().__new__(cls, f"{{name}}:{{number}}" if number else name)
+
+    @property
+    def type(self):
+        return str(self).partition(":")[0]
+
+    @property
+    def index(self):
+        return int(str(self).partition(":")[2]) if ":" in self else None
+'''
+
+
+def _after_device_class(code: str) -> str:
+    """The golden text of an example whose output reads a device through torch_device."""
+    return _DEVICE_CLASS.format(name="torch_device").strip() + "\n\n\n" + code
+
+
+def _device_class(ctx) -> cst.Name:
+    """The file's ``torch_device`` class (written once, above the code)."""
+    name = ctx.facts.get("torch_device")
+    if name is None:
+        name = "torch_device"
+        while name in ctx.analysis.bound_names or name in ctx.analysis.imports:
+            name += "_"  # the file has a name of its own like it
+        ctx.facts["torch_device"] = name
+    ctx.define(name, cst.parse_statement(_DEVICE_CLASS.format(name=name).lstrip()))
+    return cst.Name(name)
+
 
 def _device(call, ctx):
+    """torch.device("cuda", 1) -> "cuda:1"; a device or its type alone passes as it is."""
     value = call.get("type")
-    call.result = value if value is not None else cst.SimpleString('"cpu"')
+    index = call.get("index")
+    if value is None:
+        call.result = cst.SimpleString('"cpu"')
+    elif index is None or (isinstance(index, cst.Name) and index.value == "None"):
+        call.result = value
+    elif isinstance(value, cst.SimpleString) and isinstance(index, cst.Integer):
+        call.result = cst.SimpleString(repr(f"{literal_value(value)}:{literal_value(index)}").replace("'", '"'))
+    else:
+        call.result = cst.Call(_device_class(ctx), [cst.Arg(value), cst.Arg(index)])
+
+
+def _placement(receiver, ctx):
+    """x.device -> torch_device(x.device): the tensor's place in torch's names.
+    Only in torch code (converted code reads it through torch_device already)."""
+    torch_code = any(b.module_level and is_torch_name(b.qualified) for b in ctx.analysis.imports.values())
+    if not torch_code:
+        return None
+    return cst.Call(_device_class(ctx), [cst.Arg(cst.Attribute(receiver, cst.Name("device")))])
+
+
+def _holds_device(expr, ctx) -> bool:
+    """An expression that reads a device: ``x.device``, or a variable known or
+    named to hold one (``device``, ``dev``, ``self.out_device``)."""
+    if not isinstance(expr, (cst.Name, cst.Attribute)):
+        return False
+    code = code_of(expr)
+    last = code.rsplit(".", 1)[-1].lower()
+    return ctx.known_kinds.get(code) == "device" or last in _DEVICE_WORDS or last.endswith("_device")
+
+
+def _device_attribute(name: str):
+    """``.type`` / ``.index`` of a device: written out for a literal, read
+    through torch_device otherwise; the attribute of anything else is left alone."""
+
+    def hook(receiver, ctx):
+        if is_device_string(receiver):
+            text = literal_value(receiver)
+            kind, _, index = text.partition(":")
+            value = kind if name == "type" else (int(index) if index else None)
+            return cst.parse_expression(repr(value).replace("'", '"'))
+        if not _holds_device(receiver, ctx):
+            return None  # a torch_device already, or not a device
+        return cst.Attribute(cst.Call(_device_class(ctx), [cst.Arg(receiver)]), cst.Name(name))
+
+    return hook
 
 
 def _from_device_target(template: str):
@@ -34,7 +128,12 @@ def _from_device_target(template: str):
 
 _cuda_available = _from_device_target('{target} == "GPU"')
 _accelerator_available = _from_device_target('{target} != "CPU"')
-_current_accelerator = _from_device_target("{target}.lower()")
+
+
+def _current_accelerator(call, ctx):
+    target = cst.parse_expression('mindspore.get_context("device_target")')
+    ctx.imports_needed.add(("mindspore", "mindspore"))
+    call.result = cst.Call(_device_class(ctx), [cst.Arg(target)])
 
 
 def _is_device(expr, source, method) -> bool:
@@ -43,6 +142,8 @@ def _is_device(expr, source, method) -> bool:
         return True
     if isinstance(expr, cst.SimpleString):
         return is_device_string(expr)
+    if isinstance(expr, cst.Call) and code_of(expr.func) == method.ctx.facts.get("torch_device"):
+        return True  # a tensor's .device, read through torch_device
     if isinstance(expr, (cst.Name, cst.Attribute)):
         code = code_of(expr)
         if method.ctx.known_kinds.get(code) == "device":
@@ -116,10 +217,42 @@ RULES = [
         hook=_device,
         notes="kept as an inert string; MindSpore selects the device with mindspore.set_device",
         examples=(Example('device = torch.device("cuda")', 'device = "cuda"'),
+                  Example('device = torch.device("cuda", 1)', 'device = "cuda:1"'),
                   Example('device = torch.device("cpu")\nresult = x.to(device) * 2', inputs=_X),
                   Example('device = torch.device("cpu", 0)\nlayer = nn.Linear(3, 2).to(device)\nresult = layer(x)',
-                          inputs=_X, notes="index")),
+                          inputs=_X, notes="index"),
+                  Example('kind = "cpu"\nnumber = 0\ndevice = torch.device(kind, number)\n'
+                          'result = (str(device), device.type, device.index, device == torch.device("cpu:0"))',
+                          inputs={}, notes="index through a variable")),
     ),
+    # torch.device's attributes, read as torch reads them
+    PropertyRule("device", hook=_placement, api="torch.Tensor.device",
+                 notes="read through torch_device: MindSpore's placement (\"CPU\", \"GPU:0\") in torch's names",
+                 examples=(Example("d = x.device", _after_device_class("d = torch_device(x.device)")),
+                           Example('result = (str(x.device), x.device == torch.device("cpu"), '
+                                   'x.device != torch.device("cuda"), x.device == x.device)', inputs=_X),
+                           Example("y = torch.zeros(3, device=x.device)", "y = ops.zeros(3)"),
+                           Example('use_cuda = "cuda" in args.device', 'use_cuda = "cuda" in args.device',
+                                   notes="used as a string: an argparse option's device name"),
+                           Example("result = len({x.device: 1, torch.device('cpu'): 2})", inputs=_X,
+                                   notes="as a dictionary key"))),
+    PropertyRule("type", hook=_device_attribute("type"), api="torch.device.type",
+                 notes="a literal device's type is written out; any other device's read through torch_device",
+                 examples=(Example('kind = torch.device("cuda:1").type', 'kind = "cuda"'),
+                           Example("result = x.device.type", inputs=_X),
+                           Example('result = "fast" if x.device.type == "cuda" else "slow"', inputs=_X),
+                           Example('device = x.device\nresult = (device.type, device.type != "meta")', inputs=_X,
+                                   notes="through a variable"),
+                           Example("kind = torch.accelerator.current_accelerator().type",
+                                   _after_device_class('kind = torch_device(mindspore.get_context("device_target")).type')),
+                           Example("result = (torch.device('cpu').type, torch.device('cpu', 0).type)", inputs={}),
+                           Example("result = config.type", "result = config.type", notes="not a device"))),
+    PropertyRule("index", hook=_device_attribute("index"), api="torch.device.index",
+                 notes="a literal device's index is written out; any other device's read through torch_device",
+                 examples=(Example('number = torch.device("cuda:1").index', "number = 1"),
+                           Example("result = x.device.index", inputs=_X),
+                           Example("result = (torch.device('cpu').index, torch.device('cpu:0').index)", inputs={}),
+                           Example("lookup = items.index", "lookup = items.index", notes="not a device"))),
     ApiRule(
         "torch.cuda.is_available",
         None,
@@ -136,9 +269,9 @@ RULES = [
                       Example('result = torch.accelerator.is_available()', inputs={}))),
     ApiRule("torch.accelerator.current_accelerator", None, signature="check_available=False",
             hook=_current_accelerator,
-            notes="the device target's name, an inert device string like torch.device's",
+            notes="the device target in torch's names (\"cpu\", \"cuda\", \"npu\"), a device string like torch.device's",
             examples=(Example("device = torch.accelerator.current_accelerator()",
-                              'device = mindspore.get_context("device_target").lower()'),
+                              _after_device_class('device = torch_device(mindspore.get_context("device_target"))')),
                       Example('device = torch.accelerator.current_accelerator() if torch.accelerator.is_available() '
                               'else torch.device("cpu")\nlayer = nn.Linear(3, 2).to(device)\nresult = layer(x)',
                               inputs=_X))),

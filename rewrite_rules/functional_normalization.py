@@ -6,7 +6,9 @@ Measured on MindSpore 2.10 CPU:
   nn.LayerNorm uses; 1.2e-7 from torch). Its begin axis must be -1 or
   non-negative, hence ``x.ndim - len(shape)`` for several axes;
 - ``ops.batch_norm`` matches torch (same momentum meaning, running statistics
-  updated in place) but needs weight and bias tensors: None becomes ones/zeros;
+  updated in place) but needs weight and bias tensors: None becomes ones/zeros,
+  and running statistics even in training mode, where torch takes None (the
+  batch's own statistics only): fresh zeros/ones of the channel count;
 - instance norm has no CPU kernel: with batch statistics it equals group norm
   with one group per channel (``ops.group_norm(x, x.shape[1], ...)``, 2.4e-7);
 - local_response_norm is the TF-style ``ops.LRN`` (odd sizes only);
@@ -18,8 +20,9 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.helpers import literal_or_none
+from rewrite_rules.cases import SHAPES
 from rewrite_rules.nn_shared import P, fn_cases
-from rewrite_rules.api import ApiRule, Example, Unconvertible, code_of
+from rewrite_rules.api import ApiRule, Example, Unconvertible, UnknownValue, code_of
 
 
 def _is_none(expr) -> bool:
@@ -62,14 +65,30 @@ def _layer_norm(call, ctx):
 
 
 def _batch_norm(call, ctx):
-    mean = call.get("running_mean")
-    if _is_none(mean) or _is_none(call.get("running_var")):
-        raise Unconvertible("batch_norm without running statistics has no ops.batch_norm form")
+    """In training mode torch needs no running statistics (None: the batch's
+    own only); MindSpore's kernel always takes tensors to update, so fresh
+    zeros/ones of the channel count stand in for them."""
     ops = code_of(ctx.ref("mindspore.ops"))
-    if _is_none(call.get("weight")):
-        call.set("weight", f"{ops}.ones_like({code_of(mean)})")
-    if _is_none(call.get("bias")):
-        call.set("bias", f"{ops}.zeros_like({code_of(mean)})")
+    channels = f"{code_of(call.get('input'))}.shape[1]"
+    if call.for_adapter:  # every argument arrives at run time, None included
+        fills = {"running_mean": ("zeros", " and training"), "running_var": ("ones", " and training"),
+                 "weight": ("ones", ""), "bias": ("zeros", "")}
+        for name, (fill, when) in fills.items():
+            call.set(name, f"{ops}.{fill}({channels}) if {name} is None{when} else {name}")
+        return
+    batch_statistics = _is_none(call.get("running_mean")) or _is_none(call.get("running_var"))
+    if batch_statistics:
+        if call.literal("training") is not True:
+            raise Unconvertible("batch_norm in evaluation mode needs running statistics (torch raises too)")
+        if not _simple(call.get("input")):
+            raise UnknownValue("batch statistics of a compound input: its channel count is read at run time")
+        for name, fill in (("running_mean", "zeros"), ("running_var", "ones")):
+            if _is_none(call.get(name)):
+                call.set(name, f"{ops}.{fill}({channels})")
+    mean = code_of(call.get("running_mean"))
+    for name, fill in (("weight", "ones"), ("bias", "zeros")):
+        if _is_none(call.get(name)):
+            call.set(name, f"{ops}.{fill}({channels})" if batch_statistics else f"{ops}.{fill}_like({mean})")
 
 
 def _instance_norm(call, ctx):
@@ -168,6 +187,21 @@ RULES = [
             *fn_cases("batch_norm", [P("input", "x"), P("running_mean", "m"), P("running_var", "v"),
                                      P("training", "True"), P("momentum", "0.3")], _BN,
                       shapes=("keywords",), results=("result", "m", "v"), atol=1e-5),
+            # training without running statistics: batch statistics only (weight standardisation, timm's StdConv)
+            # (not through variables: a None there is known only at run time)
+            *fn_cases("batch_norm", [P("input", "x"), P("running_mean", "None"), P("running_var", "None"),
+                                     P("weight", "w"), P("bias", "b"), P("training", "True"),
+                                     P("momentum", "0.0", default=True), P("eps", "0.001", default=True)],
+                      _BN, atol=1e-5, shapes=SHAPES[:4], notes="batch statistics"),
+            *fn_cases("batch_norm", [P("input", "x"), P("running_mean", "None"), P("running_var", "None"),
+                                     P("training", "True")], _BN, atol=1e-5, shapes=("keywords",),
+                      notes="batch statistics, no weight or bias"),
+            Example("result = F.batch_norm(x.reshape(1, 3, -1), None, None, weight=w, training=True, momentum=0.0)",
+                    inputs=_BN, atol=1e-5, notes="batch statistics of a compound input: through the adapter"),
+            Example("y = F.batch_norm(x, None, None, training=True)",
+                    "y = ops.batch_norm(\n    x,\n    ops.zeros(x.shape[1]),\n    ops.ones(x.shape[1]),\n"
+                    "    weight=ops.ones(x.shape[1]),\n    bias=ops.zeros(x.shape[1]),\n    training=True,\n)"),
+            Example("y = F.batch_norm(x, None, None)", marked="needs running statistics"),
         ),
     ),
     ApiRule(

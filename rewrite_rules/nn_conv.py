@@ -23,7 +23,7 @@ import libcst as cst
 
 from rewrite_rules.helpers import DEVICE, literal_or_none
 from rewrite_rules.cases import SHAPES
-from rewrite_rules.nn_shared import DTYPE, P, layer_cases
+from rewrite_rules.nn_shared import DTYPE, KAIMING_RESET, P, layer_cases, reset_example
 from rewrite_rules.api import ApiRule, Arg, AttributeRead, Example, Unconvertible, UnknownValue, Unsupported, WeightMove, code_of
 
 _PADDING_MODE = Unsupported("only zero padding is supported by MindSpore convolutions; pad explicitly with ops.pad")
@@ -106,6 +106,7 @@ def _conv(torch_name: str, target: str, ndim: int, examples=()) -> ApiRule:
         hook=_conv_padding(ndim),
         weights=_CONV1D_WEIGHT if ndim == 1 else {},
         attributes=_conv_attributes(ndim),
+        reset_parameters=KAIMING_RESET,
         notes="pad_mode and has_bias are always written: MindSpore defaults to pad_mode='same' and has_bias=False."
         + (" The weight is stored 4-D (out, in, 1, k)." if ndim == 1 else ""),
         examples=examples,
@@ -172,6 +173,7 @@ def _conv_transpose(ndim: int, examples=()) -> ApiRule:
         hook=_transpose_padding(ndim),
         weights=_CONV1D_WEIGHT if ndim == 1 else {},
         attributes=_conv_attributes(ndim),
+        reset_parameters=KAIMING_RESET,
         notes="pad_mode and has_bias are always written; output_padding is folded into asymmetric padding (2d)."
         + (" The weight is stored 4-D (in, out, 1, k)." if ndim == 1 else ""),
         examples=examples,
@@ -183,6 +185,7 @@ def _conv_cases(ndim: int, x: str):
     k = "3" if ndim != 2 else "(3, 2)"
     pad = "1" if ndim != 2 else "(1, 2)"
     return (
+        reset_example(name, f"4, 6, {k}, groups=2", x),
         *layer_cases(name, [P("in_channels", "4"), P("out_channels", "6"), P("kernel_size", k),
                             P("stride", "2", default=True), P("padding", pad, default=True),
                             P("dilation", "1", default=True), P("groups", "2", default=True),
@@ -204,6 +207,7 @@ def _transpose_cases(ndim: int, x: str):
         name, [P("in_channels", "4"), P("out_channels", "6"), P("kernel_size", "3"), P("stride", "2"),
                P("padding", pad), P("output_padding", out_pad)], {"x": x}, shapes=("positional", "keywords", "reordered"))
     return (
+        reset_example(name, "4, 6, 3, stride=2, groups=2", x),
         *layer_cases(name, [P("in_channels", "4"), P("out_channels", "6"), P("kernel_size", "3"),
                             P("stride", "2", default=True), P("padding", pad, default=True),
                             P("output_padding", "0", default=True), P("groups", "2", default=True),

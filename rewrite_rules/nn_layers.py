@@ -7,7 +7,7 @@ nn_transformer, nn_padding, nn_upsampling, nn_losses, nn_misc."""
 from __future__ import annotations
 
 from rewrite_rules.helpers import DEVICE
-from rewrite_rules.nn_shared import DTYPE, P, layer_cases
+from rewrite_rules.nn_shared import DTYPE, KAIMING_RESET, P, layer_cases, reset_example
 from rewrite_rules.api import ApiRule, AttributeRule, Example
 
 RULES = [
@@ -26,12 +26,15 @@ RULES = [
               "dtype": DTYPE},
         positional=2,
         attributes={"in_features": "in_channels", "out_features": "out_channels"},
+        reset_parameters=KAIMING_RESET,
         examples=(
             Example("fc = nn.Linear(4, 3)", "fc = nn.Dense(4, 3)"),
             Example("fc = nn.Linear(in_features=4, out_features=3, bias=False)",
                     "fc = nn.Dense(in_channels=4, out_channels=3, has_bias=False)"),
             *layer_cases("Linear", [P("in_features", "4"), P("out_features", "3"), P("bias", "False", default=True)],
                          {"x": "randn(2, 5, 4)"}),
+            reset_example("Linear", "4, 3", "randn(2, 5, 4)"),
+            reset_example("Linear", "4, 3, bias=False", "randn(2, 5, 4)"),
         ),
     ),
 ]

@@ -24,7 +24,7 @@ import libcst as cst
 
 from rewrite_rules.helpers import DEVICE, as_tuple, literal_or_none, one_minus
 from rewrite_rules.cases import SHAPES
-from rewrite_rules.nn_shared import DTYPE, P, layer_cases
+from rewrite_rules.nn_shared import DTYPE, P, layer_cases, norm_reset, reset_example
 from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible, UnknownValue, Unsupported, WeightMove, code_of
 from rewrite_rules.torch_builders import wrapped
 
@@ -54,6 +54,7 @@ def _bn_weights(prefix: str = "") -> dict:
     }
 
 
+_CHANGE_AFFINE = "nn.init.constant_(layer.weight, 2.0)\nnn.init.constant_(layer.bias, 0.5)\n"
 _BN_X = {1: "randn(6, 4, 5)", 2: "randn(6, 4, 3, 5)", 3: "randn(4, 4, 2, 3, 3)"}
 # train one step (updates the running statistics through momentum), then
 # compare the eval-mode output, which reads them.
@@ -80,6 +81,7 @@ def _batch_norm(ndim: int, examples=()) -> ApiRule:
         positional=2,
         hook=wrapped(_in_training_mode),
         weights=_bn_weights("bn2d." if ndim == 3 else ""),
+        reset_parameters=norm_reset("bn2d." if ndim == 3 else "", running_statistics=True),
         notes="momentum becomes 1 - momentum (MindSpore weights the running statistic); created in training mode "
         "(.set_train()) like a torch Module."
         + (" The parameters live in the inner bn2d Cell." if ndim == 3 else ""),
@@ -88,6 +90,9 @@ def _batch_norm(ndim: int, examples=()) -> ApiRule:
             *layer_cases(name, params, x, setup=_TRAIN_THEN_EVAL, results=("result", "trained"), atol=1e-5),
             *layer_cases(name, [P("num_features", "4"), P("affine", "False"), P("track_running_stats", "False")], x,
                          setup="layer.eval()\n", shapes=("keywords",), atol=1e-5),
+            # trained running statistics and changed affine parameters, restored by the reset
+            reset_example(name, "4", _BN_X[ndim], before="trained = layer(x)\n" + _CHANGE_AFFINE,
+                          after="layer.eval()\n"),
             Example(f"layer = nn.{name}(4, momentum=None)", marked="cumulative moving average"),
             *layer_cases(name, [P("num_features", "4")], x, atol=1e-5, shapes=("positional", "keywords"),
                          notes="used right after construction: training mode"),
@@ -139,12 +144,14 @@ def _instance_norm(ndim: int) -> ApiRule:
         hook=_instance_norm_hook,
         weights={"weight": "gamma", "bias": "beta"},
         attributes={"num_features": "num_channels"},
+        reset_parameters=norm_reset(),
         notes="composed as GroupNorm(C, C): MindSpore's InstanceNorm has no CPU kernel; "
         "running statistics (track_running_stats=True) are not supported.",
         examples=(
             Example(f"layer = nn.{name}(4)", f"layer = nn.GroupNorm(num_groups=4, num_channels=4, affine=False)"),
             *layer_cases(name, [P("num_features", "4"), P("eps", "0.001", default=True), P("momentum", "0.2", default=True),
                                 P("affine", "True", default=True)], x, atol=1e-5),
+            reset_example(name, "4, affine=True", _BN_X[ndim], before=_CHANGE_AFFINE),
             Example(f"layer = nn.{name}(4, track_running_stats=True)", marked="running statistics"),
         ),
     )
@@ -184,6 +191,7 @@ RULES = [
         hook=_layer_norm_hook,
         weights={"weight": "gamma", "bias": "beta"},
         attributes={"eps": "epsilon"},
+        reset_parameters=norm_reset(),
         notes="epsilon is always written: MindSpore's default is 1e-7.",
         examples=(
             Example("ln = nn.LayerNorm(64)", "ln = nn.LayerNorm((64,), epsilon=1e-05)"),
@@ -195,6 +203,7 @@ RULES = [
             Example("affine = True\nlayer = nn.LayerNorm(5, elementwise_affine=affine)\nresult = layer(x)",
                     inputs={"x": "randn(2, 3, 5)"}, atol=1e-5,
                     notes="through a variable: the torch.nn.LayerNorm adapter checks the value at run time"),
+            reset_example("LayerNorm", "5", "randn(2, 3, 5)", before=_CHANGE_AFFINE),
             Example("ln = nn.LayerNorm((3, 5))", marked="several axes"),
             Example("ln = nn.LayerNorm(8, elementwise_affine=False)", marked="elementwise_affine=False"),
         ),
@@ -205,8 +214,10 @@ RULES = [
         signature="num_groups, num_channels, eps=1e-05, affine=True, device=None, dtype=None, *, bias=True",
         args={"device": DEVICE, "dtype": DTYPE, "bias": _NO_BIAS},
         weights={"weight": "gamma", "bias": "beta"},
-        examples=layer_cases("GroupNorm", [P("num_groups", "2"), P("num_channels", "4"), P("eps", "0.001", default=True),
-                                           P("affine", "False", default=True)], {"x": "randn(2, 4, 3, 5)"}, atol=1e-5),
+        reset_parameters=norm_reset(),
+        examples=(*layer_cases("GroupNorm", [P("num_groups", "2"), P("num_channels", "4"), P("eps", "0.001", default=True),
+                                            P("affine", "False", default=True)], {"x": "randn(2, 4, 3, 5)"}, atol=1e-5),
+                  reset_example("GroupNorm", "2, 4", "randn(2, 4, 3, 5)", before=_CHANGE_AFFINE)),
     ),
     _instance_norm(1),
     _instance_norm(2),
@@ -241,6 +252,7 @@ RULES = [
         },
         positional=2,
         weights=_bn_weights(),
+        reset_parameters=norm_reset(running_statistics=True),
         notes="momentum becomes 1 - momentum. Synchronises over all devices when MindSpore's communication is "
         "initialised; on one process it is BatchNorm (torch's needs a process group to train).",
         examples=(

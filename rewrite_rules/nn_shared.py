@@ -10,9 +10,10 @@ import libcst as cst
 
 from rewrite_rules.cases import P, call_cases
 from rewrite_rules.helpers import DEVICE, INPLACE
-from rewrite_rules.api import Unconvertible, Unsupported
+from rewrite_rules.api import Example, Unconvertible, Unsupported
 
-__all__ = ["P", "DEVICE", "INPLACE", "DTYPE", "LOSS_LEGACY", "layer_cases", "fn_cases", "need_dim", "bool_literal"]
+__all__ = ["P", "DEVICE", "INPLACE", "DTYPE", "LOSS_LEGACY", "KAIMING_RESET", "norm_reset", "reset_example",
+           "layer_cases", "fn_cases", "need_dim", "bool_literal"]
 # (P, DEVICE and INPLACE are re-exported so rule modules import their shared pieces from one place.)
 
 DTYPE = Unsupported("dtype= on a layer is not supported; cast the input or the parameters instead")
@@ -22,6 +23,42 @@ LOSS_LEGACY = {
     "size_average": Unsupported("size_average is deprecated in torch; pass reduction= instead"),
     "reduce": Unsupported("reduce is deprecated in torch; pass reduction= instead"),
 }
+
+
+_INIT = "mindspore.common.initializer"
+
+# torch's reset_parameters() of Linear and the convolutions, which MindSpore's Dense and Conv Cells also
+# draw when built: the weight kaiming-uniform with a = sqrt(5), the bias uniform in +-1/sqrt(fan_in)
+# (fan_in: the elements of one output's weight slice, for transposed convolutions too)
+KAIMING_RESET = (
+    f"self.weight.set_data({_INIT}.initializer({_INIT}.HeUniform(negative_slope=5 ** 0.5), self.weight.shape, "
+    "self.weight.dtype))",
+    "fan_in = self.weight[0].size",
+    f"if self.bias is not None and fan_in:\n    self.bias.set_data({_INIT}.initializer({_INIT}.Uniform(fan_in ** -0.5), "
+    "self.bias.shape, self.bias.dtype))",
+)
+
+
+def norm_reset(prefix: str = "", running_statistics: bool = False) -> tuple[str, ...]:
+    """torch's reset_parameters() of a norm layer: scale ones, shift zeros (MindSpore keeps them,
+    as constants, without affine too) and, with running statistics, mean zeros and variance ones."""
+    values = {"gamma": "ones", "beta": "zeros"}
+    if running_statistics:
+        values = {"moving_mean": "zeros", "moving_variance": "ones", **values}
+    return tuple(f"self.{prefix}{name}.set_data(mindspore.ops.{fill}_like(self.{prefix}{name}))"
+                 for name, fill in values.items())
+
+
+def reset_example(ctor: str, args: str, x: str, before: str = "", after: str = "") -> Example:
+    """A subclass calling ``super().reset_parameters()`` (timm's ScaledStdConv2d):
+    the layer's parameters are drawn again as torch draws them (the harness
+    replays torch's draws, so a wrong bound or fan gives another output).
+    ``before``/``after``: statements around the reset (change the values it restores)."""
+    return Example(
+        f"class Reset(nn.{ctor}):\n    def reset_parameters(self):\n        super().reset_parameters()\n\n\n"
+        f"layer = Reset({args})\n{before}layer.reset_parameters()\n{after}result = layer(x)",
+        inputs={"x": x}, atol=1e-5, notes="reset_parameters",
+    )
 
 
 def layer_cases(ctor: str, params, inputs, *, call: str = "layer(x)", setup: str = "", **kw):

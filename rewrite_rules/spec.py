@@ -225,6 +225,12 @@ class ApiRule:
         constructor, for what no constructor argument says (``"self.gamma.requires_grad
         = False"`` for a frozen layer); every use then goes through the layer's
         adapter class, which has torch's signature (see ``transpiler.adapters``).
+    reset_parameters: the statements of torch's ``reset_parameters()`` for the
+        layer, written on the MindSpore Cell (``self``; MindSpore names fully
+        qualified, ``mindspore.common.initializer...``). The layer's adapter
+        class gets the method, so a subclass calling ``super().reset_parameters()``
+        works, and its constructor, like torch's, runs a subclass's own
+        ``reset_parameters`` (see ``transpiler.adapters``).
     no_op: the API has no effect in MindSpore (TorchScript, torch.compile, fx
         markers): a call returns its first argument unchanged (``torch.jit.script(fn)``
         -> ``fn``; a statement left with nothing to do is removed), and as a
@@ -242,6 +248,7 @@ class ApiRule:
     attributes: AttributeMapping = field(default_factory=dict)
     aliases: tuple[str, ...] = ()
     after_init: tuple[str, ...] = ()
+    reset_parameters: tuple[str, ...] = ()
     no_op: bool = False
     notes: str = ""
     examples: tuple[Example, ...] = ()

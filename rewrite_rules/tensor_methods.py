@@ -17,9 +17,9 @@ X = {"x": "randn(3, 4)"}
 # use); the cases of torch.Tensor.dim and torch.Tensor.t run them.
 READ_AS_IN_TORCH = frozenset({"shape", "dtype", "ndim", "data", "T"})
 # Names shared with MindSpore that are left alone for another reason:
-# ``device`` is a placement (the rules drop it where it is passed: device=,
-# .to(device)); ``index`` is also list.index / str.index.
-LEFT_ALONE = frozenset({"device", "index"})
+# ``index`` is also list.index / str.index. (``device`` has a rule in
+# rewrite_rules.devices: it is read in torch's names.)
+LEFT_ALONE = frozenset({"index"})
 X3 = {"x": "randn(2, 3, 4)"}
 
 

@@ -51,14 +51,18 @@ def test_a_buffer_that_may_be_none_runs_as_in_torch(pool, name):
 
 
 def test_a_name_is_tested_and_a_call_is_bound_once():
-    by_name = convert_snippet(_MASKED.format(register=_BY_NAME))
+    # persistent buffers become Parameters (non-persistent ones stay plain values, None included)
+    persistent = _MASKED.replace(", persistent=False", "")
+    by_name = convert_snippet(persistent.format(register=_BY_NAME.replace(", persistent=False", "")))
     assert "self.mask = (\n            None\n            if mask is None\n            else mindspore.Parameter(" in by_name
-    by_call = convert_snippet(_MASKED.format(register=_BY_CALL))
+    by_call = convert_snippet(persistent.format(register=_BY_CALL.replace(", persistent=False", "")))
     assert "if (mask := self.make_mask(shift)) is None" in by_call
     assert "mindspore.Parameter(mask, name=" in by_call
     # where the file binds that name already, the value gets another
-    taken = convert_snippet(_MASKED.format(register=_BY_CALL) + "mask = 0\n")
+    taken = convert_snippet(persistent.format(register=_BY_CALL.replace(", persistent=False", "")) + "mask = 0\n")
     assert "if (mask2 := self.make_mask(shift)) is None" in taken
+    # a non-persistent buffer is the value itself, None or not
+    assert "self.mask = mask\n" in convert_snippet(_MASKED.format(register=_BY_NAME))
 
 
 @pytest.mark.parametrize("value", [

@@ -92,6 +92,56 @@ def test_class_body_binding_does_not_shadow_methods():
     assert "ops.zeros(2)" in convert(code)
 
 
+def test_a_function_uses_a_module_import_written_below_it():
+    """A function body runs after the whole module is imported: torch imported at
+    the bottom (against circular imports) is the torch its calls mean."""
+    code = """\
+    def zeros_then_check(x):
+        y = torch.zeros(3)
+        return y, torch._check(x)
+
+
+    def own(torch):
+        return torch.zeros(2)
+
+
+    import torch
+    """
+    import mindspore
+
+    out = convert(code)
+    assert "y = ops.zeros(3)" in out
+    assert "# TODO(ms-migrate): torch._check" in out
+    assert "return torch.zeros(2)" in out  # a parameter named torch is not torch
+    assert convert(out) == out
+    namespace: dict = {}
+    exec(compile(out, "bottom_import.py", "exec"), namespace)
+    y, _ = namespace["zeros_then_check"](True)  # the marked torch._check still runs where torch is installed
+    assert isinstance(y, mindspore.Tensor) and y.shape == (3,)
+    assert namespace["own"](type("T", (), {"zeros": staticmethod(lambda n: n)})) == 2
+
+
+def test_a_tuple_of_layer_classes_matches_the_layers_as_in_torch():
+    """minGPT's weight-decay groups: isinstance() against a tuple of torch layer
+    classes must accept the converted layers (the MindSpore classes, not adapters)."""
+    code = """\
+    import torch
+    import torch.nn as nn
+
+    net = nn.Sequential(nn.Linear(2, 3), nn.LayerNorm(3), nn.Embedding(4, 3))
+    whitelist = (torch.nn.Linear,)
+    blacklist = (torch.nn.LayerNorm, torch.nn.Embedding)
+    result = [(isinstance(m, whitelist), isinstance(m, blacklist)) for m in (net[0], net[1], net[2])]
+    """
+    expected: dict = {}
+    exec(compile(textwrap.dedent(code), "torch_side.py", "exec"), expected)
+    out = convert(code)
+    assert "whitelist = (nn.Dense,)" in out
+    converted: dict = {}
+    exec(compile(out, "converted.py", "exec"), converted)
+    assert converted["result"] == expected["result"] == [(True, False), (False, True), (False, True)]
+
+
 def test_nested_rewrites():
     out = convert("import torch\ny = torch.cat([torch.zeros(1), torch.ones(2)], dim=0)\n")
     assert "ops.cat([ops.zeros(1), ops.ones(2)], axis=0)" in out
@@ -236,6 +286,28 @@ def test_containers_parameters_and_buffers():
     assert 'self.heads = nn.CellDict({"a": nn.ReLU()})' in out
     assert "self.w = mindspore.Parameter(ops.zeros(3))" in out
     assert 'self.running = mindspore.Parameter(\n            ops.ones(3), name="running", requires_grad=False\n        )' in out
+
+
+def test_non_persistent_buffers_are_plain_tensors():
+    """torch keeps a non-persistent buffer out of its state dict: no Parameter
+    (MindSpore would save it and want it filled); decided at run time when
+    ``persistent`` is a variable."""
+    code = """\
+    import torch
+    import torch.nn as nn
+
+    class M(nn.Module):
+        def __init__(self, keep):
+            super().__init__()
+            self.register_buffer("cache", torch.zeros(3), persistent=False)
+            self.register_buffer("mask", torch.ones(3), False)
+            self.register_buffer("table", torch.ones(3), persistent=keep)
+    """
+    out = convert(code)
+    assert "self.cache = ops.zeros(3)\n" in out
+    assert "self.mask = ops.ones(3)\n" in out
+    assert ('self.table = (\n            mindspore.Parameter(ops.ones(3), name="table", requires_grad=False)\n'
+            "            if keep\n            else ops.ones(3)\n        )") in out
 
 
 def test_devices_are_made_inert():

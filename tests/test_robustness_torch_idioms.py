@@ -120,7 +120,7 @@ def test_a_requoted_f_string_keeps_the_marked_reference_beside_it():
     code = 'import torch\nv = f"{torch.__version__} on {torch.accelerator.current_accelerator()}"\n'
     out = convert_source(code).output
     assert "import torch\n" in out
-    assert "f\"{torch.__version__} on {mindspore.get_context('device_target').lower()}\"" in out
+    assert "f\"{torch.__version__} on {torch_device(mindspore.get_context('device_target'))}\"" in out
     compile(out, "requoted.py", "exec")
 
 
@@ -182,6 +182,22 @@ TWICE = {
             for name, param in list(mod.named_parameters()):
                 if param.requires_grad:
                     bucket.append(name)
+            return dict(mod.named_parameters(recurse=False))
+        """,
+    # to_empty(device=...) loses its device; the second run finds no device to drop
+    "a module materialised with to_empty": """
+        import torch
+
+        def materialise(module, device):
+            module.to_empty(device=device, recurse=False)
+            module.reset_parameters()
+        """,
+    # a number formatted in a marked statement goes through int() on the first run too
+    "a formatted number in a marked statement": """
+        import torch.distributed.rpc as rpc
+
+        def start(self):
+            rpc.init_rpc(name=f"worker{self.rank:d}", rank=self.rank)
         """,
     # a marked statement inside a marked statement: the import placed above the outer one
     # is in force for the inner one

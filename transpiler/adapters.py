@@ -164,10 +164,14 @@ def _build(qualified: str, rule: ApiRule, ctx: FileContext) -> _Adapter:
         construct = _statement(cst.Call(func=cst.Attribute(cst.Call(cst.Name("super")), cst.Name("__init__")),
                                         args=result.args))
         after = chained + [cst.parse_statement(text + "\n") for text in rule.after_init]
+        methods = _torch_attributes(rule)
+        if rule.reset_parameters:
+            after.append(_runs_overridden_reset(f"{namespace}.{name}"))
+            methods.insert(0, _reset_parameters(qualified, rule, ctx))
         init = cst.FunctionDef(
             name=cst.Name("__init__"), params=signature, body=cst.IndentedBlock([*guards, construct, *after]),
         )
-        definition = cst.ClassDef(name=cst.Name(name), body=cst.IndentedBlock([init, *_torch_attributes(rule)]),
+        definition = cst.ClassDef(name=cst.Name(name), body=cst.IndentedBlock([init, *methods]),
                                   bases=[cst.Arg(result.func)])
         return _Adapter(name, namespace, definition, True, checked)
     if rule.after_init:
@@ -194,6 +198,22 @@ def _peel_self_returning(result):
         chained.insert(0, _statement(result.with_changes(func=result.func.with_changes(value=cst.Name("self")))))
         result = result.func.value
     return result, chained
+
+
+def _reset_parameters(qualified: str, rule: ApiRule, ctx: FileContext) -> cst.FunctionDef:
+    """torch's ``reset_parameters()`` of the layer, from its rule: a subclass
+    calls ``super().reset_parameters()`` (timm's ScaledStdConv2d)."""
+    if any("mindspore." in text for text in rule.reset_parameters):
+        ctx.imports_needed.add(("mindspore", "mindspore"))
+    body = "".join(f"    {line}\n" for text in rule.reset_parameters for line in text.splitlines())
+    return cst.parse_statement(f"def reset_parameters(self):\n    # what {qualified}.reset_parameters() does\n{body}")
+
+
+def _runs_overridden_reset(adapter: str) -> cst.If:
+    """torch's constructor ends with ``self.reset_parameters()``: a subclass's
+    own version runs there (MindSpore's constructor has drawn the layer's own)."""
+    return cst.parse_statement(f"if type(self).reset_parameters is not {adapter}.reset_parameters:\n"
+                               "    self.reset_parameters()  # a subclass's own, as torch's constructor runs it\n")
 
 
 def _torch_attributes(rule: ApiRule) -> list[cst.FunctionDef]:

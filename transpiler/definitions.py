@@ -12,11 +12,12 @@ _TWO_BLANK_LINES = (cst.EmptyLine(), cst.EmptyLine())
 
 
 def add_definitions(module: cst.Module, ctx: FileContext) -> cst.Module:
-    if not ctx.definitions:
+    definitions = _used(module, ctx.definitions)
+    if not definitions:
         return module
     body = list(module.body)
-    index = _after_imports(body, set(ctx.definitions))
-    helpers = [statement.with_changes(leading_lines=_TWO_BLANK_LINES) for statement in ctx.definitions.values()]
+    index = _after_imports(body, set(definitions))
+    helpers = [statement.with_changes(leading_lines=_TWO_BLANK_LINES) for statement in definitions.values()]
     for statement in helpers:  # black formats simple statements: the lines inside
         statement.visit(_MarkForFormatting(ctx))
     if index < len(body):
@@ -31,6 +32,19 @@ def add_definitions(module: cst.Module, ctx: FileContext) -> cst.Module:
             ctx.to_format.add(body[index])
     body[index:index] = helpers
     return module.with_changes(body=body)
+
+
+def _used(module: cst.Module, definitions: dict[str, cst.BaseStatement]) -> dict[str, cst.BaseStatement]:
+    """The definitions the code uses, directly or through another one: a rule
+    may ask for one where it rewrites an argument that a later rewrite drops
+    (``device=x.device``)."""
+    used: set[str] = set()
+    sources = [module]
+    while sources:
+        wanted = {name for name in definitions if name not in used and any(_uses(s, {name}) for s in sources)}
+        used |= wanted
+        sources = [definitions[name] for name in wanted]
+    return {name: statement for name, statement in definitions.items() if name in used}
 
 
 def _after_imports(body: list[cst.BaseStatement], names: set[str]) -> int:

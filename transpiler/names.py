@@ -69,6 +69,9 @@ class _Scope:
     bound: set[str] = field(default_factory=set)
     declared_global: set[str] = field(default_factory=set)
     candidates: list[tuple[cst.CSTNode, ImportBinding, str]] = field(default_factory=list)
+    # references in a function body to a name a module-level import binds only further
+    # down: the function runs later, when it is bound (node, dotted parts, statements around it)
+    late: list[tuple[cst.CSTNode, list[str], tuple[cst.CSTNode, ...]]] = field(default_factory=list)
 
 
 @dataclass
@@ -117,6 +120,8 @@ class NameAnalyzer(Visitor):
         self._scopes: list[_Scope] = []
         self._statements: list[cst.CSTNode] = []
         self._skip: set[int] = set()
+        self._module_imports: dict[str, ImportBinding] = {}  # module-level bindings, by local name
+        self._imported_below: frozenset[str] = frozenset()  # local names some module-level import binds
 
     # -- scopes -------------------------------------------------------------
     def _push(self, kind: str) -> _Scope:
@@ -129,6 +134,7 @@ class NameAnalyzer(Visitor):
         if scope.kind == "module":
             for node, binding, qualified in scope.candidates:
                 self._resolve(node, binding, qualified)
+            self._resolve_late(scope.late)
             return
         parent = self._enclosing_for_free_names()
         for candidate in scope.candidates:
@@ -136,6 +142,18 @@ class NameAnalyzer(Visitor):
             if alias in scope.bound and alias not in scope.declared_global:
                 continue  # shadowed by a local binding
             parent.candidates.append(candidate)
+        parent.late.extend(late for late in scope.late
+                           if late[1][0] not in scope.bound or late[1][0] in scope.declared_global)
+
+    def _resolve_late(self, late) -> None:
+        for node, parts, statements in late:
+            binding = self._module_imports.get(parts[0])
+            if binding is None:
+                continue
+            qualified = ".".join([binding.qualified, *parts[1:]])
+            if is_torch_name(binding.qualified) or qualified in self.result.rule_names:
+                self._resolve(node, binding, qualified)
+                self.result.interesting.update(id(statement) for statement in statements)
 
     def _enclosing_for_free_names(self) -> _Scope:
         # Free names of a function skip enclosing class bodies (Python scoping).
@@ -179,6 +197,7 @@ class NameAnalyzer(Visitor):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._push("module")
+        self._imported_below = _module_level_import_names(node.body)
 
     def leave_Module(self, original_node: cst.Module) -> None:
         self._pop()
@@ -328,6 +347,8 @@ class NameAnalyzer(Visitor):
             self._bind(local)  # a local import of something else shadows like any binding
         optional = self._in_optional_import_block()
         self.result.imports[local] = ImportBinding(local, qualified, node, module_level, module, optional)
+        if module_level:
+            self._module_imports[local] = self.result.imports[local]
         if is_torch_name(qualified):
             self._mark_interesting()
 
@@ -360,6 +381,8 @@ class NameAnalyzer(Visitor):
     def _candidate(self, node: cst.CSTNode, parts: list[str]) -> None:
         binding = self.result.imports.get(parts[0])
         if binding is None:
+            if parts[0] in self._imported_below and any(scope.kind == "function" for scope in self._scopes):
+                self._scopes[-1].late.append((node, parts, tuple(self._statements)))
             return
         qualified = ".".join([binding.qualified, *parts[1:]])
         if not is_torch_name(binding.qualified) and qualified not in self.result.rule_names:
@@ -378,6 +401,35 @@ class NameAnalyzer(Visitor):
 
     def visit_With(self, node: cst.With) -> None:
         pass
+
+
+def _module_level_import_names(body) -> frozenset[str]:
+    """The local names the module's own imports bind (not those in functions or classes)."""
+    names: set[str] = set()
+    for statement in body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+                    names.update(filter(None, (_alias_local(alias) for alias in small.names)))
+        elif isinstance(statement, (cst.If, cst.Try, cst.With)):
+            for block in _blocks_of(statement):
+                names.update(_module_level_import_names(block))
+    return frozenset(names)
+
+
+def _blocks_of(statement) -> list:
+    """The statement lists of a module-level if/try/with (its branches and handlers)."""
+    blocks = [statement.body.body]
+    orelse = getattr(statement, "orelse", None)
+    while isinstance(orelse, cst.If):  # elif
+        blocks.append(orelse.body.body)
+        orelse = orelse.orelse
+    if orelse is not None:
+        blocks.append(orelse.body.body)
+    blocks.extend(handler.body.body for handler in getattr(statement, "handlers", ()))
+    if getattr(statement, "finalbody", None) is not None:
+        blocks.append(statement.finalbody.body.body)
+    return [block for block in blocks if isinstance(block, (list, tuple))]
 
 
 def _plain_import(qualified: str) -> cst.Import:

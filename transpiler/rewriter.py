@@ -259,10 +259,19 @@ class Rewriter(Transformer):
         self.type_context.update(names)
         self.annotation_refs.update(names)
 
+    def visit_Tuple(self, node: cst.Tuple) -> None:
+        # a tuple of torch classes and nothing else, e.g. minGPT's whitelist = (torch.nn.Linear,):
+        # classes for isinstance(), which must also accept the layers converted directly
+        values = [element.value for element in node.elements]
+        if values and all(isinstance(v, (cst.Name, cst.Attribute)) and _is_torch_class(self.analysis.qualified(v))
+                          for v in values):
+            self.type_context.update(id(v) for v in values)
+
     def visit_Call(self, node: cst.Call) -> None:
         self.call_funcs.add(id(node.func))
         if isinstance(node.func, cst.Name) and len(node.args) == 1 and not node.args[0].star:
             self.sole_argument_of[id(node.args[0].value)] = node.func.value
+        self.handled.update(structural.device_reads_used_as_strings(node))
         check = feature_check(self, node)
         if check is not None:
             self.handled.add(id(check.module))
@@ -342,6 +351,7 @@ class Rewriter(Transformer):
 
     # -- references and calls ------------------------------------------------
     def visit_Comparison(self, node: cst.Comparison) -> None:
+        self.handled.update(structural.device_reads_used_as_strings(node))
         check = membership_check(self, node)
         if check is not None:
             self.handled.add(id(check.module))
@@ -569,8 +579,9 @@ class Rewriter(Transformer):
         rule = self.rules.calls.get(qualified)
         if rule is not None and rule.target is not None:
             # as a value it is called later with torch's arguments: only a rule that
-            # changes none of them can stand as the MindSpore name
-            if id(original) in self.type_context or (rule.is_plain_rename and not rule.args):
+            # changes none of them (and adds no torch method) can stand as the MindSpore name
+            if id(original) in self.type_context or (rule.is_plain_rename and not rule.args
+                                                      and not rule.reset_parameters):
                 return self._renamed(original, qualified, rule.target)
         if rule is not None and (rule.target is not None or rule.hook is not None) and id(original) not in self.type_context:
             as_base = id(original) in self.base_context
@@ -616,6 +627,10 @@ def _is_in_place_name(name: str) -> bool:
 def _first_sentence(text: str) -> str:
     sentence = " ".join(text.split()).split(". ")[0].rstrip(".")
     return sentence if len(sentence) <= 160 else ""
+
+
+def _is_torch_class(qualified: str | None) -> bool:
+    return qualified is not None and qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1][:1].isupper()
 
 
 def _simple_statements(result) -> list[cst.SimpleStatementLine]:

@@ -19,8 +19,6 @@ from transpiler.change_text import describe, short
 
 _PARAMETER_LISTS = frozenset({"parameters", "named_parameters", "trainable_params", "get_parameters",
                               "parameters_and_names", "untrainable_params"})
-
-
 _NAMED_PARAMETER_LISTS = frozenset({"named_parameters", "parameters_and_names"})
 
 
@@ -64,6 +62,10 @@ def parameter_loop_variables(module: cst.Module) -> set[str]:
 
         def visit_CompFor(self, node):
             self._note(node.target, node.iter)
+
+        def visit_Call(self, node):
+            if isinstance(node.func, cst.Name) and node.func.value == "filter":
+                parameter_list(node)  # its predicate's item, wherever the filter stands
 
     walk(module, Loops(), prune=LAYOUT_TYPES)  # read-only: libcst's visit would rebuild the module
     return names

@@ -6,7 +6,8 @@ converted package's own ``create_model``, load the torch weights with
 
     python mindspore_side.py CONVERTED_DIR REFERENCE_NPZ NAME
 
-Prints one JSON line: verdict, max error, first error line.
+Prints one JSON line: verdict, max error, first error line (see verdict.py
+for when outputs match).
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ import os
 import sys
 import traceback
 
-from transpiler.proof.marked_lines import marked_frame
-from transpiler.proof.no_torch import block_torch
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, ROOT)
 
-ATOL, RTOL = 1e-4, 1e-3
+from benchmarks.zoo.verdict import output_verdict  # noqa: E402
+from transpiler.proof.marked_lines import marked_frame  # noqa: E402
+from transpiler.proof.no_torch import block_torch  # noqa: E402
 
 
 def _failure(stage: str, exc: BaseException, converted_dir: str) -> dict:
@@ -60,13 +63,8 @@ def run(converted_dir: str, reference: str, name: str) -> dict:
         output = model(mindspore.Tensor(data["input"])).asnumpy()
     except BaseException as exc:  # noqa: BLE001 - every failure is a verdict
         return _failure(stage, exc, converted_dir)
-    expected = data["output"]
-    if output.shape != expected.shape:
-        return {"verdict": "mismatch", "error": f"output shape {output.shape} != torch {expected.shape}"}
-    error = float(np.max(np.abs(output - expected)))
-    ok = bool(np.allclose(output, expected, atol=ATOL, rtol=RTOL))
-    return {"verdict": "match" if ok else "mismatch", "max_error": error,
-            "error": "" if ok else f"max abs error {error:.3g} (atol {ATOL}, rtol {RTOL})"}
+    expected_float64 = data["output_float64"] if "output_float64" in data.files else None
+    return output_verdict(output, data["output"], expected_float64)
 
 
 def main() -> int:

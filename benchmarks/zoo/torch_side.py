@@ -1,7 +1,9 @@
 """The torch side of the zoo benchmark, run in a child process: build each
 timm model, run it in eval mode on a seeded input and save the input, the
-output and every weight (state dict plus non-persistent buffers, which the
-converted Cells hold as Parameters) as numpy arrays.
+output and its state dict (as torch saves weights) as numpy arrays; then the
+output of the same model in float64 (``output_float64``: how far float32
+itself is from the exact result, see verdict.py), or why it could not run in
+float64 (``float64_error``).
 
     python torch_side.py TIMM_DIR TORCHVISION_DIR OUT_DIR NAME...
 """
@@ -36,10 +38,13 @@ def reference(name: str, out_dir: str) -> None:
     with torch.no_grad():
         y = model(torch.from_numpy(x))
     weights = {k: v.detach().numpy() for k, v in model.state_dict().items()}
-    for key, buffer in model.named_buffers():
-        weights.setdefault(key, buffer.detach().numpy())
     arrays = {"input": x, "output": y.detach().numpy()}
     arrays.update({f"weight:{k}": v for k, v in weights.items()})
+    try:
+        with torch.no_grad():
+            arrays["output_float64"] = model.double()(torch.from_numpy(x).double()).numpy()
+    except Exception as exc:  # a model that only runs in float32 is compared in float32 only
+        arrays["float64_error"] = np.array(f"{type(exc).__name__}: {exc}")
     np.savez(os.path.join(out_dir, f"{name}.npz"), **arrays)
 
 

@@ -10,6 +10,9 @@ Cell, reads the weight declarations of the rule that produced its class
 Cells no rule produced (user Cells, buffers made Parameters) keep their torch
 names. Every shape is checked. Every torch key that found no place and every
 Cell parameter left unfilled is reported by name; nothing is filled silently.
+A key naming a plain tensor attribute of the Cell (a non-persistent buffer,
+which torch's state dict leaves out and ``load_state_dict`` never loads) is
+reported as dropped: the Cell keeps the value its own code computes.
 """
 
 from __future__ import annotations
@@ -21,6 +24,10 @@ import numpy as np
 
 from rewrite_rules.spec import ApiRule, WeightMove
 from transpiler.proof.layer_rules import rule_for_module, rules_for_cell
+
+
+NOT_STATE = ("a non-persistent buffer: torch leaves it out of the state dict and never loads it; "
+             "the Cell keeps the value its own code computes")
 
 
 class WeightConversionError(ValueError):
@@ -35,7 +42,7 @@ class WeightConversionError(ValueError):
 class WeightReport:
     placed: dict[str, str] = field(default_factory=dict)  # torch key -> MindSpore parameter name
     moved: dict[str, str] = field(default_factory=dict)  # torch key -> layout change applied
-    dropped: dict[str, str] = field(default_factory=dict)  # torch key -> why (declared by a rule)
+    dropped: dict[str, str] = field(default_factory=dict)  # torch key -> why (declared by a rule, or not state)
     unplaced: dict[str, str] = field(default_factory=dict)  # torch key -> why
     unfilled: dict[str, str] = field(default_factory=dict)  # MindSpore parameter name -> why
     layouts: dict[str, WeightMove] = field(default_factory=dict, repr=False)  # torch key -> move applied
@@ -63,7 +70,7 @@ class WeightReport:
     def summary(self) -> str:
         return (
             f"{len(self.placed)} placed ({len(self.moved)} with a layout change), {len(self.dropped)} dropped "
-            f"by rule, {len(self.unplaced)} unplaced, {len(self.unfilled)} unfilled"
+            f"(by a rule, or not state in torch), {len(self.unplaced)} unplaced, {len(self.unfilled)} unfilled"
         )
 
 
@@ -94,14 +101,11 @@ def map_weights(source, cell, *, rules=None) -> tuple[dict, WeightReport]:
 
 def _read_source(source) -> tuple[dict[str, np.ndarray], dict[str, object]]:
     """(key -> array, module path -> torch module). A Module contributes its
-    non-persistent buffers too: the converted Cell holds them as Parameters."""
+    state dict, as torch saves it."""
     modules: dict[str, object] = {}
     if hasattr(source, "state_dict") and hasattr(source, "named_modules"):
         modules = dict(source.named_modules())
-        state = dict(source.state_dict())
-        for name, buffer in source.named_buffers():
-            state.setdefault(name, buffer)
-        source = state
+        source = dict(source.state_dict())
     if not isinstance(source, Mapping):
         raise TypeError(f"expected a state dict or a torch Module, got {type(source).__name__}")
     return {key: _to_numpy(value) for key, value in source.items()}, modules
@@ -211,8 +215,21 @@ class _Walk:
                 why = "shape mismatch (see unplaced)" if key in self.report.unplaced else f"no torch key {key}"
                 self.report.unfilled[name] = why
         for key in self.values:
-            if key not in self.used:
+            if key in self.used:
+                continue
+            if self._is_plain_tensor(key):
+                self.report.dropped[key] = NOT_STATE
+            else:
                 self.report.unplaced[key] = self._why_unplaced(key)
+
+    def _is_plain_tensor(self, key: str) -> bool:
+        """``key`` names a tensor attribute of a Cell that is no Parameter
+        (a non-persistent buffer, converted to a plain attribute)."""
+        import mindspore
+
+        path, _, leaf = key.rpartition(".")
+        value = _attribute(self.cells[path], leaf) if path in self.cells else None
+        return isinstance(value, mindspore.Tensor) and not isinstance(value, mindspore.Parameter)
 
     def _why_unplaced(self, key: str) -> str:
         path, _, leaf = key.rpartition(".")

@@ -14,7 +14,7 @@ from transpiler.structural.cells import (
     is_self_or_super,
     run_assigned_children,
 )
-from transpiler.structural.devices import is_noop_statement, record_known_kinds
+from transpiler.structural.devices import device_reads_used_as_strings, is_noop_statement, record_known_kinds
 from transpiler.structural.in_place import assign_in_place, in_place_value
 from transpiler.structural.keyword_dicts import expand_keyword_dicts
 from transpiler.structural.grad_mode import grad_context_reference, is_grad_context, unwrap_grad_context
@@ -34,6 +34,7 @@ __all__ = [
     "record_dataset_columns",
     "visit_dataset_class",
     "convert_function",
+    "device_reads_used_as_strings",
     "expand_keyword_dicts",
     "drop_no_op_decorators",
     "grad_context_reference",

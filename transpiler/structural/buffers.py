@@ -5,7 +5,13 @@ torch also registers ``None`` (an empty slot the attribute reads as None;
 timm's Swin fills its attention mask only when the windows are shifted),
 which ``mindspore.Parameter`` refuses. A value not evidently a tensor (see
 ``_is_tensor``) may be None at run time: it becomes a Parameter only when it
-is not None."""
+is not None.
+
+A non-persistent buffer (``persistent=False``) is not part of torch's state
+dict: it becomes a plain tensor attribute, which MindSpore neither saves nor
+expects in a checkpoint, and which the code may replace by a tensor of
+another shape (convit recomputes its ``rel_indices`` for the input size), as
+torch code replaces such a buffer."""
 
 from __future__ import annotations
 
@@ -27,7 +33,7 @@ def convert_buffer_registration(rewriter, original: cst.Expr, updated: cst.Expr)
         return updated
     if call.func.attr.value != "register_buffer":
         return updated
-    name_expr, tensor = _name_and_tensor(call)
+    name_expr, tensor, persistent = _name_tensor_persistent(call)
     if name_expr is None or tensor is None:
         return updated
     try:
@@ -37,12 +43,22 @@ def convert_buffer_registration(rewriter, original: cst.Expr, updated: cst.Expr)
     receiver = call.func.value
     if isinstance(tensor, cst.Name) and tensor.value == "None":
         value: cst.BaseExpression = tensor
+        message = "buffer -> non-trainable Parameter"
+    elif persistent is not None and _literal(persistent) is False:
+        value = tensor
+        message = "non-persistent buffer -> tensor attribute (not saved, as torch leaves it out of the state dict)"
     else:
-        source = _name_and_tensor(original.value)[1] if isinstance(original.value, cst.Call) else None
-        value = _parameter(rewriter, name_expr, tensor, name,
-                           may_be_none=source is None or not _is_tensor(rewriter.ctx, source))
+        source = _name_tensor_persistent(original.value)[1] if isinstance(original.value, cst.Call) else None
+        parameter = _parameter(rewriter, name_expr, tensor, name,
+                               may_be_none=source is None or not _is_tensor(rewriter.ctx, source))
+        if persistent is None or _literal(persistent) is True:
+            value = parameter
+            message = "buffer -> non-trainable Parameter"
+        else:  # decided at run time
+            value = cst.IfExp(test=persistent, body=parameter, orelse=tensor)
+            message = "buffer -> non-trainable Parameter if persistent, else a tensor attribute"
     rewriter.changed()
-    rewriter.ctx.converted(original, "torch.nn.Module.register_buffer", "buffer -> non-trainable Parameter")
+    rewriter.ctx.converted(original, "torch.nn.Module.register_buffer", message)
     if isinstance(name, str) and name.isidentifier():
         target = cst.Attribute(value=receiver, attr=cst.Name(name))
         return cst.Assign(targets=[cst.AssignTarget(target)], value=value)
@@ -51,12 +67,20 @@ def convert_buffer_registration(rewriter, original: cst.Expr, updated: cst.Expr)
     )
 
 
-def _name_and_tensor(call: cst.Call):
+def _literal(expr: cst.BaseExpression):
+    try:
+        return literal_value(expr)
+    except ValueError:
+        return None
+
+
+def _name_tensor_persistent(call: cst.Call):
     positional = [a for a in call.args if a.keyword is None and not a.star]
     keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
     name_expr = positional[0].value if positional else keywords.get("name")
     tensor = positional[1].value if len(positional) > 1 else keywords.get("tensor")
-    return name_expr, tensor
+    persistent = positional[2].value if len(positional) > 2 else keywords.get("persistent")
+    return name_expr, tensor, persistent
 
 
 def _parameter(rewriter, name_expr, tensor, name, may_be_none: bool) -> cst.BaseExpression:

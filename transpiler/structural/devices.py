@@ -18,6 +18,17 @@ def is_device_string(expr: cst.BaseExpression) -> bool:
     return isinstance(text, str) and text.split(":", 1)[0] in _DEVICE_STRINGS
 
 
+def device_reads_used_as_strings(node: cst.Comparison | cst.Call) -> list[int]:
+    """The ``.device`` reads whose value the code uses as a string, which a
+    torch.device is not: ``"cuda" in args.device``, ``args.device.split(":")``.
+    They hold a device's name already (an argparse option): left as written."""
+    if isinstance(node, cst.Comparison):
+        reads = [t.comparator for t in node.comparisons if isinstance(t.operator, (cst.In, cst.NotIn))]
+    else:
+        reads = [node.func.value] if isinstance(node.func, cst.Attribute) else []
+    return [id(read) for read in reads if isinstance(read, cst.Attribute) and read.attr.value == "device"]
+
+
 def record_known_kinds(node: cst.Assign, ctx) -> None:
     kind = _kind_of(node.value, ctx)
     if kind is None:

@@ -185,8 +185,17 @@ class Surroundings:
         if planned is None:
             return result
         rewrite, data = planned
+        if isinstance(result, cst.FlattenSentinel) and rewrite == self._format_values:
+            # marked on the way, with the imports it needs above it: the statement among them
+            # is formatted all the same (a second conversion, finding the imports, would)
+            nodes = [self._rewritten(original, node, rewrite, data) if _is_the_statement(node) else node
+                     for node in result.nodes]
+            return cst.FlattenSentinel(nodes)
         if not isinstance(result, cst.SimpleStatementLine):
             return result  # marked on the way (a FlattenSentinel with its imports): left as it is
+        return self._rewritten(original, result, rewrite, data)
+
+    def _rewritten(self, original, result, rewrite, data):
         rewritten = rewrite(original, result, data)
         if isinstance(rewritten, cst.SimpleStatementLine) and rewritten is not result:
             self.ctx.to_format.add(rewritten)  # black formats changed statements
@@ -322,6 +331,12 @@ class _Calls(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         if self.analysis.qualified(node.func) in self.apis:
             self.found.append(node)
+
+
+def _is_the_statement(node) -> bool:
+    """Not one of the imports placed above a marked statement."""
+    return isinstance(node, cst.SimpleStatementLine) and not all(
+        isinstance(small, (cst.Import, cst.ImportFrom)) for small in node.body)
 
 
 class _Statements(StatementStack):
