@@ -104,9 +104,10 @@ class VerifyResult:
             out += format_table(self.grads)
             rounding = sum(d.note.startswith(FLOAT32_ROUNDING) for d in self.grads)
             if rounding:
-                out.append(f"{rounding} gradients differ from torch's float32 ones but are about as close to torch's "
-                           "float64 gradients as torch's own float32 ones (within twice their distance, or within "
-                           "tolerance): float32 rounding")
+                out.append(f"{rounding} gradients differ from torch's float32 ones but are within tolerance of torch's "
+                           "float64 gradients, or no more than twice as far from them as torch's own float32 ones "
+                           "(largest and root-mean-square error, where torch's float32 is within 1% (rms) of float64): "
+                           "float32 rounding")
             zero = sum(ZERO_GRAD in d.note for d in self.grads)
             if zero:
                 out.append(f"{zero} of {len(self.grads)} parameters get a gradient of zero in torch (nothing reaches "
