@@ -105,7 +105,7 @@ class VerifyResult:
             rounding = sum(d.note.startswith(FLOAT32_ROUNDING) for d in self.grads)
             if rounding:
                 out.append(f"{rounding} gradients differ from torch's float32 ones but are within tolerance of torch's "
-                           "float64 gradients, or no more than twice as far from them as torch's own float32 ones "
+                           "float64 gradients, or no more than four times as far from them as torch's own float32 ones "
                            "(largest and root-mean-square error, where torch's float32 is within 1% (rms) of float64): "
                            "float32 rounding")
             zero = sum(ZERO_GRAD in d.note for d in self.grads)

@@ -21,7 +21,10 @@ float64 gradient, or when all of these hold:
   whole tensor (a wrong scale or constant) in MindSpore.
 
 Two float32 implementations of the same sums round differently, their errors
-are of the same order, not equal: hence a factor, not equality. Anything else
+are of the same order, not equal: hence a factor, not equality. MindSpore's
+CPU kernels measured 2.3 to 3.2 times torch's error (root mean square, on a
+small sigmoid network's gradients), so the factor is 4, as for the zoo
+benchmark's forward check (benchmarks/zoo/verdict.py). Anything else
 stays a mismatch, and its line says how far each is from float64.
 """
 
@@ -30,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 FLOAT32_ROUNDING = "torch float32 vs float64"  # starts the note of a gradient accepted that way
-SAME_ORDER = 2.0  # MindSpore's errors from float64 may be up to this times torch's float32 ones
+SAME_ORDER = 4.0  # MindSpore's errors from float64 may be up to this times torch's float32 ones
 SIGNIFICANT = 0.01  # torch's float32 gradient must be within 1% (RMS) of float64 for the comparison to say anything
 
 
@@ -59,12 +62,13 @@ def _rounding_only(torch32: np.ndarray, ms: np.ndarray, reference: np.ndarray, r
         return False, "not finite"
     torch_max, ms_max = float(torch_off.max(initial=0.0)), float(ms_off.max(initial=0.0))
     torch_rms, ms_rms, scale = _rms(torch_off), _rms(ms_off), _rms(reference)
-    figures = (f"max {torch_max:.2g}, rms {torch_rms:.2g}; MindSpore vs float64: max {ms_max:.2g}, "
-               f"rms {ms_rms:.2g}")
+    relative = torch_rms / scale if scale else float("inf")
+    figures = (f"max {torch_max:.2g}, rms {torch_rms:.2g} ({relative:.2g} of the gradient's rms); "
+               f"MindSpore vs float64: max {ms_max:.2g}, rms {ms_rms:.2g}")
     if np.allclose(ms, reference, rtol=rtol, atol=atol):
         return True, figures + " (within tolerance)"
-    if torch_rms > SIGNIFICANT * scale:
-        return False, figures + f"; torch's own float32 is {torch_rms / scale:.0%} (rms) off: float32 cannot tell"
+    if not relative <= SIGNIFICANT:
+        return False, figures + "; torch's own float32 is that far off: float32 cannot tell"
     return ms_max <= SAME_ORDER * torch_max and ms_rms <= SAME_ORDER * torch_rms, figures
 
 
