@@ -206,3 +206,14 @@ def test_a_failure_in_a_marked_statement_names_the_marker(tmp_path, capsys):
     error = next(line for line in out.splitlines() if line.startswith("error:"))
     assert error.startswith("error: running the models: reached a statement ms-migrate marked as not converted (")
     assert f"{converted}:" in error and error.endswith("interpolates differently in MindSpore (measured up to 0.27 off)")
+
+
+def test_a_factory_that_returns_no_model_is_named(tmp_path, capsys):
+    original = tmp_path / "factory.py"
+    original.write_text(ZERO_HEAD + "\n\ndef make(pretrained=False):\n    return {'model': ZeroHead()}\n")
+    (tmp_path / "out").mkdir()
+    converted = convert_to(original, tmp_path / "out")
+    status = main(["verify", str(original), str(converted), "--model", "make", "--input", "3,4"])
+    out = capsys.readouterr().out
+    assert status == 2, out
+    assert f"error: building the models: make in {original} returned dict, not a torch Module" in out

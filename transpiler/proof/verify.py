@@ -164,9 +164,10 @@ def verify(request: VerifyRequest) -> VerifyResult:
             return torch_class(*request.args, **request.kwargs)
 
         torch.manual_seed(request.seed)
-        torch_model = build_torch()
+        torch_model = _built(build_torch(), torch.nn.Module, request.model, request.original)
         mindspore.set_seed(request.seed)
         ms_model = _model_class(ms_module, request.model, request.converted)(*request.args, **request.kwargs)
+        ms_model = _built(ms_model, mindspore.nn.Cell, request.model, request.converted)
         stage = "converting the weights"
         params, result.weights = map_weights(torch_model, ms_model)
         mindspore.load_param_into_net(ms_model, params, strict_load=True)
@@ -287,6 +288,14 @@ def _model_class(module, name: str, path: str):
             raise _Stage(f"{path} has no {name!r}")
         obj = getattr(obj, part)
     return obj
+
+
+def _built(model, kind: type, name: str, path: str):
+    """``model`` if it is a ``kind`` (a factory may return anything)."""
+    if not isinstance(model, kind):
+        raise _Stage(f"{name} in {path} returned {type(model).__name__}, not a {kind.__module__.split('.')[0]} "
+                     f"{kind.__name__}")
+    return model
 
 
 def _short_traceback(exc: BaseException, limit: int = 4) -> str:
