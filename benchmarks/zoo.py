@@ -9,6 +9,7 @@ runs with torch and torchvision made unimportable.
     .venv/bin/python benchmarks/zoo.py                 # every model of benchmarks/zoo/models.py
     .venv/bin/python benchmarks/zoo.py resnet18 vgg11  # some of them
     .venv/bin/python benchmarks/zoo.py --json zoo.json
+    .venv/bin/python benchmarks/zoo.py --grad          # one gradient check per model file (benchmarks/zoo/grad.py)
 
 Downloads only from the package registry (timm's and torchvision's wheels,
 unpacked into --work). Verdicts: match, mismatch, weights (conversion of the
@@ -31,6 +32,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from benchmarks.zoo import grad  # noqa: E402
 from benchmarks.zoo.fetch import fetch  # noqa: E402
 from benchmarks.zoo.models import MODELS  # noqa: E402
 
@@ -45,13 +47,20 @@ def main(argv: list[str] | None = None) -> int:
                         help="where the wheels, the converted package and the torch references go")
     parser.add_argument("--jobs", type=int, default=2, help="models run at once (default 2)")
     parser.add_argument("--json", metavar="PATH", help="also write the table as JSON")
+    parser.add_argument("--grad", action="store_true",
+                        help="instead: ms-migrate verify --grad on one architecture per model file (names: its factory)")
+    parser.add_argument("--no-convert", action="store_true",
+                        help="use the converted package already in --work (default: convert timm again)")
     args = parser.parse_args(argv)
     models = [m for m in MODELS if not args.names or m[0] in args.names]
     os.makedirs(args.work, exist_ok=True)
 
     timm_dir, torchvision_dir = fetch(args.work)
     converted = os.path.join(args.work, "converted")
-    print(_convert(os.path.join(timm_dir, "timm"), os.path.join(converted, "timm")))
+    if not (args.no_convert and os.path.isdir(os.path.join(converted, "timm"))):
+        print(_convert(os.path.join(timm_dir, "timm"), os.path.join(converted, "timm")))
+    if args.grad:
+        return _grad_checks(args, timm_dir, torchvision_dir, converted)
     references = os.path.join(args.work, "references")
     os.makedirs(references, exist_ok=True)
     _torch_references(timm_dir, torchvision_dir, references, [name for name, _ in models], args.jobs)
@@ -59,6 +68,19 @@ def main(argv: list[str] | None = None) -> int:
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         rows = list(pool.map(lambda m: _row(m, converted, references), models))
     _print(rows)
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump(rows, handle, indent=1)
+    return 0
+
+
+def _grad_checks(args, timm_dir: str, torchvision_dir: str, converted: str) -> int:
+    checks = [c for c in grad.GRAD_CHECKS if not args.names or c[1] in args.names]
+    logs = os.path.join(args.work, "grad-logs")
+    os.makedirs(logs, exist_ok=True)
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        rows = list(pool.map(lambda c: grad.run_check(c, timm_dir, torchvision_dir, converted, logs), checks))
+    grad.print_table(rows)
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(rows, handle, indent=1)

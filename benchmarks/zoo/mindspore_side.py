@@ -13,7 +13,6 @@ for when outputs match).
 from __future__ import annotations
 
 import json
-import linecache
 import os
 import sys
 import traceback
@@ -22,33 +21,17 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, ROOT)
 
 from benchmarks.zoo.verdict import output_verdict  # noqa: E402
+from transpiler.proof.marked_lines import marked_frame  # noqa: E402
 from transpiler.proof.no_torch import block_torch  # noqa: E402
-
-MARKER = "# TODO(ms-migrate):"
-
-
-def _marker_above(filename: str, lineno: int) -> str | None:
-    """The marker over the statement at ``lineno`` (markers sit in the comment
-    block directly above a statement; the failing line may be inside it)."""
-    for line_number in range(lineno - 1, max(lineno - 40, 0), -1):
-        text = linecache.getline(filename, line_number).strip()
-        if text.startswith(MARKER):
-            return text[len(MARKER):].strip()
-        if text and not text.startswith("#") and line_number < lineno - 1 and not text.startswith(("import ", "from ")):
-            # a previous statement ends the search unless the failing line continues it
-            if not text.endswith(("(", "[", "{", ",", "\\")):
-                return None
-    return None
 
 
 def _failure(stage: str, exc: BaseException, converted_dir: str) -> dict:
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(converted_dir)]
     message = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
-    for frame in reversed(frames):
-        marker = _marker_above(frame.filename, frame.lineno)
-        if marker is not None:
-            where = f"{os.path.relpath(frame.filename, converted_dir)}:{frame.lineno}"
-            return {"verdict": "marked", "error": f"{where}: {marker}"[:300]}
+    marked = marked_frame(exc, converted_dir)
+    if marked is not None:
+        filename, lineno, marker = marked
+        return {"verdict": "marked", "error": f"{os.path.relpath(filename, converted_dir)}:{lineno}: {marker}"[:300]}
     if frames:
         last = frames[-1]
         message = f"{os.path.relpath(last.filename, converted_dir)}:{last.lineno}: {message}"

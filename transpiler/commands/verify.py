@@ -35,7 +35,10 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("original", help="the PyTorch source file")
     parser.add_argument("converted", help="the converted MindSpore file")
-    parser.add_argument("--model", required=True, help="the model class name (the same in both files)")
+    parser.add_argument("--model", required=True,
+                        help="the model class, or a function that returns the model (a factory such as timm's\n"
+                        "resnet18), called with --args/--kwargs; the same name in both files. A file inside a\n"
+                        "package (a folder with __init__.py) is imported as a module of its package")
     parser.add_argument("--args", help="constructor positional arguments as a JSON list")
     parser.add_argument("--kwargs", help="constructor keyword arguments as a JSON object")
     parser.add_argument("--input", action="append", default=[], metavar="SPEC", help=_INPUT_HELP)
@@ -43,7 +46,10 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--atol", type=float, default=1e-4, help="absolute tolerance (default 1e-4)")
     parser.add_argument("--grad", action="store_true",
                         help="also compare the gradients of a seeded scalar reduction of the outputs\n"
-                        "(sum of each float output times a fixed random tensor) w.r.t. every parameter")
+                        "(sum of each float output times a fixed random tensor) w.r.t. every parameter;\n"
+                        "one that differs is checked against torch's float64 gradient: within tolerance of it, or\n"
+                        "within four times torch's own float32 error (largest and root mean square, where torch's float32\n"
+                        "is within 1%% of float64), is float32 rounding and passes with a note")
     parser.add_argument("--train", action="store_true",
                         help="run both models in training mode (dropout active, batch statistics)")
     parser.add_argument("--allow-not-compared", action="store_true",

@@ -96,7 +96,7 @@ def flatten(value, name: str = "out") -> list[tuple[str, object]]:
     return [(name, to_leaf(value))]
 
 
-DtypeAllowances = dict  # (torch dtype, MindSpore dtype) -> text naming who declares the difference and why
+DtypeAllowances = dict  # (torch dtype, MindSpore dtype) -> who declares the difference and why (any .get() mapping)
 
 
 def compare(torch_result, ms_result, rtol: float, atol: float, name: str = "out",

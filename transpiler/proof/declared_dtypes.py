@@ -43,3 +43,17 @@ def _rules_named(rules, name: str) -> list:
         return [rules.calls[name]]
     method = name.rpartition(".")[2]
     return [r for r in rules.methods.get(method, ()) if r.torch == name]
+
+
+class DeclaredDtypes:
+    """``declared_dtype_differences(paths, rules)``, read on the first lookup:
+    reading it converts every file the original imported (a whole package when
+    the original is a module of one), and only a dtype that differs needs it."""
+
+    def __init__(self, paths, rules=None):
+        self._paths, self._rules, self._table = paths, rules, None
+
+    def get(self, key, default=None):
+        if self._table is None:
+            self._table = declared_dtype_differences(self._paths, self._rules)
+        return self._table.get(key, default)

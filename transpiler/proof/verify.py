@@ -26,10 +26,12 @@ import traceback
 from dataclasses import dataclass, field, replace
 
 from transpiler.proof.compare import Difference, format_table
-from transpiler.proof.declared_dtypes import declared_dtype_differences
+from transpiler.proof.declared_dtypes import DeclaredDtypes
+from transpiler.proof.marked_lines import marked_frame
 from transpiler.proof.replay import ReplayMismatch, Tape
+from transpiler.proof.verify_float64 import FLOAT32_ROUNDING
 from transpiler.proof.verify_inputs import InputSpec, make_inputs
-from transpiler.proof.verify_runs import CellCheck, Divergence, Run
+from transpiler.proof.verify_runs import ZERO_GRAD, CellCheck, Divergence, Run
 from transpiler.proof.verify_runs import StageError as _Stage
 from transpiler.proof.weights import WeightReport, map_weights
 
@@ -100,6 +102,17 @@ class VerifyResult:
         if self.grads:
             out.append("gradients of the seeded scalar reduction of the compared outputs:")
             out += format_table(self.grads)
+            rounding = sum(d.note.startswith(FLOAT32_ROUNDING) for d in self.grads)
+            if rounding:
+                out.append(f"{rounding} gradients differ from torch's float32 ones but are within tolerance of torch's "
+                           "float64 gradients, or no more than four times as far from them as torch's own float32 ones "
+                           "(largest and root-mean-square error, where torch's float32 is within 1% (rms) of float64): "
+                           "float32 rounding")
+            zero = sum(ZERO_GRAD in d.note for d in self.grads)
+            if zero:
+                out.append(f"{zero} of {len(self.grads)} parameters get a gradient of zero in torch (nothing reaches "
+                           "them from the outputs, e.g. a branch scaled by a zero-initialised weight): their "
+                           "comparison proves little")
         if self.cells:
             bad = [c for c in self.cells if not c.ok]
             out.append(f"sub-Cells run on the inputs their torch sub-modules received: {len(self.cells) - len(bad)} "
@@ -143,13 +156,18 @@ def verify(request: VerifyRequest) -> VerifyResult:
         torch_module = load_module(request.original, "_ms_migrate_verify_original", sources)
         stage = f"loading {request.converted}"
         ms_module = load_module(request.converted, "_ms_migrate_verify_converted")
-        stage = "reading the dtype differences rules declare"
-        allowed = declared_dtype_differences(sources, request.rules)
+        allowed = DeclaredDtypes(sources, request.rules)
         stage = "building the models"
+        torch_class = _model_class(torch_module, request.model, request.original)
+
+        def build_torch():
+            return torch_class(*request.args, **request.kwargs)
+
         torch.manual_seed(request.seed)
-        torch_model = _model_class(torch_module, request.model, request.original)(*request.args, **request.kwargs)
+        torch_model = _built(build_torch(), torch.nn.Module, request.model, request.original)
         mindspore.set_seed(request.seed)
         ms_model = _model_class(ms_module, request.model, request.converted)(*request.args, **request.kwargs)
+        ms_model = _built(ms_model, mindspore.nn.Cell, request.model, request.converted)
         stage = "converting the weights"
         params, result.weights = map_weights(torch_model, ms_model)
         mindspore.load_param_into_net(ms_model, params, strict_load=True)
@@ -158,7 +176,7 @@ def verify(request: VerifyRequest) -> VerifyResult:
         stage = "running the models"
         arrays = make_inputs(request.inputs, request.seed)
         tape = Tape(request.seed)
-        run = Run(torch_model, ms_model, arrays, request, tape, allowed)
+        run = Run(torch_model, ms_model, arrays, request, tape, allowed, build_torch)
         result.outputs, result.divergence, result.cells, result.replay = run.forward()
         result.draws = [draw.source for draw in tape.draws]
         if request.grad and result.replay is None:
@@ -173,16 +191,31 @@ def verify(request: VerifyRequest) -> VerifyResult:
         if isinstance(exc, _Stage):
             result.error = f"{stage}: {exc}"
         else:
-            result.error = f"{stage}: {type(exc).__name__}: {exc}\n{_short_traceback(exc)}"
+            result.error = f"{stage}: {_marked(exc, request.converted)}{type(exc).__name__}: {exc}\n{_short_traceback(exc)}"
     return result
+
+
+def _marked(exc: BaseException, converted: str) -> str:
+    """The marker of the converted statement the failure ran into, if it ran into one."""
+    package = package_name(converted)
+    folder = os.path.join(package[0], package[1].split(".")[0]) if package else os.path.dirname(os.path.abspath(converted))
+    marked = marked_frame(exc, folder)
+    if marked is None:
+        return ""
+    filename, lineno, marker = marked
+    return f"reached a statement ms-migrate marked as not converted ({filename}:{lineno}): {marker}\n"
 
 
 def load_module(path: str, name: str, sources: list[str] | None = None):
     """Import a file under a private name; modules it imported from its own
     directory are forgotten afterwards so the other file gets its own (their
-    files are appended to ``sources`` when given)."""
+    files are appended to ``sources`` when given). A file inside a package
+    (``timm/models/resnet.py``) is imported as a module of its package instead,
+    so its relative and package-absolute imports work; see ``_load_in_package``."""
     path = os.path.abspath(path)
     folder = os.path.dirname(path)
+    if package_name(path) is not None:
+        return _load_in_package(path, sources)
     before = set(sys.modules)
     sys.path.insert(0, folder)
     try:
@@ -203,6 +236,51 @@ def load_module(path: str, name: str, sources: list[str] | None = None):
     return module
 
 
+def package_name(path: str) -> tuple[str, str] | None:
+    """(the folder holding the top package, the dotted module name) of a file
+    inside packages (folders with ``__init__.py``); None for a plain file."""
+    folder, module = os.path.split(os.path.abspath(path))
+    parts = [] if module == "__init__.py" else [os.path.splitext(module)[0]]
+    if not os.path.exists(os.path.join(folder, "__init__.py")):
+        return None
+    while os.path.exists(os.path.join(folder, "__init__.py")):
+        folder, package = os.path.split(folder)
+        parts.insert(0, package)
+    return folder, ".".join(parts)
+
+
+def _load_in_package(path: str, sources: list[str] | None):
+    """Import ``path`` by its dotted name from its top package's parent folder.
+    The original and the converted file usually belong to packages of the same
+    name (``timm`` and the converted ``timm``): modules of that name already
+    imported are set aside during the import and put back afterwards, and the
+    ones this import added are forgotten, so each side gets its own package."""
+    base, dotted = package_name(path)
+    top = dotted.split(".")[0]
+
+    def of_package(module_name: str) -> bool:
+        return module_name == top or module_name.startswith(top + ".")
+
+    root = os.path.join(base, top) + os.sep
+    set_aside = {k: sys.modules.pop(k) for k in [k for k in sys.modules if of_package(k)]}
+    before = set(sys.modules)
+    folders = [base, os.path.dirname(path)]  # the file's folder too: plain imports of its siblings, as for a file
+    sys.path[:0] = folders
+    importlib.invalidate_caches()
+    try:
+        return importlib.import_module(dotted)
+    finally:
+        for folder in folders:
+            sys.path.remove(folder)
+        for added in set(sys.modules) - before:
+            file = os.path.abspath(getattr(sys.modules[added], "__file__", None) or "")
+            if of_package(added) or file.startswith(root):
+                del sys.modules[added]
+                if sources is not None and file.endswith(".py"):
+                    sources.append(file)
+        sys.modules.update(set_aside)
+
+
 def _model_class(module, name: str, path: str):
     obj = module
     for part in name.split("."):
@@ -210,6 +288,14 @@ def _model_class(module, name: str, path: str):
             raise _Stage(f"{path} has no {name!r}")
         obj = getattr(obj, part)
     return obj
+
+
+def _built(model, kind: type, name: str, path: str):
+    """``model`` if it is a ``kind`` (a factory may return anything)."""
+    if not isinstance(model, kind):
+        raise _Stage(f"{name} in {path} returned {type(model).__name__}, not a {kind.__module__.split('.')[0]} "
+                     f"{kind.__name__}")
+    return model
 
 
 def _short_traceback(exc: BaseException, limit: int = 4) -> str:

@@ -16,8 +16,10 @@ import numpy as np
 
 from transpiler.proof.compare import Difference, Leaf, compare, compare_leaf, dtype_name, flatten, map_leaves, to_leaf, to_numpy
 from transpiler.proof.replay import ReplayMismatch
+from transpiler.proof.verify_float64 import accept_float32_rounding, as_float64, float64_copy
 
 _UNSTABLE = "changes between two torch runs with replayed random draws"
+ZERO_GRAD = "zero in torch"  # the note of a gradient that is zero everywhere: its comparison proves little
 
 
 class StageError(Exception):
@@ -111,8 +113,9 @@ class _Recorder:
 class Run:
     """Both models on the same inputs, through one random tape."""
 
-    def __init__(self, torch_model, ms_model, arrays, request, tape, allowed):
+    def __init__(self, torch_model, ms_model, arrays, request, tape, allowed, build_torch=None):
         self.torch_model = torch_model
+        self.build_torch = build_torch  # makes another torch model (for the float64 reference), or None
         self.ms_model = ms_model
         self.arrays = arrays
         self.request = request
@@ -234,7 +237,7 @@ class Run:
         grad_fn = mindspore.value_and_grad(reduction, None, trainable)
         _, grads = self._mindspore(lambda: grad_fn(*_ms_args(self.arrays)))
         ms_grads = {id(p): to_leaf(g) for p, g in zip(trainable, grads)}
-        diffs = []
+        diffs, differing = [], {}
         for key, leaf in expected.items():
             name = weights.placed.get(key)
             target = weights.targets.get(key)
@@ -245,19 +248,43 @@ class Run:
                 continue
             leaf = Leaf(weights.to_mindspore_layout(key, leaf.array), leaf.dtype)
             diff = compare_leaf(label, leaf, ms_grads[id(target)], *self.tolerances, self.allowed)
+            if isinstance(leaf.array, np.ndarray) and not leaf.array.any():
+                diff.note = "; ".join(filter(None, [diff.note, ZERO_GRAD]))
             if not compare_leaf(label, expected[key], again[key], 0.0, 0.0).ok:
                 self.not_compared(diff)
+            elif diff.problem == "values differ":
+                differing[key] = (diff, leaf.array, ms_grads[id(target)].array)
             diffs.append(diff)
+        if differing:
+            float64 = self._float64_gradients(skipped, projections)
+            if float64 is not None:
+                layout = {key: weights.to_mindspore_layout(key, grad) for key, grad in float64.items()}
+                accept_float32_rounding(differing, layout, *self.tolerances)
         return diffs
 
-    def _torch_gradients(self, skipped, rng, seed, projections=None):
-        """(torch key -> gradient Leaf, the projections used)."""
+    def _float64_gradients(self, skipped, projections) -> dict | None:
+        """torch key -> torch's gradient computed in float64; None when the
+        model cannot run in float64 (code that fixes float32, ...)."""
+        if self.build_torch is None:
+            return None
+        try:
+            model = float64_copy(self.build_torch, self.torch_model, self.request.seed)
+            grads, _ = self._torch_gradients(skipped, None, self.request.seed, projections, model)
+        except Exception:  # noqa: BLE001 - no float64 reference: the mismatch stands
+            return None
+        return {key: leaf.array for key, leaf in grads.items()}
+
+    def _torch_gradients(self, skipped, rng, seed, projections=None, model=None):
+        """(torch key -> gradient Leaf, the projections used); ``model``: a
+        float64 copy instead of the torch model (float inputs widened)."""
         import torch
 
+        arrays = self.arrays if model is None else map_leaves(tuple(self.arrays), as_float64)
+        model = self.torch_model if model is None else model
         torch.manual_seed(seed)
-        self.torch_model.zero_grad()
+        model.zero_grad()
         with self.tape.replaying_torch():
-            out = self.torch_model(*_torch_args(self.arrays))
+            out = model(*_torch_args(arrays))
         leaves = [t for name, t in _tensor_leaves(out) if t.is_floating_point() and name not in skipped]
         if not leaves:
             raise StageError("--grad: the model returns no compared floating-point tensor to reduce")
@@ -266,7 +293,7 @@ class Run:
         loss = sum((t * torch.from_numpy(r).to(t.dtype)).sum() for t, r in zip(leaves, projections))
         loss.backward()
         grads = {}
-        for key, param in self.torch_model.named_parameters():
+        for key, param in model.named_parameters():
             if param.requires_grad:
                 grads[key] = (Leaf(np.zeros(tuple(param.shape), np.float32), dtype_name(param.dtype))
                               if param.grad is None else to_leaf(param.grad))
