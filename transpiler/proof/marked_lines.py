@@ -8,7 +8,7 @@ import linecache
 import os
 import traceback
 
-from transpiler.diagnostics import MARKER_PREFIX
+from transpiler.convert.diagnostics import MARKER_PREFIX
 
 MARKER = MARKER_PREFIX.rstrip()
 

@@ -46,15 +46,18 @@ def accept_float32_rounding(differing: dict, float64: dict, rtol: float, atol: f
         reference = float64.get(key)
         if reference is None or reference.shape != ms.shape:
             continue
-        accepted, figures = _rounding_only(torch32, ms, reference, rtol, atol)
+        accepted, figures = float32_rounding_only(torch32, ms, reference, rtol, atol)
         if accepted:
             diff.ok, diff.problem, diff.note = True, "", f"{FLOAT32_ROUNDING}: {figures}; float32 rounding"
         else:
             diff.problem = f"{diff.problem} ({FLOAT32_ROUNDING}: {figures})"
 
 
-def _rounding_only(torch32: np.ndarray, ms: np.ndarray, reference: np.ndarray, rtol: float, atol: float):
-    """(is MindSpore's difference float32 rounding, the figures that say so)."""
+def float32_rounding_only(torch32: np.ndarray, ms: np.ndarray, reference: np.ndarray, rtol: float, atol: float,
+                          what: str = "gradient"):
+    """(is MindSpore's difference from torch's float32 values only float32 rounding, the
+    figures that say so), given torch's float64 values ``reference`` of the ``what``
+    (see the module's rule)."""
     reference = reference.astype(np.float64)
     torch_off = np.abs(torch32.astype(np.float64) - reference)
     ms_off = np.abs(ms.astype(np.float64) - reference)
@@ -63,7 +66,7 @@ def _rounding_only(torch32: np.ndarray, ms: np.ndarray, reference: np.ndarray, r
     torch_max, ms_max = float(torch_off.max(initial=0.0)), float(ms_off.max(initial=0.0))
     torch_rms, ms_rms, scale = _rms(torch_off), _rms(ms_off), _rms(reference)
     relative = torch_rms / scale if scale else float("inf")
-    figures = (f"max {torch_max:.2g}, rms {torch_rms:.2g} ({relative:.2g} of the gradient's rms); "
+    figures = (f"max {torch_max:.2g}, rms {torch_rms:.2g} ({relative:.2g} of the {what}'s rms); "
                f"MindSpore vs float64: max {ms_max:.2g}, rms {ms_rms:.2g}")
     if np.allclose(ms, reference, rtol=rtol, atol=atol):
         return True, figures + " (within tolerance)"
