@@ -7,7 +7,7 @@ from functools import lru_cache
 import libcst as cst
 
 from transpiler.convert.comments import comments
-from transpiler.convert.walk import walk
+from transpiler.convert.walk import rewrite, walk
 
 _MAX_LINE = 88
 _MIN_LINE = 40
@@ -186,4 +186,4 @@ class _FormatChanged(cst.CSTTransformer):
 def format_changed(module: cst.Module, marked) -> cst.Module:
     if not marked:
         return module
-    return module.visit(_FormatChanged(module, marked))
+    return rewrite(module, _FormatChanged(module, marked))
