@@ -7,7 +7,7 @@ from functools import lru_cache
 import libcst as cst
 
 from transpiler.convert.comments import comments
-from transpiler.convert.walk import rewrite, walk
+from transpiler.convert.walk import LAYOUT_TYPES, rewrite, walk
 
 _MAX_LINE = 88
 _MIN_LINE = 40
@@ -93,7 +93,7 @@ def parenthesize_owners(statement: cst.CSTNode) -> cst.CSTNode:
     made the object of an attribute, subscript or call (rebuilt only then:
     the rewriter tracks its nodes by identity)."""
     finder = _LooseOwners()
-    walk(statement, finder)
+    walk(statement, finder, prune=LAYOUT_TYPES)  # layout holds no attribute, subscript or call
     return statement.visit(_ParenthesizeOwners()) if finder.found else statement
 
 

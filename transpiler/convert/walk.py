@@ -124,6 +124,22 @@ LAYOUT_TYPES: frozenset[type] = frozenset(
 )
 
 
+class _Subclasses(dict):
+    """node type -> whether it is a subclass of ``base``, found once per type:
+    isinstance on libcst's abstract classes goes through abc, slow per node."""
+
+    def __init__(self, base: type):
+        super().__init__()
+        self.base = base
+
+    def __missing__(self, node_type: type) -> bool:
+        self[node_type] = answer = issubclass(node_type, self.base)
+        return answer
+
+
+IS_STATEMENT: dict[type, bool] = _Subclasses(cst.BaseStatement)  # IS_STATEMENT[type(node)]
+
+
 def walk(node: cst.CSTNode, visitor: cst.CSTVisitor, prune: frozenset[type] = frozenset()) -> None:
     """Visit ``node`` and its descendants with a read-only visitor; nodes whose
     type is in ``prune`` are not visited at all (no callbacks)."""
