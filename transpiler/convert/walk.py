@@ -275,19 +275,22 @@ def _rewrite(node, transformer, transformer_type, hooks_known):
                 copies_only = copies_only and same
             elif value is not None and kind is not MaybeSentinel:
                 new_value, same = _rewrite(value, transformer, transformer_type, hooks_known)
-                _check_replacement(value, new_value, removed)
-                if isinstance(new_value, cst.RemovalSentinel):
-                    new_value = None if removed == _OPTIONAL else MaybeSentinel.DEFAULT
+                if not same:
+                    _check_replacement(value, new_value, removed)
+                    if isinstance(new_value, cst.RemovalSentinel):
+                        new_value = None if removed == _OPTIONAL else MaybeSentinel.DEFAULT
                 changes[field] = new_value
                 copies_only = copies_only and same
             if hooked:
                 transformer.on_leave_attribute(node, field)
         updated = _copy(node, changes) if copies_only else node.with_changes(**changes)
     result = transformer.on_leave(node, updated)
+    if result is updated:
+        return result, updated is node or copies_only
     if not isinstance(result, (cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel)):
         raise cst.CSTValidationError("Expected a node of type CSTNode or a RemovalSentinel, "
                                      f"but got a return value of {type(result).__name__}")
-    return result, result is updated and (updated is node or copies_only)
+    return result, False
 
 
 def _check_replacement(child, result, removed: int) -> None:
