@@ -7,7 +7,8 @@ that costs as much as parsing them. ``walk`` calls the same callbacks in the
 same order (``on_visit``, per-field ``on_visit_attribute`` /
 ``on_leave_attribute``, children in source order, ``on_leave``) but only reads
 the tree. Field order comes from libcst's own ``_visit_and_replace_children``,
-read once per node type, so it follows libcst exactly.
+read once per node type, so it follows libcst exactly. ``rewrite`` does the
+same for a transformer (same calls, same tree), re-validating only changed nodes.
 """
 
 from __future__ import annotations
@@ -40,12 +41,18 @@ def _optional_fields(node_type: type) -> frozenset[str]:
 
 @lru_cache(maxsize=None)
 def _visited_fields(node_type: type) -> tuple[tuple[str, ...], frozenset[str]]:
-    """Read from the bytecode of ``_visit_and_replace_children``: each helper
-    call ``visit_*(self, "field", ...)`` names its field as the first string
-    constant after the helper (in source order; reading the source with
-    inspect and ast costs ten times as much at start-up)."""
-    ordered: list[str] = []
-    optional: set[str] = set()
+    helpers = _field_helpers(node_type)
+    return tuple(helpers), frozenset(field for field, used in helpers.items() if "visit_optional" in used)
+
+
+@lru_cache(maxsize=None)
+def _field_helpers(node_type: type) -> dict[str, frozenset[str]]:
+    """Each visited field (in source order) -> the visit_* helpers libcst visits
+    it with. Read from the bytecode of ``_visit_and_replace_children``: each
+    helper call ``visit_*(self, "field", ...)`` names its field as the first
+    string constant after the helper (reading the source with inspect and ast
+    costs ten times as much at start-up)."""
+    helpers: dict[str, set[str]] = {}  # ImportFrom visits `names` in one of two branches, with two helpers
     helper = None
     for instruction in dis.get_instructions(node_type._visit_and_replace_children):
         if instruction.opname == "LOAD_GLOBAL" and instruction.argval in _VISIT_HELPERS:
@@ -53,12 +60,9 @@ def _visited_fields(node_type: type) -> tuple[tuple[str, ...], frozenset[str]]:
         elif helper is not None and instruction.opname == "LOAD_CONST":
             if not isinstance(instruction.argval, str):
                 raise TypeError(f"cannot read the fields of {node_type.__name__}")
-            if instruction.argval not in ordered:  # ImportFrom visits `names` in one of two branches
-                ordered.append(instruction.argval)
-            if helper == "visit_optional":
-                optional.add(instruction.argval)
+            helpers.setdefault(instruction.argval, set()).add(helper)
             helper = None
-    return tuple(ordered), frozenset(optional)
+    return {field: frozenset(used) for field, used in helpers.items()}
 
 
 _BODY_HELPERS = frozenset({"visit_body_iterable", "visit_body_sequence"})
@@ -68,18 +72,9 @@ _REQUIRED, _OPTIONAL, _SENTINEL = 0, 1, 2  # what a removed child becomes: an er
 @lru_cache(maxsize=None)
 def _field_kinds(node_type: type) -> tuple[tuple[str, bool, int], ...]:
     """(field, holds statements, what a removed single child becomes) for
-    each visited field, from the helpers ``_visit_and_replace_children`` calls."""
-    helpers: dict[str, set[str]] = {}
-    helper = None
-    for instruction in dis.get_instructions(node_type._visit_and_replace_children):
-        if instruction.opname == "LOAD_GLOBAL" and instruction.argval in _VISIT_HELPERS:
-            helper = instruction.argval
-        elif helper is not None and instruction.opname == "LOAD_CONST":
-            helpers.setdefault(instruction.argval, set()).add(helper)
-            helper = None
+    each visited field, from the helpers libcst visits it with."""
     kinds = []
-    for field in child_fields(node_type):
-        used = helpers[field]
+    for field, used in _field_helpers(node_type).items():
         removed = _SENTINEL if "visit_sentinel" in used else _OPTIONAL if "visit_optional" in used else _REQUIRED
         kinds.append((field, bool(used & _BODY_HELPERS), removed))
     return tuple(kinds)
