@@ -3,7 +3,7 @@ the same callbacks in the same order, the same resulting tree."""
 
 import libcst as cst
 
-from transpiler.convert.walk import LAYOUT_TYPES, Transformer, Visitor, child_fields, walk
+from transpiler.convert.walk import LAYOUT_TYPES, Transformer, Visitor, child_fields, rewrite, walk
 
 SOURCE = '''
 import torch.nn as nn
@@ -138,6 +138,56 @@ def test_transformer_makes_libcsts_calls_and_tree():
     expected, fast = LibcstRenamer(), FastRenamer()
     assert module.visit(fast).code == module.visit(expected).code
     assert fast.calls == expected.calls
+
+
+def test_rewrite_makes_libcsts_calls_and_tree():
+    module = cst.parse_module(SOURCE)
+    for transformer_type in (LibcstRenamer, FastRenamer):
+        expected, fast = transformer_type(), transformer_type()
+        result, libcsts = rewrite(module, fast), module.visit(expected)
+        assert result.deep_equals(libcsts) and result.code == libcsts.code
+        assert fast.calls == expected.calls
+
+
+class _Remover(Transformer):
+    """Removals and flattenings of every kind libcst allows."""
+
+    def leave_Pass(self, original_node, updated_node):
+        return cst.RemovalSentinel.REMOVE  # a statement left empty goes, as with libcst
+
+    def leave_Expr(self, original_node, updated_node):
+        if isinstance(updated_node.value, cst.Await):
+            return cst.FlattenSentinel([updated_node, cst.Expr(cst.Name("after"))])
+        return updated_node
+
+    def leave_Element(self, original_node, updated_node):
+        return cst.RemovalSentinel.REMOVE if isinstance(updated_node.value, cst.Name) and updated_node.value.value in "bc" else updated_node
+
+    def leave_AsName(self, original_node, updated_node):
+        return cst.RemovalSentinel.REMOVE  # an optional field: None
+
+    def leave_Comma(self, original_node, updated_node):
+        return cst.RemovalSentinel.REMOVE if original_node is not updated_node else updated_node
+
+
+def test_rewrite_removes_and_flattens_as_libcst_does():
+    module = cst.parse_module(SOURCE + "a = [b, 1, c]\n")
+    result = rewrite(module, _Remover()).code
+    assert result == module.visit(_Remover()).code
+    assert "await z; after" in result and "a = [1]" in result and " as e" not in result and " as g" not in result
+
+
+def test_rewrite_gives_every_visited_node_a_new_object():
+    module = cst.parse_module(SOURCE)
+    seen = []
+
+    class Collector(Transformer):
+        def on_leave(self, original_node, updated_node):
+            seen.append((original_node, updated_node))
+            return updated_node
+
+    rewrite(module, Collector())
+    assert seen and all(original is not updated for original, updated in seen)
 
 
 def test_child_fields_follow_source_order():

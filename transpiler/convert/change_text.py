@@ -13,6 +13,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.spec import Arg, Drop, Unsupported
+from transpiler.convert.walk import LAYOUT_TYPES, Transformer, rewrite
 
 LIMIT = 100  # characters of code shown for one side of a change
 _VALUE_LIMIT = 40  # characters of an argument value shown in a change
@@ -27,7 +28,7 @@ def short(node: cst.CSTNode, limit: int = LIMIT) -> str:
         for depth in (2, 1):
             if len(text) <= limit:
                 break
-            text = _one_line(node.visit(_ElideInnerCalls(depth)))
+            text = _one_line(rewrite(node, _ElideInnerCalls(depth)))
     return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
@@ -134,13 +135,16 @@ def _one_line(node: cst.CSTNode) -> str:
         return " ".join(code.split())
 
 
-class _ElideInnerCalls(cst.CSTTransformer):
+class _ElideInnerCalls(Transformer):
     """Arguments of calls nested ``depth`` or more calls deep become ``...``."""
 
     def __init__(self, depth: int) -> None:
         super().__init__()
         self.elide_from = depth
         self.depth = 0
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return type(node) not in LAYOUT_TYPES and super().on_visit(node)  # no calls inside layout
 
     def visit_Call(self, node: cst.Call) -> bool:
         self.depth += 1

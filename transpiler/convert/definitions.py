@@ -41,7 +41,11 @@ def _used(module: cst.Module, definitions: dict[str, cst.BaseStatement]) -> dict
     used: set[str] = set()
     sources = [module]
     while sources:
-        wanted = {name for name in definitions if name not in used and any(_uses(s, {name}) for s in sources)}
+        names = set(definitions) - used
+        found: set[str] = set()
+        for source in sources:  # one walk per source for all the names
+            found |= _names_used(source, names)
+        wanted = {name for name in definitions if name in found}
         used |= wanted
         sources = [definitions[name] for name in wanted]
     return {name: statement for name, statement in definitions.items() if name in used}
@@ -62,6 +66,11 @@ def _after_imports(body: list[cst.BaseStatement], names: set[str]) -> int:
 
 
 def _uses(statement, names: set[str]) -> bool:
+    return bool(_names_used(statement, names))
+
+
+def _names_used(statement, names: set[str]) -> set[str]:
+    """Those of ``names`` the statement uses."""
     finder = _NameFinder(names)
     walk(statement, finder, prune=LAYOUT_TYPES)
     return finder.found
@@ -71,10 +80,11 @@ class _NameFinder(cst.CSTVisitor):
     def __init__(self, names: set[str]):
         super().__init__()
         self.names = names
-        self.found = False
+        self.found: set[str] = set()
 
     def visit_Name(self, node: cst.Name) -> None:
-        self.found = self.found or node.value in self.names
+        if node.value in self.names:
+            self.found.add(node.value)
 
 
 def _is_docstring(statement) -> bool:

@@ -7,7 +7,7 @@ from functools import lru_cache
 import libcst as cst
 
 from transpiler.convert.comments import comments
-from transpiler.convert.walk import walk
+from transpiler.convert.walk import LAYOUT_TYPES, rewrite, walk
 
 _MAX_LINE = 88
 _MIN_LINE = 40
@@ -93,7 +93,7 @@ def parenthesize_owners(statement: cst.CSTNode) -> cst.CSTNode:
     made the object of an attribute, subscript or call (rebuilt only then:
     the rewriter tracks its nodes by identity)."""
     finder = _LooseOwners()
-    walk(statement, finder)
+    walk(statement, finder, prune=LAYOUT_TYPES)  # layout holds no attribute, subscript or call
     return statement.visit(_ParenthesizeOwners()) if finder.found else statement
 
 
@@ -186,4 +186,4 @@ class _FormatChanged(cst.CSTTransformer):
 def format_changed(module: cst.Module, marked) -> cst.Module:
     if not marked:
         return module
-    return module.visit(_FormatChanged(module, marked))
+    return rewrite(module, _FormatChanged(module, marked))

@@ -12,7 +12,7 @@ from transpiler.convert.engine import code_of
 from transpiler.convert.names import is_torch_name
 from transpiler.convert.node_sets import NodeSet
 from transpiler.convert.statements import Placeholders
-from transpiler.convert.walk import LAYOUT_TYPES, walk
+from transpiler.convert.walk import LAYOUT_TYPES, rewrite, walk
 
 
 def unused_torch_aliases(ctx: FileContext, converted: cst.Module | None = None) -> set[str]:
@@ -220,13 +220,13 @@ def fix_imports(module: cst.Module, ctx: FileContext) -> cst.Module:
     clashes = {local for _, local, _ in ctx.generated_refs if local in kept_torch_locals}
     if clashes:
         targets = {id(node): qualified for node, local, qualified in ctx.generated_refs if local in clashes}
-        module = module.visit(_Respell(targets, ctx.to_format))
+        module = rewrite(module, _Respell(targets, ctx.to_format))
         ctx.imports_needed = {(m, l) for m, l in ctx.imports_needed if l not in clashes}
         ctx.imports_needed.add(("mindspore", "mindspore"))
     placeholders = Placeholders(track=ctx.to_format)
     index = _insert_index(list(module.body))
     if unused:
-        module = module.visit(_ImportEditor(unused, placeholders, ctx.kept_imports, ctx.analysis.converts_import_of))
+        module = rewrite(module, _ImportEditor(unused, placeholders, ctx.kept_imports, ctx.analysis.converts_import_of))
     body = list(module.body)
     new_imports = _new_import_statements(ctx) if ctx.imports_needed else []
     if new_imports:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from transpiler.convert.markers import is_marked
-from transpiler.convert.walk import LAYOUT_TYPES, Visitor, walk
+from transpiler.convert.walk import IS_STATEMENT, LAYOUT_TYPES, Visitor, walk
 
 # Roots whose names we resolve and count as torch API uses (einops: its
 # functions and layers are converted like torch's and its imports removed).
@@ -186,13 +186,13 @@ class NameAnalyzer(Visitor):
 
     # -- statements ---------------------------------------------------------
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.BaseStatement):
+        if IS_STATEMENT[type(node)]:
             self._statements.append(node)
         return super().on_visit(node)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         super().on_leave(original_node)
-        if isinstance(original_node, cst.BaseStatement):
+        if IS_STATEMENT[type(original_node)]:
             self._statements.pop()
 
     def visit_Module(self, node: cst.Module) -> None:

@@ -19,6 +19,7 @@ from transpiler.convert.names import TORCH_ROOTS, analyse
 from transpiler.convert.project import SiblingFacts
 from transpiler.convert.rewriter import Rewriter
 from transpiler.convert.structural import is_module_base
+from transpiler.convert.walk import rewrite
 
 STAGES = ("read", "parse", "analyse", "rewrite", "format", "render", "write", "report")
 
@@ -110,7 +111,7 @@ def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, ti
     start = time.perf_counter()
     ctx = FileContext(path, analysis)
     rewriter = Rewriter(ctx, rules, module, siblings.functions)
-    converted = module.visit(rewriter)
+    converted = rewrite(module, rewriter)
     rewriter.adapters.define(converted)
     converted = fix_imports(converted, ctx)
     converted = add_definitions(converted, ctx)

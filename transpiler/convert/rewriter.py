@@ -32,7 +32,7 @@ from transpiler.convert.structural.feature_checks import FeatureCheck, feature_c
 from transpiler.convert.names import catches_import_error, chain_parts
 from transpiler.convert.statements import Placeholders
 from transpiler.convert.tensor_properties import PropertyReads
-from transpiler.convert.walk import LAYOUT_TYPES, Transformer
+from transpiler.convert.walk import IS_STATEMENT, LAYOUT_TYPES, Transformer
 
 _NOT_TENSOR = frozenset({"cell", "any", "optimizer"})
 
@@ -119,29 +119,30 @@ class Rewriter(Transformer):
     def on_visit(self, node: cst.CSTNode) -> bool:
         if type(node) in LAYOUT_TYPES:
             return False  # whitespace, comments, punctuation: nothing to rewrite below
-        if isinstance(node, cst.BaseStatement):
+        if IS_STATEMENT[type(node)]:
             if id(node) not in self.analysis.interesting:
                 return False
             self.frames.append(_Frame())
-        elif isinstance(node, cst.IndentedBlock):
+        elif type(node) is cst.IndentedBlock:
             self.depth += 1
             self.marked.record_block(node.body)
         return super().on_visit(node)
 
     def on_leave(self, original_node, updated_node):
-        if isinstance(original_node, cst.BaseStatement) and id(original_node) not in self.analysis.interesting:
+        is_statement = IS_STATEMENT[type(original_node)]
+        if is_statement and id(original_node) not in self.analysis.interesting:
             return self.training.leave(original_node, updated_node)  # skipped in on_visit: no leave_ handlers either
         result = super().on_leave(original_node, updated_node)
-        if isinstance(original_node, cst.IndentedBlock):
+        if type(original_node) is cst.IndentedBlock:
             self.depth -= 1
             if isinstance(result, cst.IndentedBlock):
                 result = result.with_changes(body=self.placeholders.compact(list(result.body)))
-        elif isinstance(original_node, cst.BaseStatement) and id(original_node) in self.analysis.interesting:
+        elif is_statement and id(original_node) in self.analysis.interesting:
             result = self._finish_statement(original_node, result, self.frames.pop())
             result = self.checkpoints.leave(original_node, result)
             result = self.surroundings.leave(original_node, result)
         result = self.training.leave(original_node, result)
-        if isinstance(original_node, cst.BaseStatement):
+        if is_statement:
             result = comments.keep_in_statement(original_node, result)  # what a rewrite dropped goes above it
         return result
 

@@ -7,11 +7,13 @@ that costs as much as parsing them. ``walk`` calls the same callbacks in the
 same order (``on_visit``, per-field ``on_visit_attribute`` /
 ``on_leave_attribute``, children in source order, ``on_leave``) but only reads
 the tree. Field order comes from libcst's own ``_visit_and_replace_children``,
-read once per node type, so it follows libcst exactly.
+read once per node type, so it follows libcst exactly. ``rewrite`` does the
+same for a transformer (same calls, same tree), re-validating only changed nodes.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import dis
 from functools import lru_cache
 
@@ -39,12 +41,18 @@ def _optional_fields(node_type: type) -> frozenset[str]:
 
 @lru_cache(maxsize=None)
 def _visited_fields(node_type: type) -> tuple[tuple[str, ...], frozenset[str]]:
-    """Read from the bytecode of ``_visit_and_replace_children``: each helper
-    call ``visit_*(self, "field", ...)`` names its field as the first string
-    constant after the helper (in source order; reading the source with
-    inspect and ast costs ten times as much at start-up)."""
-    ordered: list[str] = []
-    optional: set[str] = set()
+    helpers = _field_helpers(node_type)
+    return tuple(helpers), frozenset(field for field, used in helpers.items() if "visit_optional" in used)
+
+
+@lru_cache(maxsize=None)
+def _field_helpers(node_type: type) -> dict[str, frozenset[str]]:
+    """Each visited field (in source order) -> the visit_* helpers libcst visits
+    it with. Read from the bytecode of ``_visit_and_replace_children``: each
+    helper call ``visit_*(self, "field", ...)`` names its field as the first
+    string constant after the helper (reading the source with inspect and ast
+    costs ten times as much at start-up)."""
+    helpers: dict[str, set[str]] = {}  # ImportFrom visits `names` in one of two branches, with two helpers
     helper = None
     for instruction in dis.get_instructions(node_type._visit_and_replace_children):
         if instruction.opname == "LOAD_GLOBAL" and instruction.argval in _VISIT_HELPERS:
@@ -52,12 +60,24 @@ def _visited_fields(node_type: type) -> tuple[tuple[str, ...], frozenset[str]]:
         elif helper is not None and instruction.opname == "LOAD_CONST":
             if not isinstance(instruction.argval, str):
                 raise TypeError(f"cannot read the fields of {node_type.__name__}")
-            if instruction.argval not in ordered:  # ImportFrom visits `names` in one of two branches
-                ordered.append(instruction.argval)
-            if helper == "visit_optional":
-                optional.add(instruction.argval)
+            helpers.setdefault(instruction.argval, set()).add(helper)
             helper = None
-    return tuple(ordered), frozenset(optional)
+    return {field: frozenset(used) for field, used in helpers.items()}
+
+
+_BODY_HELPERS = frozenset({"visit_body_iterable", "visit_body_sequence"})
+_REQUIRED, _OPTIONAL, _SENTINEL = 0, 1, 2  # what a removed child becomes: an error, None, MaybeSentinel
+
+
+@lru_cache(maxsize=None)
+def _field_kinds(node_type: type) -> tuple[tuple[str, bool, int], ...]:
+    """(field, holds statements, what a removed single child becomes) for
+    each visited field, from the helpers libcst visits it with."""
+    kinds = []
+    for field, used in _field_helpers(node_type).items():
+        removed = _SENTINEL if "visit_sentinel" in used else _OPTIONAL if "visit_optional" in used else _REQUIRED
+        kinds.append((field, bool(used & _BODY_HELPERS), removed))
+    return tuple(kinds)
 
 
 def _libcst_base(visitor_type: type) -> type:
@@ -97,6 +117,22 @@ LAYOUT_TYPES: frozenset[type] = frozenset(
     for t in vars(cst).values()
     if isinstance(t, type) and cst.CSTNode in t.__mro__ and any(base in t.__mro__ for base in _LAYOUT_BASES)
 )
+
+
+class _Subclasses(dict):
+    """node type -> whether it is a subclass of ``base``, found once per type:
+    isinstance on libcst's abstract classes goes through abc, slow per node."""
+
+    def __init__(self, base: type):
+        super().__init__()
+        self.base = base
+
+    def __missing__(self, node_type: type) -> bool:
+        self[node_type] = answer = issubclass(node_type, self.base)
+        return answer
+
+
+IS_STATEMENT: dict[type, bool] = _Subclasses(cst.BaseStatement)  # IS_STATEMENT[type(node)]
 
 
 def walk(node: cst.CSTNode, visitor: cst.CSTVisitor, prune: frozenset[type] = frozenset()) -> None:
@@ -191,3 +227,107 @@ def _walk(node: cst.CSTNode, visitor: cst.CSTVisitor, visitor_type: type, dispat
         visitor.on_leave(node)
     elif leave is not None:
         leave(visitor, node)
+
+
+def rewrite(node: cst.CSTNode, transformer: cst.CSTTransformer):
+    """``node.visit(transformer)`` with the same calls in the same order and
+    the same result, built more cheaply. libcst rebuilds every visited node
+    and validates it again; here a node whose children all come back as they
+    were (or as copies of what they were) is copied without validation (it
+    was valid), and only a node with a really changed child is rebuilt and
+    validated by libcst. Every visited node is still a new object, as with
+    libcst: a transformer may tell an updated node from its original."""
+    transformer_type = type(transformer)
+    hooks_known = transformer_type.on_visit_attribute is Transformer.on_visit_attribute and (
+        transformer_type.on_leave_attribute is Transformer.on_leave_attribute)
+    result = _rewrite(node, transformer, transformer_type, hooks_known)[0]
+    if isinstance(node, cst.Module) and isinstance(result, cst.RemovalSentinel):
+        return node.with_changes(body=(), header=(), footer=())  # as Module.visit does
+    return result
+
+
+def _rewrite(node, transformer, transformer_type, hooks_known):
+    """(the result, whether it is ``node`` or a copy of it)."""
+    if not transformer.on_visit(node):
+        updated = node
+    else:
+        node_type = type(node)
+        hooks = _plan(transformer_type, node_type)[2] if hooks_known else None
+        changes = {}
+        copies_only = True
+        for index, (field, body, removed) in enumerate(_field_kinds(node_type)):
+            value = getattr(node, field)
+            if hooks is None:
+                hooked = value is not None or removed == _OPTIONAL
+            else:
+                hook = hooks[index][1]
+                hooked = hook and (value is not None or hook == _HOOKED)
+            if hooked:
+                transformer.on_visit_attribute(node, field)
+            kind = type(value)
+            if kind is tuple or kind is list:
+                changes[field], same = _rewrite_sequence(value, body, transformer, transformer_type, hooks_known)
+                copies_only = copies_only and same
+            elif value is not None and kind is not MaybeSentinel:
+                new_value, same = _rewrite(value, transformer, transformer_type, hooks_known)
+                if not same:
+                    _check_replacement(value, new_value, removed)
+                    if isinstance(new_value, cst.RemovalSentinel):
+                        new_value = None if removed == _OPTIONAL else MaybeSentinel.DEFAULT
+                changes[field] = new_value
+                copies_only = copies_only and same
+            if hooked:
+                transformer.on_leave_attribute(node, field)
+        updated = _copy(node, changes) if copies_only else node.with_changes(**changes)
+    result = transformer.on_leave(node, updated)
+    if result is updated:
+        return result, updated is node or copies_only
+    if not isinstance(result, (cst.CSTNode, cst.RemovalSentinel, cst.FlattenSentinel)):
+        raise cst.CSTValidationError("Expected a node of type CSTNode or a RemovalSentinel, "
+                                     f"but got a return value of {type(result).__name__}")
+    return result, False
+
+
+def _check_replacement(child, result, removed: int) -> None:
+    """libcst's errors (and their words) for a result the field cannot hold."""
+    if isinstance(result, cst.RemovalSentinel) and removed == _REQUIRED:
+        raise TypeError(f"We got a RemovalSentinel while visiting a {type(child).__name__}. This "
+                        "node's parent does not allow it to be removed.")
+    if isinstance(result, cst.FlattenSentinel):
+        raise TypeError(f"We got a FlattenSentinel while visiting a {type(child).__name__}. This "
+                        "node's parent does not allow for it to be it to be replaced with a sequence.")
+
+
+def _rewrite_sequence(children, body: bool, transformer, transformer_type, hooks_known):
+    """(the children rewritten as a tuple, whether each is the child or a copy
+    of it); removed children are dropped, flattened ones spliced in, and in a
+    body a statement emptied by removals is dropped, as libcst does."""
+    result = []
+    copies_only = True
+    for child in children:
+        new_child, same = _rewrite(child, transformer, transformer_type, hooks_known)
+        if same:
+            result.append(new_child)
+            continue
+        copies_only = False
+        if isinstance(new_child, cst.RemovalSentinel):
+            continue
+        if isinstance(new_child, cst.FlattenSentinel):
+            result.extend(c for c in new_child if not (body and not child._is_removable() and c._is_removable()))
+        elif not (body and not child._is_removable() and new_child._is_removable()):
+            result.append(new_child)
+    return tuple(result), copies_only
+
+
+def _copy(node: cst.CSTNode, changes: dict) -> cst.CSTNode:
+    """A new node like ``node`` with ``changes`` (children that are copies of
+    its own), without validating it again: it is valid as ``node`` was."""
+    copy = object.__new__(type(node))
+    for name in _slots(type(node)):
+        object.__setattr__(copy, name, changes[name] if name in changes else getattr(node, name))
+    return copy
+
+
+@lru_cache(maxsize=None)
+def _slots(node_type: type) -> tuple[str, ...]:
+    return tuple(field.name for field in dataclasses.fields(node_type))

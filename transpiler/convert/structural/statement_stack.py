@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpiler.convert.walk import Visitor
+from transpiler.convert.walk import IS_STATEMENT, Visitor
 
 
 class StatementStack(Visitor):
@@ -15,13 +15,13 @@ class StatementStack(Visitor):
         self.statements: list[cst.CSTNode] = []  # outermost first
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.BaseStatement):
+        if IS_STATEMENT[type(node)]:
             self.statements.append(node)
         return super().on_visit(node)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         super().on_leave(original_node)
-        if isinstance(original_node, cst.BaseStatement):
+        if IS_STATEMENT[type(original_node)]:
             self.statements.pop()
 
 
