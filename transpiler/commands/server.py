@@ -13,12 +13,13 @@ def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("server", help="start, stop or show the warm server for single-file converts")
     parser.add_argument("action", choices=("start", "stop", "status"))
     parser.add_argument("--idle-timeout", type=float, default=None, metavar="SECONDS",
-                        help="start: exit after this long without a request (default 1800)")
+                        help="start: exit after this long without a request "
+                             "(default: $MS_MIGRATE_SERVER_IDLE_TIMEOUT, else 1800)")
     parser.set_defaults(run=run_server)
 
 
 def run_server(args) -> int:
-    from transpiler.server.client import IDLE_TIMEOUT, code_identity, request, spawn
+    from transpiler.server.client import code_identity, request, spawn
 
     status = request({"op": "status", **code_identity()}, timeout=30)
     running = status is not None and status.get("fresh")
@@ -39,7 +40,7 @@ def run_server(args) -> int:
     if running:
         print(f"ms-migrate: server already running (pid {status['pid']})")
         return 0
-    process = spawn(args.idle_timeout or IDLE_TIMEOUT)
+    process = spawn(args.idle_timeout)
     deadline = time.monotonic() + START_WAIT
     while time.monotonic() < deadline:
         status = request({"op": "status", **code_identity()}, timeout=30)

@@ -4,9 +4,9 @@ client starts it this way, detached)."""
 import argparse
 import sys
 
-from transpiler.server.client import IDLE_TIMEOUT
+from transpiler.server.client import default_idle_timeout
 from transpiler.server.daemon import serve
 
 parser = argparse.ArgumentParser(prog="python -m transpiler.server")
-parser.add_argument("--idle-timeout", type=float, default=IDLE_TIMEOUT, metavar="SECONDS")
+parser.add_argument("--idle-timeout", type=float, default=default_idle_timeout(), metavar="SECONDS")
 sys.exit(serve(parser.parse_args().idle_timeout))

@@ -14,7 +14,8 @@ import tempfile
 from transpiler.cache_root import default_cache_root
 
 SERVER_VARIABLE = "MS_MIGRATE_SERVER"  # "1": use the server as --server does
-IDLE_TIMEOUT = 30 * 60  # seconds without a request after which a server exits
+IDLE_TIMEOUT_VARIABLE = "MS_MIGRATE_SERVER_IDLE_TIMEOUT"
+IDLE_TIMEOUT = 30 * 60  # seconds without a request after which a server exits (default)
 REPLY_TIMEOUT = 600  # seconds to wait for a conversion before converting in-process
 _SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
 
@@ -115,9 +116,17 @@ def run_through_server(argv: list[str]) -> int | None:
     return None
 
 
-def spawn(idle_timeout: float = IDLE_TIMEOUT):
+def default_idle_timeout() -> float:
+    """$MS_MIGRATE_SERVER_IDLE_TIMEOUT seconds, else half an hour."""
+    try:
+        return float(os.environ.get(IDLE_TIMEOUT_VARIABLE) or IDLE_TIMEOUT)
+    except ValueError:
+        return IDLE_TIMEOUT
+
+
+def spawn(idle_timeout: float | None = None):
     """Start a server in the background, detached from this process and its
-    terminal; it exits at once if another one holds the server directory."""
+    terminal; it exits soon if another one holds the server directory."""
     import subprocess
 
     import transpiler
@@ -126,7 +135,7 @@ def spawn(idle_timeout: float = IDLE_TIMEOUT):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, (root, env.get("PYTHONPATH"))))  # this very checkout
     return subprocess.Popen(
-        [sys.executable, "-m", "transpiler.server", "--idle-timeout", str(idle_timeout)],
+        [sys.executable, "-m", "transpiler.server", "--idle-timeout", str(idle_timeout or default_idle_timeout())],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         cwd=root, env=env, start_new_session=True, close_fds=True,
     )
