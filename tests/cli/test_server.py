@@ -170,10 +170,12 @@ def test_a_server_of_other_code_refuses_and_exits(workdir):
         shutil.rmtree(root, ignore_errors=True)
 
 
-def test_edited_code_makes_the_server_stale(monkeypatch):
+@pytest.mark.parametrize("changed", ["code_digest", "installed_stamp"])
+def test_edited_code_or_installed_packages_make_the_server_stale(monkeypatch, changed):
     server = daemon.Server(idle_timeout=60)
     request = {**client.convert_request(["convert", "model.py", "--diff"]), "env": {}}
-    monkeypatch.setattr(daemon, "code_digest", lambda: "edited")
+    assert server.handle({**request, "op": "status"})["fresh"]
+    monkeypatch.setattr(daemon, changed, lambda: "edited")
     assert server.handle(request) == {"status": "stale"}
     assert not server.running
 

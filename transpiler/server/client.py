@@ -131,11 +131,9 @@ def spawn(idle_timeout: float | None = None):
 
     import transpiler
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(transpiler.__file__)))
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, (root, env.get("PYTHONPATH"))))  # this very checkout
+    root = os.path.dirname(os.path.dirname(os.path.abspath(transpiler.__file__)))  # -m imports this very checkout
     return subprocess.Popen(
         [sys.executable, "-m", "transpiler.server", "--idle-timeout", str(idle_timeout or default_idle_timeout())],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        cwd=root, env=env, start_new_session=True, close_fds=True,
+        cwd=root, start_new_session=True, close_fds=True,
     )

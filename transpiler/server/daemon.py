@@ -74,11 +74,24 @@ def code_digest() -> str:
     return tree_digest.__wrapped__(transpiler) + tree_digest.__wrapped__(rewrite_rules)
 
 
+def installed_stamp() -> tuple:
+    """When the import path's directories last changed: installing, removing
+    or upgrading a package (black, libcst, a rule plugin) changes them."""
+    stamp = []
+    for entry in sys.path[1:]:  # [0] is where the server was started (a checkout's root)
+        try:
+            stamp.append((entry, os.stat(entry).st_mtime_ns))
+        except OSError:
+            pass
+    return tuple(stamp)
+
+
 class Server:
     def __init__(self, idle_timeout: float):
         self.idle_timeout = idle_timeout
         self.identity = code_identity()
         self.digest = code_digest()
+        self.installed = installed_stamp()
         self.started = time.time()
         self.served = 0
         self.running = True
@@ -108,7 +121,7 @@ class Server:
             self.running = False
             return {"status": "stopping"}
         identity = {key: message.get(key) for key in self.identity}
-        fresh = identity == self.identity and code_digest() == self.digest
+        fresh = identity == self.identity and code_digest() == self.digest and installed_stamp() == self.installed
         if not fresh:
             self.running = False  # its code is not the code on disk (or not the client's): make way
         if op == "status":
