@@ -54,6 +54,7 @@ class SingleFile:
     wall: list[float]  # seconds per run
     cpu: list[float]
     python_wall: float  # median wall time of a bare ``python -c pass``: the machine's start-up floor
+    server: bool = False  # through a warm server (CPU: the client's only)
 
     @property
     def median_wall(self) -> float:
@@ -64,25 +65,50 @@ class SingleFile:
         return statistics.median(self.cpu)
 
 
-def single_file(path: str, runs: int = 7) -> SingleFile:
+def single_file(path: str, runs: int = 7, server: bool = False) -> SingleFile:
     """``ms-migrate convert PATH --diff`` in a fresh process, as an editor or a
-    pre-commit hook runs it; one unmeasured run first (a warm machine)."""
+    pre-commit hook runs it; one unmeasured run first (a warm machine).
+    ``server``: through a warm server (``--server``; one started for this
+    measurement in a cache directory of its own, and stopped after); every
+    run is checked to have been served."""
     command = [sys.executable, "-m", "transpiler", "convert", path, "--diff", "--color", "never"]
-    walls, cpus = [], []
-    for index in range(runs + 1):
-        wall, cpu = _timed(command)
-        if index:
-            walls.append(wall)
-            cpus.append(cpu)
+    env = None
+    if server:
+        import tempfile
+
+        root = tempfile.mkdtemp(prefix="msm-bench-")
+        env = {**os.environ, "MS_MIGRATE_CACHE_DIR": root}
+        subprocess.run([sys.executable, "-m", "transpiler", "server", "start"], env=env, check=True,
+                       stdout=subprocess.DEVNULL)
+        command.append("--server")
+    try:
+        walls, cpus = [], []
+        for index in range(runs + 1):
+            wall, cpu = _timed(command, env)
+            if index:
+                walls.append(wall)
+                cpus.append(cpu)
+        if server and _served(root) != runs + 1:
+            raise RuntimeError("the server did not convert every run: the figures would be of in-process runs")
+    finally:
+        if server:
+            subprocess.run([sys.executable, "-m", "transpiler", "server", "stop"], env=env, stdout=subprocess.DEVNULL)
     bare = statistics.median(_timed([sys.executable, "-c", "pass"])[0] for _ in range(3))
     with open(path, encoding="utf-8") as handle:
         lines = handle.read().count("\n")
-    return SingleFile(path, lines, walls, cpus, bare)
+    return SingleFile(path, lines, walls, cpus, bare, server)
 
 
-def _timed(command: list[str]) -> tuple[float, float]:
+def _served(root: str) -> int:
+    from transpiler.server.client import code_identity, request, server_directory
+
+    reply = request({"op": "status", **code_identity()}, server_directory(root), timeout=60)
+    return reply["served"] if reply else 0
+
+
+def _timed(command: list[str], env: dict | None = None) -> tuple[float, float]:
     # bytecode is written (the warm-up run compiles it), as an installed package has it
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env = {k: v for k, v in (env or os.environ).items() if k not in ("PYTHONDONTWRITEBYTECODE", "MS_MIGRATE_SERVER")}
     before = os.times()
     start = time.perf_counter()
     subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, env=env)

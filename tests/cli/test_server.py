@@ -170,14 +170,22 @@ def test_a_server_of_other_code_refuses_and_exits(workdir):
         shutil.rmtree(root, ignore_errors=True)
 
 
-@pytest.mark.parametrize("changed", ["code_digest", "installed_stamp"])
+@pytest.mark.parametrize("changed", [("code_stamp", "code_digest"), ("installed_stamp",)])
 def test_edited_code_or_installed_packages_make_the_server_stale(monkeypatch, changed):
     server = daemon.Server(idle_timeout=60)
     request = {**client.convert_request(["convert", "model.py", "--diff"]), "env": {}}
     assert server.handle({**request, "op": "status"})["fresh"]
-    monkeypatch.setattr(daemon, changed, lambda: "edited")
+    for name in changed:
+        monkeypatch.setattr(daemon, name, lambda: "edited")
     assert server.handle(request) == {"status": "stale"}
     assert not server.running
+
+
+def test_touched_code_leaves_the_server_fresh(monkeypatch):
+    server = daemon.Server(idle_timeout=60)
+    monkeypatch.setattr(daemon, "code_stamp", lambda: "touched")
+    assert server.handle({"op": "status", **client.code_identity()})["fresh"]
+    assert server.running
 
 
 def test_an_idle_server_exits_and_cleans_up():

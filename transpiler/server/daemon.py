@@ -74,6 +74,25 @@ def code_digest() -> str:
     return tree_digest.__wrapped__(transpiler) + tree_digest.__wrapped__(rewrite_rules)
 
 
+def code_stamp() -> tuple:
+    """The size and modification time of every file of the converter and the
+    rules: when they are as they were, so is the digest (hashed again only
+    when one changed)."""
+    import rewrite_rules
+    import transpiler
+
+    stamp = []
+    for package in (transpiler, rewrite_rules):
+        for directory in package.__path__:
+            for root, dirs, files in os.walk(directory):
+                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+                for name in sorted(files):
+                    if name.endswith(".py"):
+                        info = os.stat(os.path.join(root, name))
+                        stamp.append((root, name, info.st_size, info.st_mtime_ns))
+    return tuple(stamp)
+
+
 def installed_stamp() -> tuple:
     """When the import path's directories last changed: installing, removing
     or upgrading a package (black, libcst, a rule plugin) changes them."""
@@ -90,8 +109,10 @@ class Server:
     def __init__(self, idle_timeout: float):
         self.idle_timeout = idle_timeout
         self.identity = code_identity()
+        self.stamp = code_stamp()
         self.digest = code_digest()
         self.installed = installed_stamp()
+        self.parser = None  # built by the first conversion, then reused
         self.started = time.time()
         self.served = 0
         self.running = True
@@ -121,7 +142,7 @@ class Server:
             self.running = False
             return {"status": "stopping"}
         identity = {key: message.get(key) for key in self.identity}
-        fresh = identity == self.identity and code_digest() == self.digest and installed_stamp() == self.installed
+        fresh = identity == self.identity and self._code_unchanged() and installed_stamp() == self.installed
         if not fresh:
             self.running = False  # its code is not the code on disk (or not the client's): make way
         if op == "status":
@@ -134,6 +155,15 @@ class Server:
         reply = self.convert(message)
         self.served += reply["status"] == "done"
         return reply
+
+    def _code_unchanged(self) -> bool:
+        stamp = code_stamp()
+        if stamp == self.stamp:
+            return True
+        if code_digest() != self.digest:
+            return False
+        self.stamp = stamp  # touched, not changed
+        return True
 
     def convert(self, message: dict) -> dict:
         """Run the command as ``ms-migrate`` in the client's place, capturing
@@ -151,7 +181,8 @@ class Server:
             sys.argv = ["ms-migrate", *message["argv"]]
             sys.stdout, sys.stderr = out, err
             try:
-                args = build_parser().parse_args(message["argv"])
+                self.parser = self.parser or build_parser()
+                args = self.parser.parse_args(message["argv"])
             except SystemExit:
                 return {"status": "declined", "reason": "not a valid command line"}
             reason = _not_served(args)
