@@ -19,6 +19,11 @@ def add_parser(subparsers) -> None:
 
 
 def run_server(args) -> int:
+    import os
+
+    if os.name != "posix":
+        print("ms-migrate: error: the server needs a Unix socket (convert runs in-process here)", file=sys.stderr)
+        return 2
     from transpiler.server.client import code_identity, request, spawn
 
     status = request({"op": "status", **code_identity()}, timeout=30)

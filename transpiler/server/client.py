@@ -51,8 +51,8 @@ def wants_server(argv: list[str]) -> bool:
     """``convert ... --server`` or $MS_MIGRATE_SERVER=1, with output going to
     files or pipes (editors and hooks): a terminal gets colours and a
     progress display that only an in-process run draws the same."""
-    if not argv or argv[0] != "convert":
-        return False
+    if os.name != "posix" or not argv or argv[0] != "convert":
+        return False  # a Unix socket, and a command the server serves
     if "--server" not in argv and os.environ.get(SERVER_VARIABLE, "").lower() not in ("1", "true", "yes", "on"):
         return False
     return not (_isatty(sys.stdout) or _isatty(sys.stderr))
