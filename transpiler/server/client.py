@@ -102,7 +102,11 @@ def run_through_server(argv: list[str]) -> int | None:
     or None to convert in-process (no server, a stale one, or a command it
     does not serve). A missing or stale server is started in the background
     for the next run."""
-    reply = request(convert_request(argv))
+    try:
+        message = convert_request(argv)
+    except OSError:  # no working directory (removed): let the in-process run say so
+        return None
+    reply = request(message)
     status = reply.get("status") if reply else None
     if status == "done":
         for name in ("stdout", "stderr"):

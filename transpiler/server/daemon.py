@@ -15,6 +15,7 @@ import signal
 import sys
 import tempfile
 import time
+import warnings
 from multiprocessing.connection import Listener
 
 from transpiler.server.client import address, authkey_path, code_identity, server_directory
@@ -136,6 +137,15 @@ class Server:
                           "env": dict(os.environ), "umask": umask,
                           "streams": {"stdout": ("utf-8", "strict"), "stderr": ("utf-8", "strict")}})
 
+    def answer(self, message) -> dict:
+        """The reply to ``message``; a server that fails outside a conversion
+        (say, a file removed while its code was checked) makes way."""
+        try:
+            return self.handle(message)
+        except Exception:  # noqa: BLE001 - the client converts in-process and starts a fresh server
+            self.running = False
+            return {"status": "stale"}
+
     def handle(self, message: dict) -> dict:
         op = message.get("op")
         if op == "stop":
@@ -170,6 +180,10 @@ class Server:
         its output; decline what only an in-process run does right."""
         from transpiler.cli import build_parser
 
+        with warnings.catch_warnings():  # warnings filters as they were, and each warning shown again as in a new process
+            return self._convert(message, build_parser)
+
+    def _convert(self, message: dict, build_parser) -> dict:
         saved = (os.getcwd(), dict(os.environ), sys.stdout, sys.stderr, sys.argv)
         umask = os.umask(message["umask"])
         out, err = (io.TextIOWrapper(io.BytesIO(), *message["streams"][name], write_through=True)
@@ -250,7 +264,7 @@ def serve(idle_timeout: float, directory: str | None = None) -> int:
             with connection:
                 try:
                     if connection.poll(5):
-                        connection.send(server.handle(connection.recv()))
+                        connection.send(server.answer(connection.recv()))
                 except (OSError, EOFError):
                     pass  # the client went away; the next one is served
     except _Idle:
