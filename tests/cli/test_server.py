@@ -29,6 +29,7 @@ class Net(nn.Module):
     def forward(self, x):
         return torch.relu(self.fc(x)).sum(dim=1)
 """
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 START_TIMEOUT = 300  # seconds: a cap against hanging, not a timing (the machine may be loaded)
 
 
@@ -37,8 +38,8 @@ def _environment(root: str, **extra: str) -> dict:
     return {**env, "MS_MIGRATE_CACHE_DIR": root, client.IDLE_TIMEOUT_VARIABLE: "120", **extra}
 
 
-def ms_migrate(root: str, *args: str, cwd=None, **extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "transpiler", *args], capture_output=True, cwd=cwd,
+def ms_migrate(root: str, *args: str, cwd=None, python=sys.executable, **extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([python, "-m", "transpiler", *args], capture_output=True, cwd=cwd,
                           env=_environment(root, **extra), timeout=START_TIMEOUT)
 
 
@@ -240,3 +241,39 @@ def _wait_until_unlocked(directory: str) -> None:
     with open(os.path.join(directory, "lock"), "a+b") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)  # blocks while the server lives
         fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def test_a_server_whose_rules_were_edited_is_replaced(tmp_path, workdir):
+    """End to end, on a copy of ms-migrate (run by the base Python, with this
+    environment's packages: the editable install would import the original):
+    edit a rule file under a running server; the next convert is right
+    (in-process) and a fresh server follows."""
+    import libcst
+
+    code = tmp_path / "code"
+    for package in ("transpiler", "rewrite_rules"):
+        shutil.copytree(os.path.join(REPOSITORY, package), code / package, ignore=shutil.ignore_patterns("__pycache__"))
+    packages = os.path.dirname(os.path.dirname(libcst.__file__))
+    root = tempfile.mkdtemp(prefix="msm-")
+    copy = {"python": sys._base_executable, "PYTHONPATH": os.pathsep.join([str(code), packages]),
+            "cwd": workdir}  # not this checkout: python -m imports from the working directory first
+
+    def server_pid() -> str:
+        shown = ms_migrate(root, "server", "status", **copy).stdout.decode()
+        assert f"code {code / 'transpiler'}," in shown, shown  # the copy's server
+        return shown.split("pid ")[1].split(",")[0]
+
+    try:
+        assert ms_migrate(root, "server", "start", **copy).returncode == 0
+        first = server_pid()
+        direct = ms_migrate(root, "convert", "model.py", "--diff", **copy)
+        assert direct.returncode == 0, direct.stderr
+        rule_file = code / "rewrite_rules" / "nn" / "layers.py"
+        rule_file.write_text(rule_file.read_text() + "\n# edited\n")
+        through = ms_migrate(root, "convert", "model.py", "--diff", "--server", **copy)
+        assert (through.stdout, through.stderr, through.returncode) == (direct.stdout, direct.stderr, 0)
+        assert ms_migrate(root, "server", "start", **copy).returncode == 0  # waits for the fresh one
+        assert server_pid() != first
+    finally:
+        ms_migrate(root, "server", "stop", **copy)
+        shutil.rmtree(root, ignore_errors=True)

@@ -9,4 +9,6 @@ from transpiler.server.daemon import serve
 
 parser = argparse.ArgumentParser(prog="python -m transpiler.server")
 parser.add_argument("--idle-timeout", type=float, default=default_idle_timeout(), metavar="SECONDS")
-sys.exit(serve(parser.parse_args().idle_timeout))
+parser.add_argument("--code", metavar="DIR", help="exit unless this is the ms-migrate code imported here")
+args = parser.parse_args()
+sys.exit(serve(args.idle_timeout, expected_code=args.code))

@@ -137,7 +137,8 @@ def spawn(idle_timeout: float | None = None):
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(transpiler.__file__)))  # -m imports this very checkout
     return subprocess.Popen(
-        [sys.executable, "-m", "transpiler.server", "--idle-timeout", str(idle_timeout or default_idle_timeout())],
+        [sys.executable, "-m", "transpiler.server", "--idle-timeout", str(idle_timeout or default_idle_timeout()),
+         "--code", code_identity()["code"]],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         cwd=root, start_new_session=True, close_fds=True,
     )

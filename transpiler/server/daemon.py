@@ -233,7 +233,9 @@ def _not_served(args) -> str | None:
     return None
 
 
-def serve(idle_timeout: float, directory: str | None = None) -> int:
+def serve(idle_timeout: float, directory: str | None = None, expected_code: str | None = None) -> int:
+    if expected_code and code_identity()["code"] != expected_code:
+        return 1  # another checkout is imported here (an editable install's, say): it would only be stale
     directory = directory or server_directory()
     os.makedirs(directory, mode=0o700, exist_ok=True)
     lock = _lock(directory)
