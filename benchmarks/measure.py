@@ -54,7 +54,7 @@ class SingleFile:
     wall: list[float]  # seconds per run
     cpu: list[float]
     python_wall: float  # median wall time of a bare ``python -c pass``: the machine's start-up floor
-    server: bool = False  # through a warm server (CPU: the client's only)
+    server_cpu: float | None = None  # through a warm server: its CPU seconds per run (``cpu``: the client's)
 
     @property
     def median_wall(self) -> float:
@@ -81,29 +81,37 @@ def single_file(path: str, runs: int = 7, server: bool = False) -> SingleFile:
         subprocess.run([sys.executable, "-m", "transpiler", "server", "start"], env=env, check=True,
                        stdout=subprocess.DEVNULL)
         command.append("--server")
+    server_cpu = None
     try:
         walls, cpus = [], []
         for index in range(runs + 1):
+            if index == 1 and server:
+                before = _server_status(root)["cpu_seconds"]
             wall, cpu = _timed(command, env)
             if index:
                 walls.append(wall)
                 cpus.append(cpu)
-        if server and _served(root) != runs + 1:
-            raise RuntimeError("the server did not convert every run: the figures would be of in-process runs")
+        if server:
+            after = _server_status(root)
+            if after["served"] != runs + 1:
+                raise RuntimeError("the server did not convert every run: the figures would be of in-process runs")
+            server_cpu = (after["cpu_seconds"] - before) / runs
     finally:
         if server:
             subprocess.run([sys.executable, "-m", "transpiler", "server", "stop"], env=env, stdout=subprocess.DEVNULL)
     bare = statistics.median(_timed([sys.executable, "-c", "pass"])[0] for _ in range(3))
     with open(path, encoding="utf-8") as handle:
         lines = handle.read().count("\n")
-    return SingleFile(path, lines, walls, cpus, bare, server)
+    return SingleFile(path, lines, walls, cpus, bare, server_cpu)
 
 
-def _served(root: str) -> int:
+def _server_status(root: str) -> dict:
     from transpiler.server.client import code_identity, request, server_directory
 
     reply = request({"op": "status", **code_identity()}, server_directory(root), timeout=60)
-    return reply["served"] if reply else 0
+    if not reply or not reply.get("fresh"):
+        raise RuntimeError(f"the benchmark's server does not answer: {reply}")
+    return reply
 
 
 def _timed(command: list[str], env: dict | None = None) -> tuple[float, float]:

@@ -15,7 +15,7 @@ import tempfile
 
 import pytest
 
-from transpiler.server import client, daemon
+from transpiler.server import client, daemon, freshness
 
 MODEL = """import torch
 import torch.nn as nn
@@ -177,14 +177,14 @@ def test_edited_code_or_installed_packages_make_the_server_stale(monkeypatch, ch
     request = {**client.convert_request(["convert", "model.py", "--diff"]), "env": {}}
     assert server.handle({**request, "op": "status"})["fresh"]
     for name in changed:
-        monkeypatch.setattr(daemon, name, lambda: "edited")
+        monkeypatch.setattr(freshness, name, lambda: "edited")
     assert server.handle(request) == {"status": "stale"}
     assert not server.running
 
 
 def test_touched_code_leaves_the_server_fresh(monkeypatch):
     server = daemon.Server(idle_timeout=60)
-    monkeypatch.setattr(daemon, "code_stamp", lambda: "touched")
+    monkeypatch.setattr(freshness, "code_stamp", lambda: "touched")
     assert server.handle({"op": "status", **client.code_identity()})["fresh"]
     assert server.running
 

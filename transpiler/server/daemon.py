@@ -18,6 +18,7 @@ import time
 import warnings
 from multiprocessing.connection import Listener
 
+from transpiler.server import freshness
 from transpiler.server.client import address, authkey_path, code_identity, server_directory
 
 LOCK_WAIT = 5.0  # seconds to wait for a server that is exiting to let go of the directory
@@ -65,54 +66,11 @@ def _lock(directory: str):
             time.sleep(0.05)
 
 
-def code_digest() -> str:
-    """A digest of the converter's code and rules as they are on disk now
-    (the digest the rule index and the result cache are filed under)."""
-    import rewrite_rules
-    import transpiler
-    from rewrite_rules.rule_index import tree_digest
-
-    return tree_digest.__wrapped__(transpiler) + tree_digest.__wrapped__(rewrite_rules)
-
-
-def code_stamp() -> tuple:
-    """The size and modification time of every file of the converter and the
-    rules: when they are as they were, so is the digest (hashed again only
-    when one changed)."""
-    import rewrite_rules
-    import transpiler
-
-    stamp = []
-    for package in (transpiler, rewrite_rules):
-        for directory in package.__path__:
-            for root, dirs, files in os.walk(directory):
-                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-                for name in sorted(files):
-                    if name.endswith(".py"):
-                        info = os.stat(os.path.join(root, name))
-                        stamp.append((root, name, info.st_size, info.st_mtime_ns))
-    return tuple(stamp)
-
-
-def installed_stamp() -> tuple:
-    """When the import path's directories last changed: installing, removing
-    or upgrading a package (black, libcst, a rule plugin) changes them."""
-    stamp = []
-    for entry in sys.path[1:]:  # [0] is where the server was started (a checkout's root)
-        try:
-            stamp.append((entry, os.stat(entry).st_mtime_ns))
-        except OSError:
-            pass
-    return tuple(stamp)
-
-
 class Server:
     def __init__(self, idle_timeout: float):
         self.idle_timeout = idle_timeout
         self.identity = code_identity()
-        self.stamp = code_stamp()
-        self.digest = code_digest()
-        self.installed = installed_stamp()
+        self.snapshot = freshness.Snapshot()
         self.parser = None  # built by the first conversion, then reused
         self.started = time.time()
         self.served = 0
@@ -152,12 +110,13 @@ class Server:
             self.running = False
             return {"status": "stopping"}
         identity = {key: message.get(key) for key in self.identity}
-        fresh = identity == self.identity and self._code_unchanged() and installed_stamp() == self.installed
+        fresh = identity == self.identity and self.snapshot.still_on_disk()
         if not fresh:
             self.running = False  # its code is not the code on disk (or not the client's): make way
         if op == "status":
             return {"status": "running", "fresh": fresh, "pid": os.getpid(), "code": self.identity["code"],
-                    "started": self.started, "served": self.served, "idle_timeout": self.idle_timeout}
+                    "started": self.started, "served": self.served, "idle_timeout": self.idle_timeout,
+                    "cpu_seconds": sum(os.times()[:2])}
         if op != "convert":
             return {"status": "declined", "reason": f"unknown request {op!r}"}
         if not fresh:
@@ -165,15 +124,6 @@ class Server:
         reply = self.convert(message)
         self.served += reply["status"] == "done"
         return reply
-
-    def _code_unchanged(self) -> bool:
-        stamp = code_stamp()
-        if stamp == self.stamp:
-            return True
-        if code_digest() != self.digest:
-            return False
-        self.stamp = stamp  # touched, not changed
-        return True
 
     def convert(self, message: dict) -> dict:
         """Run the command as ``ms-migrate`` in the client's place, capturing
@@ -189,7 +139,10 @@ class Server:
         out, err = (io.TextIOWrapper(io.BytesIO(), *message["streams"][name], write_through=True)
                     for name in ("stdout", "stderr"))
         try:
-            os.chdir(message["cwd"])
+            try:
+                os.chdir(message["cwd"])
+            except OSError:
+                return {"status": "declined", "reason": "no working directory"}
             os.environ.clear()
             os.environ.update(message["env"])
             sys.argv = ["ms-migrate", *message["argv"]]
