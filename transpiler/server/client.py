@@ -6,10 +6,8 @@ this runs before ms-migrate imports libcst, black or any rule.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
-import tempfile
 
 from transpiler.cache_root import default_cache_root
 
@@ -30,6 +28,9 @@ def address(directory: str) -> str:
     path = os.path.join(directory, "socket")
     if len(path.encode()) <= _SOCKET_PATH_MAX:
         return path
+    import hashlib
+    import tempfile
+
     digest = hashlib.blake2b(os.path.realpath(directory).encode(), digest_size=8).hexdigest()
     return os.path.join(tempfile.gettempdir(), f"ms-migrate-{os.getuid()}-{digest}.socket")
 
