@@ -14,7 +14,7 @@ from transpiler.cache_root import default_cache_root
 SERVER_VARIABLE = "MS_MIGRATE_SERVER"  # "1": use the server as --server does
 IDLE_TIMEOUT_VARIABLE = "MS_MIGRATE_SERVER_IDLE_TIMEOUT"
 IDLE_TIMEOUT = 30 * 60  # seconds without a request after which a server exits (default)
-REPLY_TIMEOUT = 600  # seconds to wait for a conversion before converting in-process
+REPLY_TIMEOUT = 120  # seconds to wait for a conversion (a hung server) before converting in-process
 _SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
 
 
@@ -117,7 +117,10 @@ def run_through_server(argv: list[str]) -> int | None:
             stream.buffer.flush()
         return int(reply["code"])
     if status != "declined":  # none answered, or it was stale and is exiting
-        spawn()
+        try:
+            spawn()
+        except OSError:
+            pass  # no process to spare: this run converts in-process all the same
     return None
 
 
