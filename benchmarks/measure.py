@@ -4,10 +4,13 @@ run as a user runs it (a fresh process)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -72,37 +75,40 @@ def single_file(path: str, runs: int = 7, server: bool = False) -> SingleFile:
     measurement in a cache directory of its own, and stopped after); every
     run is checked to have been served."""
     command = [sys.executable, "-m", "transpiler", "convert", path, "--diff", "--color", "never"]
-    env = None
-    if server:
-        import tempfile
-
-        root = tempfile.mkdtemp(prefix="msm-bench-")
-        env = {**os.environ, "MS_MIGRATE_CACHE_DIR": root}
-        subprocess.run([sys.executable, "-m", "transpiler", "server", "start"], env=env, check=True,
-                       stdout=subprocess.DEVNULL)
-        command.append("--server")
-    server_cpu = None
-    try:
+    with _warm_server() if server else contextlib.nullcontext() as root:
+        env = {**os.environ, "MS_MIGRATE_CACHE_DIR": root} if server else None
         walls, cpus = [], []
         for index in range(runs + 1):
             if index == 1 and server:
                 before = _server_status(root)["cpu_seconds"]
-            wall, cpu = _timed(command, env)
+            wall, cpu = _timed(command + ["--server"] if server else command, env)
             if index:
                 walls.append(wall)
                 cpus.append(cpu)
+        server_cpu = None
         if server:
             after = _server_status(root)
             if after["served"] != runs + 1:
                 raise RuntimeError("the server did not convert every run: the figures would be of in-process runs")
             server_cpu = (after["cpu_seconds"] - before) / runs
-    finally:
-        if server:
-            subprocess.run([sys.executable, "-m", "transpiler", "server", "stop"], env=env, stdout=subprocess.DEVNULL)
     bare = statistics.median(_timed([sys.executable, "-c", "pass"])[0] for _ in range(3))
     with open(path, encoding="utf-8") as handle:
         lines = handle.read().count("\n")
     return SingleFile(path, lines, walls, cpus, bare, server_cpu)
+
+
+@contextlib.contextmanager
+def _warm_server():
+    """A server in a cache directory of its own, started and warm: yields the directory."""
+    root = tempfile.mkdtemp(prefix="msm-bench-")  # short: the socket's path must fit a Unix socket address
+    env = {**os.environ, "MS_MIGRATE_CACHE_DIR": root}
+    try:
+        subprocess.run([sys.executable, "-m", "transpiler", "server", "start"], env=env, check=True,
+                       stdout=subprocess.DEVNULL)
+        yield root
+    finally:
+        subprocess.run([sys.executable, "-m", "transpiler", "server", "stop"], env=env, stdout=subprocess.DEVNULL)
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def _server_status(root: str) -> dict:
