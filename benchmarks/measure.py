@@ -4,10 +4,13 @@ run as a user runs it (a fresh process)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -54,6 +57,7 @@ class SingleFile:
     wall: list[float]  # seconds per run
     cpu: list[float]
     python_wall: float  # median wall time of a bare ``python -c pass``: the machine's start-up floor
+    server_cpu: float | None = None  # through a warm server: its CPU seconds per run (``cpu``: the client's)
 
     @property
     def median_wall(self) -> float:
@@ -64,25 +68,61 @@ class SingleFile:
         return statistics.median(self.cpu)
 
 
-def single_file(path: str, runs: int = 7) -> SingleFile:
+def single_file(path: str, runs: int = 7, server: bool = False) -> SingleFile:
     """``ms-migrate convert PATH --diff`` in a fresh process, as an editor or a
-    pre-commit hook runs it; one unmeasured run first (a warm machine)."""
+    pre-commit hook runs it; one unmeasured run first (a warm machine).
+    ``server``: through a warm server (``--server``; one started for this
+    measurement in a cache directory of its own, and stopped after); every
+    run is checked to have been served."""
     command = [sys.executable, "-m", "transpiler", "convert", path, "--diff", "--color", "never"]
-    walls, cpus = [], []
-    for index in range(runs + 1):
-        wall, cpu = _timed(command)
-        if index:
-            walls.append(wall)
-            cpus.append(cpu)
+    with _warm_server() if server else contextlib.nullcontext() as root:
+        env = {**os.environ, "MS_MIGRATE_CACHE_DIR": root} if server else None
+        walls, cpus = [], []
+        for index in range(runs + 1):
+            if index == 1 and server:
+                before = _server_status(root)["cpu_seconds"]
+            wall, cpu = _timed(command + ["--server"] if server else command, env)
+            if index:
+                walls.append(wall)
+                cpus.append(cpu)
+        server_cpu = None
+        if server:
+            after = _server_status(root)
+            if after["served"] != runs + 1:
+                raise RuntimeError("the server did not convert every run: the figures would be of in-process runs")
+            server_cpu = (after["cpu_seconds"] - before) / runs
     bare = statistics.median(_timed([sys.executable, "-c", "pass"])[0] for _ in range(3))
     with open(path, encoding="utf-8") as handle:
         lines = handle.read().count("\n")
-    return SingleFile(path, lines, walls, cpus, bare)
+    return SingleFile(path, lines, walls, cpus, bare, server_cpu)
 
 
-def _timed(command: list[str]) -> tuple[float, float]:
+@contextlib.contextmanager
+def _warm_server():
+    """A server in a cache directory of its own, started and warm: yields the directory."""
+    root = tempfile.mkdtemp(prefix="msm-bench-")  # short: the socket's path must fit a Unix socket address
+    env = {**os.environ, "MS_MIGRATE_CACHE_DIR": root}
+    try:
+        subprocess.run([sys.executable, "-m", "transpiler", "server", "start"], env=env, check=True,
+                       stdout=subprocess.DEVNULL)
+        yield root
+    finally:
+        subprocess.run([sys.executable, "-m", "transpiler", "server", "stop"], env=env, stdout=subprocess.DEVNULL)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _server_status(root: str) -> dict:
+    from transpiler.server.client import code_identity, request, server_directory
+
+    reply = request({"op": "status", **code_identity()}, server_directory(root), timeout=60)
+    if not reply or not reply.get("fresh"):
+        raise RuntimeError(f"the benchmark's server does not answer: {reply}")
+    return reply
+
+
+def _timed(command: list[str], env: dict | None = None) -> tuple[float, float]:
     # bytecode is written (the warm-up run compiles it), as an installed package has it
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env = {k: v for k, v in (env or os.environ).items() if k not in ("PYTHONDONTWRITEBYTECODE", "MS_MIGRATE_SERVER")}
     before = os.times()
     start = time.perf_counter()
     subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, env=env)

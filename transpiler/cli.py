@@ -32,12 +32,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "run", None):
-        parser.print_help(sys.stderr)
-        return 2
     try:
+        if argv is None:  # the command line: maybe a warm server converts it (decided before importing the converter)
+            from transpiler.server.client import run_through_server, wants_server
+
+            if wants_server(sys.argv[1:]):
+                code = run_through_server(sys.argv[1:])
+                if code is not None:
+                    return code
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "run", None):
+            parser.print_help(sys.stderr)
+            return 2
         return int(args.run(args) or 0)
     except KeyboardInterrupt:
         print("ms-migrate: interrupted", file=sys.stderr)

@@ -28,20 +28,13 @@ import shutil
 import time
 from dataclasses import dataclass
 
-import platformdirs
-
 from rewrite_rules.rule_index import store_index_in, tree_digest
 from transpiler.convert.diagnostics import Diagnostic
 from transpiler.batch.source_io import write_atomic
-
-ENVIRONMENT_VARIABLE = "MS_MIGRATE_CACHE_DIR"
+from transpiler.cache_root import ENVIRONMENT_VARIABLE, default_cache_root  # noqa: F401 - imported from here too
 _RUNS = "runs"  # which output directory each conversion wrote
 RULE_INDEX = "rule-index"  # where rewrite_rules.rule_index keeps the index of rules by name (set below)
 _UNUSED_FOR = 24 * 3600  # seconds after which another version's directory is removed
-
-
-def default_cache_root() -> str:
-    return os.environ.get(ENVIRONMENT_VARIABLE) or platformdirs.user_cache_dir("ms-migrate", appauthor=False)
 
 
 def _rule_index_location() -> tuple[str, str]:

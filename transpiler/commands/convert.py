@@ -48,6 +48,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--no-cache", action="store_true", help="convert every file again (default: reuse cached results)")
     parser.add_argument("--cache-dir", metavar="DIR",
                         help="keep the cache here (default: the user cache directory, or $MS_MIGRATE_CACHE_DIR)")
+    parser.add_argument("--server", action="store_true",
+                        help="convert a single file through a warm ms-migrate server, started in the background "
+                             "when none runs (as $MS_MIGRATE_SERVER=1 does; see `ms-migrate server`)")
     add_tree_arguments(parser)
     parser.set_defaults(run=run_convert)
 

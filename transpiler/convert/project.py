@@ -18,6 +18,7 @@ import hashlib
 import os
 import warnings
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from transpiler.convert.structural.cells import is_module_base
 
@@ -225,10 +226,22 @@ class ProjectIndex:
 def _read(root: str, package: str, path: str) -> _Module | None:
     try:
         with open(path, "rb") as handle:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                tree = ast.parse(handle.read())
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            data = handle.read()
+    except OSError:
+        return None  # the conversion reports it
+    return _module_of(root, package, path, data)
+
+
+@lru_cache(maxsize=256)
+def _module_of(root: str, package: str, path: str, data: bytes) -> _Module | None:
+    """The module read from ``data``; cached by content, as a warm server
+    (transpiler.server) reads a file's siblings again for every request.
+    Nothing changes a _Module once read."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None  # the conversion reports it
     relative = os.path.relpath(path, root)[: -len(".py")].split(os.sep)
     is_package = relative[-1] == "__init__"
