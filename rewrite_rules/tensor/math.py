@@ -9,7 +9,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.cases import P, call_cases
-from rewrite_rules.api import Example, Unconvertible
+from rewrite_rules.api import Example, Unconvertible, define
 from rewrite_rules.tensor.binding import atom, code_of, expr, keyword, literal, method, same
 
 X = {"x": "randn(3, 4)"}
@@ -115,13 +115,23 @@ def _equal(bound, call, ctx):
 SIGNED = {"x": "tensor([1.0, -2.0, 0.0, -0.0, nan, -nan, inf, -inf])"}
 
 
+_PRECISE_TANH = '''
+def {name}(x):
+    """torch.tanh (written by ms-migrate)."""
+    # MindSpore's float32 tanh kernel is off by up to 1e-4 for 3 < |x| < 9: 2 * sigmoid(2x) - 1 there
+    if x.dtype != MINDSPORE.float32:
+        return OPS.tanh(x)
+    return OPS.where(x.abs() < 1, OPS.tanh(x), 2 * OPS.sigmoid(2 * x) - 1)
+'''
+
+
 def tanh_of(x: cst.BaseExpression, ctx) -> cst.BaseExpression:
     """MindSpore's float32 tanh kernel is off by up to 1e-4 (and exceeds 1)
     for 3 < |x| < 9 (measured on CPU; its gradient too): for |x| >= 1 use
-    2 * sigmoid(2x) - 1, accurate there to 2e-7. float16/float64 are exact."""
-    ops, ms, x = code_of(ctx.ref("mindspore.ops")), code_of(ctx.ref("mindspore")), atom(x)
-    stable = f"{ops}.where({x}.abs() < 1, {ops}.tanh({x}), 2 * {ops}.sigmoid(2 * {x}) - 1)"
-    return expr(f"({stable} if {x}.dtype == {ms}.float32 else {ops}.tanh({x}))")
+    2 * sigmoid(2x) - 1, accurate there to 2e-7. float16/float64 are exact.
+    A function written above the code does it, so ``x`` is computed once."""
+    ops, ms = code_of(ctx.ref("mindspore.ops")), code_of(ctx.ref("mindspore"))
+    return cst.Call(define(ctx, "precise_tanh", _PRECISE_TANH.replace("OPS", ops).replace("MINDSPORE", ms)), [cst.Arg(x)])
 
 
 def _tanh(bound, call, ctx):
