@@ -163,16 +163,22 @@ def source_digest(code_digest: str) -> str:
 def tree_digest(package) -> str:
     """A digest of the Python source files below the directories of ``package``."""
     digest = hashlib.sha256()
+    for directory, path in source_files(package):
+        digest.update(os.path.relpath(path, directory).encode())
+        with open(path, "rb") as handle:
+            digest.update(handle.read())
+    return digest.hexdigest()[:16]
+
+
+def source_files(package):
+    """(the package directory, the path) of each Python source file below the
+    directories of ``package``, in a fixed order."""
     for directory in package.__path__:
         for root, dirs, files in os.walk(directory):
             dirs[:] = sorted(d for d in dirs if d != "__pycache__")
             for name in sorted(files):
                 if name.endswith(".py"):
-                    path = os.path.join(root, name)
-                    digest.update(os.path.relpath(path, directory).encode())
-                    with open(path, "rb") as handle:
-                        digest.update(handle.read())
-    return digest.hexdigest()[:16]
+                    yield directory, os.path.join(root, name)
 
 
 class Pending:

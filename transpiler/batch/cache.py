@@ -32,6 +32,7 @@ from rewrite_rules.rule_index import store_index_in, tree_digest
 from transpiler.convert.diagnostics import Diagnostic
 from transpiler.batch.source_io import write_atomic
 from transpiler.cache_root import ENVIRONMENT_VARIABLE, default_cache_root  # noqa: F401 - imported from here too
+
 _RUNS = "runs"  # which output directory each conversion wrote
 RULE_INDEX = "rule-index"  # where rewrite_rules.rule_index keeps the index of rules by name (set below)
 _UNUSED_FOR = 24 * 3600  # seconds after which another version's directory is removed

@@ -25,16 +25,13 @@ def code_stamp() -> tuple:
     when one changed)."""
     import rewrite_rules
     import transpiler
+    from rewrite_rules.rule_index import source_files
 
     stamp = []
     for package in (transpiler, rewrite_rules):
-        for directory in package.__path__:
-            for root, dirs, files in os.walk(directory):
-                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-                for name in sorted(files):
-                    if name.endswith(".py"):
-                        info = os.stat(os.path.join(root, name))
-                        stamp.append((root, name, info.st_size, info.st_mtime_ns))
+        for _, path in source_files(package):
+            info = os.stat(path)
+            stamp.append((path, info.st_size, info.st_mtime_ns))
     return tuple(stamp)
 
 
