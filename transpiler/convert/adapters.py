@@ -85,7 +85,7 @@ class Adapters:
             adapter = self.made[name]
             namespaces.setdefault(adapter.namespace, []).append(adapter)
         for namespace, members in namespaces.items():
-            self.ctx.define(namespace, format_compound(_namespace(namespace, members), module))
+            self.ctx.define(namespace, _namespace(namespace, members, module))
 
 
 # in the docstring of every definition ms-migrate writes above a file's code
@@ -99,14 +99,14 @@ def written_namespaces(module: cst.Module) -> frozenset[str]:
                      if isinstance(statement, cst.ClassDef) and WRITTEN_BY in (statement.get_docstring() or ""))
 
 
-def _namespace(name: str, members: list[_Adapter]) -> cst.ClassDef:
+def _namespace(name: str, members: list[_Adapter], module: cst.Module) -> cst.ClassDef:
     torch_module = name.rstrip("_").removesuffix("_functions").replace("_", ".")
     docstring = cst.SimpleStatementLine([cst.Expr(cst.SimpleString(
         f'"""{torch_module} signatures over MindSpore {WRITTEN_BY}."""'
     ))])
     body = [docstring]
-    for member in members:
-        body.append(member.definition.with_changes(leading_lines=[cst.EmptyLine()]))
+    for member in members:  # formatted one by one: each member's black run is shared by the files that use it
+        body.append(format_compound(member.definition, module, depth=1).with_changes(leading_lines=[cst.EmptyLine(indent=False)]))
     return cst.ClassDef(name=cst.Name(name), body=cst.IndentedBlock(body))
 
 

@@ -44,13 +44,30 @@ def format_statement(statement: cst.SimpleStatementLine, depth: int, module: cst
     return result.with_changes(leading_lines=statement.leading_lines)
 
 
-def format_compound(statement: cst.BaseCompoundStatement, module: cst.Module) -> cst.BaseCompoundStatement:
-    """A statement the migration wrote (at module level), in black's style."""
-    body = statement.with_changes(leading_lines=())
-    formatted = _black(module.code_for_node(body), _MAX_LINE)
-    if formatted is None:
-        return statement
-    return cst.parse_statement(formatted).with_changes(leading_lines=statement.leading_lines)
+def format_compound(statement: cst.BaseCompoundStatement, module: cst.Module,
+                    depth: int = 0) -> cst.BaseCompoundStatement:
+    """A statement the migration wrote, in black's style (``depth``: the
+    blocks it will sit in)."""
+    code = module.code_for_node(statement.with_changes(leading_lines=()))
+    line_length = max(_MIN_LINE, _MAX_LINE - len(module.default_indent.expandtabs()) * depth)
+    formatted = _formatted_statement(code, line_length)
+    return statement if formatted is None else formatted.with_changes(leading_lines=statement.leading_lines)
+
+
+@lru_cache(maxsize=1024)
+def _formatted_statement(code: str, line_length: int) -> cst.BaseCompoundStatement | None:
+    """Parsed once per process: the same adapter class is written into many
+    files of a batch (nodes are immutable, so sharing them is safe)."""
+    formatted = _black(code, line_length)
+    return None if formatted is None else cst.parse_statement(formatted).visit(_UnindentedBlankLines())
+
+
+class _UnindentedBlankLines(cst.CSTTransformer):
+    """Blank lines parsed at the top level count as indented: written into a
+    class they would get trailing whitespace."""
+
+    def leave_EmptyLine(self, original_node: cst.EmptyLine, updated_node: cst.EmptyLine) -> cst.EmptyLine:
+        return updated_node.with_changes(indent=False) if updated_node.comment is None else updated_node
 
 
 # Expressions that bind looser than ``.attr``, ``[...]`` and ``(...)``: as the
