@@ -13,6 +13,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.spec import Arg, Drop, Unsupported
+from transpiler.convert.codegen import code_for_node
 from transpiler.convert.walk import LAYOUT_TYPES, Transformer, rewrite
 
 LIMIT = 100  # characters of code shown for one side of a change
@@ -120,7 +121,7 @@ def _value(node: cst.CSTNode) -> str:
 
 
 def _code(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)
+    return code_for_node(node)
 
 
 def _one_line(node: cst.CSTNode) -> str:

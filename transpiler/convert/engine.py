@@ -10,6 +10,7 @@ import libcst as cst
 from rewrite_rules.spec import ApiRule, Arg, Drop, MethodRule, NotALiteral, Unconvertible, UnknownValue, Unsupported
 from transpiler.convert import comments
 from transpiler.convert.change_text import argument_changes
+from transpiler.convert.codegen import code_for_node
 from transpiler.convert.context import FileContext, parse_expr
 
 _NO_SPACE = cst.AssignEqual(
@@ -27,7 +28,7 @@ def literal_value(expr: cst.BaseExpression):
     import ast
 
     if isinstance(expr, (cst.Name, cst.Integer, cst.Float, cst.SimpleString, cst.UnaryOperation, cst.Tuple, cst.List)):
-        code = cst.Module([]).code_for_node(expr)
+        code = code_for_node(expr)
         try:
             return ast.literal_eval(code)
         except (SyntaxError, TypeError, MemoryError, RecursionError) as exc:
@@ -44,7 +45,7 @@ def is_literal(expr: cst.BaseExpression) -> bool:
 
 
 def code_of(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)
+    return code_for_node(node)
 
 
 @dataclass
@@ -89,7 +90,7 @@ class BoundCall:
         try:
             return literal_value(self.values[name])
         except ValueError:
-            raise NotALiteral(name, cst.Module([]).code_for_node(self.values[name])) from None
+            raise NotALiteral(name, code_for_node(self.values[name])) from None
 
     def set(self, name: str, value: cst.BaseExpression | str) -> None:
         self.values[name] = parse_expr(value) if isinstance(value, str) else value

@@ -6,6 +6,7 @@ from functools import lru_cache
 
 import libcst as cst
 
+from transpiler.convert.codegen import code_for_node
 from transpiler.convert.comments import comments
 from transpiler.convert.walk import LAYOUT_TYPES, rewrite, walk
 
@@ -26,7 +27,7 @@ def _black(code: str, line_length: int) -> str | None:
 def format_statement(statement: cst.SimpleStatementLine, depth: int, module: cst.Module) -> cst.SimpleStatementLine:
     """Reformat one changed statement, keeping the comment lines above it."""
     body = statement.with_changes(leading_lines=())
-    code = module.code_for_node(body)
+    code = code_for_node(body, module)
     line_length = max(_MIN_LINE, _MAX_LINE - len(module.default_indent.expandtabs()) * depth)
     formatted = _black(code, line_length)
     if formatted is None or formatted == code:
@@ -48,7 +49,7 @@ def format_compound(statement: cst.BaseCompoundStatement, module: cst.Module,
                     depth: int = 0) -> cst.BaseCompoundStatement:
     """A statement the migration wrote, in black's style (``depth``: the
     blocks it will sit in)."""
-    code = module.code_for_node(statement.with_changes(leading_lines=()))
+    code = code_for_node(statement.with_changes(leading_lines=()), module)
     line_length = max(_MIN_LINE, _MAX_LINE - len(module.default_indent.expandtabs()) * depth)
     formatted = _formatted_statement(code, line_length)
     return statement if formatted is None else formatted.with_changes(leading_lines=statement.leading_lines)

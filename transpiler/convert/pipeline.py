@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from rewrite_rules.registry import RuleSet, load_rules
+from transpiler.convert.codegen import code_for_node
 from transpiler.convert.context import FileContext
-from transpiler.convert.diagnostics import Diagnostic, Severity
 from transpiler.convert.definitions import add_definitions
+from transpiler.convert.diagnostics import Diagnostic, Severity
 from transpiler.convert.formatting import format_changed
 from transpiler.convert.imports import fix_imports
 from transpiler.convert.names import TORCH_ROOTS, analyse
@@ -120,7 +121,7 @@ def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, ti
     converted = format_changed(converted, ctx.to_format)
     timings["format"] = time.perf_counter() - start
     start = time.perf_counter()
-    output = converted.code
+    output = code_for_node(converted, converted)
     timings["render"] = time.perf_counter() - start
     start = time.perf_counter()
     ctx.resolve_positions(module)

@@ -13,16 +13,16 @@ starts). The numbers are the ones PositionProvider gives: the syntactic start
 from __future__ import annotations
 
 import re
-from contextlib import contextmanager
-from typing import Iterable, Iterator
+from typing import Iterable
 
 import libcst as cst
-from libcst._nodes.internal import CodegenState
+
+from transpiler.convert.codegen import NO_POSITIONS, QuietCodegenState
 
 _NEWLINE = re.compile(r"\r\n?|\n")
 
 
-class _TargetedPositions(CodegenState):
+class _TargetedPositions(QuietCodegenState):
     def __init__(self, module: cst.Module, targets: set[int]):
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
         self.targets = targets
@@ -51,8 +51,7 @@ class _TargetedPositions(CodegenState):
         if key in self.targets and key not in self.generic:
             self.generic[key] = self._here()
 
-    @contextmanager
-    def record_syntactic_position(self, node, *, start_node=None, end_node=None) -> Iterator[None]:
+    def record_syntactic_position(self, node, *, start_node=None, end_node=None):
         key = id(node)
         if key in self.targets and key not in self.syntactic:
             if start_node is None:
@@ -60,7 +59,7 @@ class _TargetedPositions(CodegenState):
             else:  # the start of a child (an indented block starts at its first statement)
                 self.targets.add(id(start_node))
                 self.aliases.append((key, id(start_node)))
-        yield
+        return NO_POSITIONS  # only the start is needed: no context manager around the node
 
     def result(self) -> dict[int, tuple[int, int]]:
         found = {**self.generic, **self.syntactic}

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from transpiler.convert.codegen import code_for_node
 from transpiler.convert.structural.datasets import is_mindspore_dataset
 from transpiler.convert.structural.provenance import LAYER, LOADER, WRAPPER, provenance_of, remember_module
 from transpiler.convert.structural.statement_stack import StatementStack
@@ -105,7 +106,7 @@ class Attributes:
             return result
         read, qualified = data
         self._report(original, f"{qualified}.{attr}", f"{qualified}.{attr} -> {read.template}")
-        cell = cst.Module([]).code_for_node(updated.value)
+        cell = code_for_node(updated.value)
         return cst.parse_expression(read.template.format(cell=f"({cell})" if _needs_parentheses(updated.value)
                                                          else cell))
 
