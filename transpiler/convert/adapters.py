@@ -105,8 +105,9 @@ def _namespace(name: str, members: list[_Adapter], module: cst.Module) -> cst.Cl
         f'"""{torch_module} signatures over MindSpore {WRITTEN_BY}."""'
     ))])
     body = [docstring]
-    for member in members:  # formatted one by one: each member's black run is shared by the files that use it
-        body.append(format_compound(member.definition, module, depth=1).with_changes(leading_lines=[cst.EmptyLine(indent=False)]))
+    for member in members:  # formatted one by one: each member's black run serves every file that uses it
+        formatted = format_compound(member.definition, module, depth=1)
+        body.append(formatted.with_changes(leading_lines=[cst.EmptyLine(indent=False)]))
     return cst.ClassDef(name=cst.Name(name), body=cst.IndentedBlock(body))
 
 

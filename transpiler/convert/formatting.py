@@ -24,12 +24,16 @@ def _black(code: str, line_length: int) -> str | None:
         return None
 
 
+def _line_length(module: cst.Module, depth: int) -> int:
+    """black's line length for a statement ``depth`` blocks deep."""
+    return max(_MIN_LINE, _MAX_LINE - len(module.default_indent.expandtabs()) * depth)
+
+
 def format_statement(statement: cst.SimpleStatementLine, depth: int, module: cst.Module) -> cst.SimpleStatementLine:
     """Reformat one changed statement, keeping the comment lines above it."""
     body = statement.with_changes(leading_lines=())
     code = code_for_node(body, module)
-    line_length = max(_MIN_LINE, _MAX_LINE - len(module.default_indent.expandtabs()) * depth)
-    formatted = _black(code, line_length)
+    formatted = _black(code, _line_length(module, depth))
     if formatted is None or formatted == code:
         return statement
     try:
@@ -50,8 +54,7 @@ def format_compound(statement: cst.BaseCompoundStatement, module: cst.Module,
     """A statement the migration wrote, in black's style (``depth``: the
     blocks it will sit in)."""
     code = code_for_node(statement.with_changes(leading_lines=()), module)
-    line_length = max(_MIN_LINE, _MAX_LINE - len(module.default_indent.expandtabs()) * depth)
-    formatted = _formatted_statement(code, line_length)
+    formatted = _formatted_statement(code, _line_length(module, depth))
     return statement if formatted is None else formatted.with_changes(leading_lines=statement.leading_lines)
 
 
