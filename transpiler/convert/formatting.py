@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from functools import lru_cache
 
 import libcst as cst
 
-from transpiler.convert.codegen import code_for_node
+from transpiler.convert.codegen import QuietCodegenState, code_for_node
 from transpiler.convert.comments import comments
-from transpiler.convert.walk import LAYOUT_TYPES, rewrite, walk
+from transpiler.convert.node_sets import NodeSet
+from transpiler.convert.walk import LAYOUT_TYPES, walk
 
 _MAX_LINE = 88
 _MIN_LINE = 40
@@ -33,7 +35,12 @@ def format_statement(statement: cst.SimpleStatementLine, depth: int, module: cst
     """Reformat one changed statement, keeping the comment lines above it."""
     body = statement.with_changes(leading_lines=())
     code = code_for_node(body, module)
-    formatted = _black(code, _line_length(module, depth))
+    return _parsed(statement, body, code, _black(code, _line_length(module, depth)))
+
+
+def _parsed(statement: cst.SimpleStatementLine, body: cst.SimpleStatementLine, code: str,
+            formatted: str | None) -> cst.SimpleStatementLine:
+    """black's text of ``body`` (``code``) as a statement, or ``statement`` where it cannot stand for it."""
     if formatted is None or formatted == code:
         return statement
     try:
@@ -178,33 +185,71 @@ def requote_in_fstring(fstring: cst.FormattedString) -> cst.FormattedString:
     return fstring.with_changes(parts=parts)
 
 
-class _FormatChanged(cst.CSTTransformer):
-    """Walks statements only and formats the ones marked as changed."""
+def render(module: cst.Module, to_format: NodeSet) -> tuple[str, float]:
+    """The code of ``module`` with each statement in ``to_format`` as black
+    writes it, and the seconds spent formatting."""
+    state = _FormattingState(module, to_format)
+    module._codegen(state)
+    return "".join(state.tokens), state.seconds
 
-    def __init__(self, module: cst.Module, marked):
-        super().__init__()
+
+class _FormattingState(QuietCodegenState):
+    """Generates the module's code and replaces the tokens of each changed
+    statement with black's text as it goes: no pass over the tree to swap
+    statements first, and black's text used as it is wherever parsing it back
+    would give the same code (parsing it cost as much as black's own work)."""
+
+    def __init__(self, module: cst.Module, to_format: NodeSet):
+        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
         self.module = module
-        self.marked = marked
-        self.depth = 0
+        self.to_format = to_format
+        self.starts: list[int] = []  # where the code of each statement being generated begins
+        self.seconds = 0.0
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.IndentedBlock):
-            self.depth += 1
-        return isinstance(
-            node,
-            (cst.Module, cst.BaseCompoundStatement, cst.BaseSuite, cst.ExceptHandler, cst.ExceptStarHandler,
-             cst.Else, cst.Finally, cst.MatchCase),
-        )
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        if type(node) is cst.SimpleStatementLine and node in self.to_format:
+            self.starts.append(len(self.tokens))
 
-    def on_leave(self, original_node, updated_node):
-        if isinstance(original_node, cst.IndentedBlock):
-            self.depth -= 1
-        elif isinstance(original_node, cst.SimpleStatementLine) and original_node in self.marked:
-            return format_statement(updated_node, self.depth, self.module)
-        return updated_node
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        if type(node) is cst.SimpleStatementLine and node in self.to_format:
+            start = time.perf_counter()
+            self._format(node, self.starts.pop())
+            self.seconds += time.perf_counter() - start
 
+    def _format(self, statement: cst.SimpleStatementLine, start: int) -> None:
+        body = statement.with_changes(leading_lines=())
+        code = code_for_node(body, self.module)
+        formatted = _black(code, _line_length(self.module, len(self.indent_tokens)))
+        if formatted is None or formatted == code:
+            return
+        lines = self._plain_lines(statement, code, formatted)
+        if lines is None:
+            result = _parsed(statement, body, code, formatted)
+            if result is not statement:
+                del self.tokens[start:]
+                result._codegen(self)
+            return
+        del self.tokens[start:]
+        for line in statement.leading_lines:
+            line._codegen(self)
+        self.add_indent_tokens()
+        self.tokens.append((self.default_newline + "".join(self.indent_tokens)).join(lines))
+        self.tokens.append(self.default_newline)  # its own token: the module drops it when the file has no final newline
 
-def format_changed(module: cst.Module, marked) -> cst.Module:
-    if not marked:
-        return module
-    return rewrite(module, _FormatChanged(module, marked))
+    def _plain_lines(self, statement: cst.SimpleStatementLine, code: str, formatted: str) -> list[str] | None:
+        """black's lines when libcst, parsing them back, would indent every
+        line after the first by the block's indentation and change nothing
+        else; None where parsing must decide: a comment in the statement
+        (black may merge two), several statements on the line (black splits
+        them), a line that continues a string or a backslash, other newlines
+        than the module's."""
+        newline = self.default_newline
+        if "#" in code or len(statement.body) != 1 or not formatted.endswith(newline):
+            return None
+        text = formatted[: -len(newline)]
+        if '"""' in text or "'''" in text:
+            return None
+        lines = text.split(newline)
+        if any(line.endswith("\\") or "\r" in line or "\n" in line for line in lines):
+            return None
+        return lines

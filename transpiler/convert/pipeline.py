@@ -10,11 +10,10 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from rewrite_rules.registry import RuleSet, load_rules
-from transpiler.convert.codegen import code_for_node
 from transpiler.convert.context import FileContext
 from transpiler.convert.definitions import add_definitions
 from transpiler.convert.diagnostics import Diagnostic, Severity
-from transpiler.convert.formatting import format_changed
+from transpiler.convert.formatting import render
 from transpiler.convert.imports import fix_imports
 from transpiler.convert.names import TORCH_ROOTS, analyse
 from transpiler.convert.project import SiblingFacts
@@ -118,11 +117,8 @@ def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, ti
     converted = add_definitions(converted, ctx)
     timings["rewrite"] = time.perf_counter() - start
     start = time.perf_counter()
-    converted = format_changed(converted, ctx.to_format)
-    timings["format"] = time.perf_counter() - start
-    start = time.perf_counter()
-    output = code_for_node(converted, converted)
-    timings["render"] = time.perf_counter() - start
+    output, timings["format"] = render(converted, ctx.to_format)  # black runs on changed statements as they are written
+    timings["render"] = time.perf_counter() - start - timings["format"]
     start = time.perf_counter()
     ctx.resolve_positions(module)
     timings["report"] = time.perf_counter() - start
