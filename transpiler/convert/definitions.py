@@ -19,7 +19,7 @@ def add_definitions(module: cst.Module, ctx: FileContext) -> cst.Module:
     index = _after_imports(body, set(definitions))
     helpers = [statement.with_changes(leading_lines=_TWO_BLANK_LINES) for statement in definitions.values()]
     for statement in helpers:  # black formats simple statements: the lines inside
-        statement.visit(_MarkForFormatting(ctx))
+        walk(statement, _MarkForFormatting(ctx), prune=LAYOUT_TYPES)
     if index < len(body):
         following = body[index]
         lines = list(following.leading_lines)

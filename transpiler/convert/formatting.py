@@ -10,7 +10,7 @@ import libcst as cst
 from transpiler.convert.codegen import QuietCodegenState, code_for_node
 from transpiler.convert.comments import comments
 from transpiler.convert.node_sets import NodeSet
-from transpiler.convert.walk import LAYOUT_TYPES, walk
+from transpiler.convert.walk import LAYOUT_TYPES, rewrite, walk
 
 _MAX_LINE = 88
 _MIN_LINE = 40
@@ -70,7 +70,7 @@ def _formatted_statement(code: str, line_length: int) -> cst.BaseCompoundStateme
     """Parsed once per process: the same adapter class is written into many
     files of a batch (nodes are immutable, so sharing them is safe)."""
     formatted = _black(code, line_length)
-    return None if formatted is None else cst.parse_statement(formatted).visit(_UnindentedBlankLines())
+    return None if formatted is None else rewrite(cst.parse_statement(formatted), _UnindentedBlankLines())
 
 
 class _UnindentedBlankLines(cst.CSTTransformer):
