@@ -33,9 +33,16 @@ def _line_length(module: cst.Module, depth: int) -> int:
 
 def format_statement(statement: cst.SimpleStatementLine, depth: int, module: cst.Module) -> cst.SimpleStatementLine:
     """Reformat one changed statement, keeping the comment lines above it."""
+    return _parsed(statement, *_blacked(statement, depth, module))
+
+
+def _blacked(statement: cst.SimpleStatementLine, depth: int,
+             module: cst.Module) -> tuple[cst.SimpleStatementLine, str, str | None]:
+    """The statement without the comment lines above it, its code, and
+    black's text of that code (None where black refuses it)."""
     body = statement.with_changes(leading_lines=())
     code = code_for_node(body, module)
-    return _parsed(statement, body, code, _black(code, _line_length(module, depth)))
+    return body, code, _black(code, _line_length(module, depth))
 
 
 def _parsed(statement: cst.SimpleStatementLine, body: cst.SimpleStatementLine, code: str,
@@ -203,23 +210,21 @@ class _FormattingState(QuietCodegenState):
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
         self.module = module
         self.to_format = to_format
-        self.starts: list[int] = []  # where the code of each statement being generated begins
+        self.start = 0  # where the code of the statement being generated begins (simple statements do not nest)
         self.seconds = 0.0
 
     def before_codegen(self, node: cst.CSTNode) -> None:
         if type(node) is cst.SimpleStatementLine and node in self.to_format:
-            self.starts.append(len(self.tokens))
+            self.start = len(self.tokens)
 
     def after_codegen(self, node: cst.CSTNode) -> None:
         if type(node) is cst.SimpleStatementLine and node in self.to_format:
             start = time.perf_counter()
-            self._format(node, self.starts.pop())
+            self._format(node, self.start)
             self.seconds += time.perf_counter() - start
 
     def _format(self, statement: cst.SimpleStatementLine, start: int) -> None:
-        body = statement.with_changes(leading_lines=())
-        code = code_for_node(body, self.module)
-        formatted = _black(code, _line_length(self.module, len(self.indent_tokens)))
+        body, code, formatted = _blacked(statement, len(self.indent_tokens), self.module)
         if formatted is None or formatted == code:
             return
         lines = self._plain_lines(statement, code, formatted)
