@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from transpiler.convert.markers import is_marked
-from transpiler.convert.walk import IS_STATEMENT, LAYOUT_TYPES, Visitor, walk
+from transpiler.convert.walk import LAYOUT_TYPES, StatementVisitor, walk
 
 # Roots whose names we resolve and count as torch API uses (einops: its
 # functions and layers are converted like torch's and its imports removed).
@@ -100,7 +100,7 @@ class Analysis:
         return is_torch_name(qualified) or qualified in self.rule_names
 
 
-class NameAnalyzer(Visitor):
+class NameAnalyzer(StatementVisitor):
     """Resolves names; see the module docstring."""
 
     def __init__(self, method_names: frozenset[str], module_base: "callable", attribute_names=frozenset(),
@@ -118,7 +118,6 @@ class NameAnalyzer(Visitor):
             self.result.imports[local] = ImportBinding(local, qualified, _plain_import(root), True, root,
                                                        via_sibling=True)
         self._scopes: list[_Scope] = []
-        self._statements: list[cst.CSTNode] = []
         self._skip: set[int] = set()
         self._module_imports: dict[str, ImportBinding] = {}  # module-level bindings, by local name
         self._imported_below: frozenset[str] = frozenset()  # local names some module-level import binds
@@ -181,20 +180,10 @@ class NameAnalyzer(Visitor):
             self._bind_target(target.value)
 
     def _mark_interesting(self) -> None:
-        for statement in self._statements:
+        for statement in self.statements:
             self.result.interesting.add(id(statement))
 
     # -- statements ---------------------------------------------------------
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if IS_STATEMENT[type(node)]:
-            self._statements.append(node)
-        return super().on_visit(node)
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        super().on_leave(original_node)
-        if IS_STATEMENT[type(original_node)]:
-            self._statements.pop()
-
     def visit_Module(self, node: cst.Module) -> None:
         self._push("module")
         self._imported_below = _module_level_import_names(node.body)
@@ -354,7 +343,7 @@ class NameAnalyzer(Visitor):
 
     def _in_optional_import_block(self) -> bool:
         """In the body of ``try: ... except ImportError: <a fallback without torch>``."""
-        stack = self._statements
+        stack = self.statements
         for index, statement in enumerate(stack[:-1]):
             if isinstance(statement, cst.Try) and catches_import_error(statement):
                 inner = stack[index + 1]
@@ -382,7 +371,7 @@ class NameAnalyzer(Visitor):
         binding = self.result.imports.get(parts[0])
         if binding is None:
             if parts[0] in self._imported_below and any(scope.kind == "function" for scope in self._scopes):
-                self._scopes[-1].late.append((node, parts, tuple(self._statements)))
+                self._scopes[-1].late.append((node, parts, tuple(self.statements)))
             return
         qualified = ".".join([binding.qualified, *parts[1:]])
         if not is_torch_name(binding.qualified) and qualified not in self.result.rule_names:

@@ -140,7 +140,8 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor, prune: frozenset[type] = fr
     type is in ``prune`` are not visited at all (no callbacks)."""
     visitor_type = type(visitor)
     dispatch = visitor_type.on_visit in _DISPATCHING and visitor_type.on_leave in _DISPATCHING_LEAVE
-    _walk(node, visitor, visitor_type, dispatch, prune)
+    statements = visitor.statements if isinstance(visitor, StatementVisitor) else None
+    _walk(node, visitor, visitor_type, dispatch, prune, statements)
 
 
 class Visitor(cst.CSTVisitor):
@@ -157,6 +158,17 @@ class Visitor(cst.CSTVisitor):
         leave = _plan(type(self), type(original_node))[1]
         if leave is not None:
             leave(self, original_node)
+
+
+class StatementVisitor(Visitor):
+    """A Visitor that knows the statements enclosing the node it is at
+    (``statements``, outermost first), kept by ``walk``: a node's handlers see
+    it on the stack when it is a statement itself. The walk keeps the stack so
+    that the other nodes of the tree cost no callback of their own."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.statements: list[cst.CSTNode] = []
 
 
 class Transformer(cst.CSTTransformer):
@@ -206,8 +218,12 @@ def _plan(visitor_type: type, node_type: type):
     return handlers[0], handlers[1], fields
 
 
-def _walk(node: cst.CSTNode, visitor: cst.CSTVisitor, visitor_type: type, dispatch: bool, prune) -> None:
+def _walk(node: cst.CSTNode, visitor: cst.CSTVisitor, visitor_type: type, dispatch: bool, prune,
+          statements: list | None) -> None:
     visit, leave, fields = _plan(visitor_type, type(node))
+    is_statement = statements is not None and IS_STATEMENT[type(node)]
+    if is_statement:
+        statements.append(node)
     if (visit is None or visit(visitor, node) is not False) if dispatch else visitor.on_visit(node):
         for field, hook in fields:
             value = getattr(node, field)
@@ -218,15 +234,17 @@ def _walk(node: cst.CSTNode, visitor: cst.CSTVisitor, visitor_type: type, dispat
             if kind is tuple or kind is list:
                 for child in value:
                     if type(child) not in prune:
-                        _walk(child, visitor, visitor_type, dispatch, prune)
+                        _walk(child, visitor, visitor_type, dispatch, prune, statements)
             elif value is not None and kind is not MaybeSentinel and kind not in prune:
-                _walk(value, visitor, visitor_type, dispatch, prune)
+                _walk(value, visitor, visitor_type, dispatch, prune, statements)
             if hooked:
                 visitor.on_leave_attribute(node, field)
     if not dispatch:
         visitor.on_leave(node)
     elif leave is not None:
         leave(visitor, node)
+    if is_statement:
+        statements.pop()
 
 
 def rewrite(node: cst.CSTNode, transformer: cst.CSTTransformer):

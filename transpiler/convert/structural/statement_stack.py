@@ -6,23 +6,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpiler.convert.walk import IS_STATEMENT, Visitor
+from transpiler.convert.walk import StatementVisitor
 
 
-class StatementStack(Visitor):
-    def __init__(self) -> None:
-        super().__init__()
-        self.statements: list[cst.CSTNode] = []  # outermost first
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if IS_STATEMENT[type(node)]:
-            self.statements.append(node)
-        return super().on_visit(node)
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        super().on_leave(original_node)
-        if IS_STATEMENT[type(original_node)]:
-            self.statements.pop()
+class StatementStack(StatementVisitor):
+    """``statements``: the statements enclosing the node the walk is at, outermost first."""
 
 
 def fresh_name(name: str, taken: set[str]) -> str:
