@@ -4,7 +4,6 @@ rewriting traversal, which skips statements with nothing to convert."""
 
 from __future__ import annotations
 
-
 from transpiler.convert.walk import StatementVisitor
 
 
