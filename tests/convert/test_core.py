@@ -459,6 +459,14 @@ def test_diagnostics_carry_positions():
     assert (marker.path, marker.line, marker.col) == ("m.py", 3, 12)
 
 
+def test_a_warning_on_an_argument_a_rule_rewrote_points_at_the_call():
+    # the warning names the rewritten argument, a node the original file does not hold
+    found = diagnostics("import torch.nn as nn\n\nclass M(nn.Module):\n    def __init__(self, d):\n"
+                        "        super().__init__()\n        self.norm = nn.LayerNorm(d)\n")
+    warning = next(d for d in found if d.severity is Severity.WARNING and "is an int" in d.message)
+    assert (warning.line, warning.col) == (6, 21)
+
+
 def test_syntax_error_is_one_diagnostic():
     result = convert_source("import torch\ndef f(:\n", "bad.py")
     assert result.status == "failed"

@@ -3,6 +3,7 @@ diagnostics, queued imports and how MindSpore names are spelled here."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
@@ -54,8 +55,10 @@ class FileContext:
     kept_imports: NodeSet = field(default_factory=NodeSet)
     # module-level helpers rules asked for (name -> statement), written after the imports
     definitions: dict[str, cst.BaseStatement] = field(default_factory=dict)
-    # (index in diagnostics, node) for diagnostics whose position is pending
-    _unplaced: list[tuple[int, cst.CSTNode]] = field(default_factory=list, repr=False)
+    # the original calls whose rules are running, innermost last (see converting_call)
+    converting: list[cst.CSTNode] = field(default_factory=list, repr=False)
+    # (index in diagnostics, node, the call being converted) for diagnostics whose position is pending
+    _unplaced: list[tuple[int, cst.CSTNode, cst.CSTNode | None]] = field(default_factory=list, repr=False)
 
     # -- diagnostics --------------------------------------------------------
     def report(self, node, rule: str, severity: Severity, message: str, outcome=Outcome.NONE, changes=()):
@@ -63,18 +66,29 @@ class FileContext:
             line, col = self.position_of(node)
         else:
             line = col = 0
-            self._unplaced.append((len(self.diagnostics), node))
+            self._unplaced.append((len(self.diagnostics), node, self.converting[-1] if self.converting else None))
         self.diagnostics.append(Diagnostic(self.path, line, col, rule, severity, message, outcome,
                                            changes=tuple(changes)))
 
+    @contextmanager
+    def converting_call(self, call: cst.CSTNode):
+        """While a rule converts ``call``: a diagnostic on a node the rule made
+        (an argument it rewrote) takes the position of the call."""
+        self.converting.append(call)
+        try:
+            yield
+        finally:
+            self.converting.pop()
+
     def resolve_positions(self, original: cst.Module) -> None:
         """Give deferred diagnostics the line and column (1-based) of their node
-        in the original tree; nodes the rewrite created stay at 0:0."""
+        in the original tree, or else of the call whose rule made the node;
+        other nodes the rewrite created stay at 0:0."""
         if not self._unplaced:
             return
-        found = start_positions(original, [node for _, node in self._unplaced])
-        for index, node in self._unplaced:
-            position = found.get(id(node))
+        found = start_positions(original, [n for _, node, call in self._unplaced for n in (node, call) if n is not None])
+        for index, node, call in self._unplaced:
+            position = found.get(id(node)) or found.get(id(call))
             if position is not None:
                 self.diagnostics[index] = replace(self.diagnostics[index], line=position[0], col=position[1] + 1)
         self._unplaced = []

@@ -285,9 +285,10 @@ def convert_call(rule: ApiRule, call: cst.Call, ctx: FileContext, source: cst.Ca
     bound = bind(rule, call, ctx, source)
     bound.for_adapter = for_adapter
     given = dict(bound.values)
-    apply_mapping(bound)
-    if rule.hook is not None:
-        rule.hook(bound, ctx)
+    with ctx.converting_call(source or call):
+        apply_mapping(bound)
+        if rule.hook is not None:
+            rule.hook(bound, ctx)
     if bound.result is None and bound.target is None:
         raise Unconvertible(rule.notes or f"{rule.torch} has no MindSpore equivalent")
     if changes is not None:  # a hook that builds the result itself may still have changed the arguments first
@@ -348,7 +349,8 @@ def convert_method(rule: MethodRule, receiver, call: cst.Call, ctx: FileContext,
                    enclosing: str | None = None) -> cst.BaseExpression:
     method = MethodCall(rule, receiver, call, ctx, source, enclosing)
     if rule.hook is not None:
-        return rule.hook(method, ctx)
+        with ctx.converting_call(source or call):
+            return rule.hook(method, ctx)
     if rule.rename is not None:
         return method.rename(rule.rename)
     raise Unconvertible(rule.notes or f"Tensor.{rule.name} has no MindSpore equivalent")
