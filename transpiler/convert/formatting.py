@@ -116,11 +116,15 @@ class _ParenthesizeOwners(cst.CSTTransformer):
 
 
 class _LooseOwners(cst.CSTVisitor):
+    """Only the node types with an owner field have a handler: the walk passes the others by."""
+
     found = False
 
-    def on_visit(self, node) -> bool:
+    def _check(self, node) -> bool:
         self.found = self.found or _loose_owner_field(node) is not None
         return not self.found
+
+    visit_Attribute = visit_Subscript = visit_Call = _check
 
 
 def parenthesize_owners(statement: cst.CSTNode) -> cst.CSTNode:

@@ -68,6 +68,7 @@ def is_noop_statement(original: cst.SimpleStatementLine, updated: cst.SimpleStat
             if not (
                 isinstance(before.value, cst.Call)
                 and len(after.targets) == 1
+                and type(after.targets[0].target) is type(after.value)  # nodes of two types never read the same
                 and code_of(after.targets[0].target) == code_of(after.value)
             ):
                 return False
