@@ -13,8 +13,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.spec import Arg, Drop, Unsupported
-from transpiler.convert.codegen import code_for_node
-from transpiler.convert.walk import LAYOUT_TYPES, Transformer, rewrite
+from transpiler.convert.codegen import QuietCodegenState, code_for_node
 
 LIMIT = 100  # characters of code shown for one side of a change
 _VALUE_LIMIT = 40  # characters of an argument value shown in a change
@@ -24,12 +23,12 @@ def short(node: cst.CSTNode, limit: int = LIMIT) -> str:
     """The code of ``node`` on one line; when it does not fit in ``limit``, the
     arguments of the innermost calls show as ``...``, then those of the calls
     around them."""
-    text = _one_line(node)
+    text = _one_line(_code(node))
     if isinstance(node, cst.BaseExpression):
         for depth in (2, 1):
             if len(text) <= limit:
                 break
-            text = _one_line(rewrite(node, _ElideInnerCalls(depth)))
+            text = _one_line(_ElidingCodegen.code(node, depth))
     return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
@@ -124,8 +123,7 @@ def _code(node: cst.CSTNode) -> str:
     return code_for_node(node)
 
 
-def _one_line(node: cst.CSTNode) -> str:
-    code = _code(node)
+def _one_line(code: str) -> str:
     if "\n" not in code and "  " not in code:
         return code
     try:  # drop the layout, keep the code: comments and line breaks go
@@ -136,23 +134,36 @@ def _one_line(node: cst.CSTNode) -> str:
         return " ".join(code.split())
 
 
-class _ElideInnerCalls(Transformer):
-    """Arguments of calls nested ``depth`` or more calls deep become ``...``."""
+class _ElidingCodegen(QuietCodegenState):
+    """The code of a node whose calls nested ``depth`` or more calls deep have
+    ``...`` for their arguments: the text of the node rewritten so, written
+    without rewriting it (the argument tokens are dropped as they end)."""
 
     def __init__(self, depth: int) -> None:
-        super().__init__()
+        super().__init__(default_indent="    ", default_newline="\n")  # code_for_node's defaults
         self.elide_from = depth
-        self.depth = 0
+        # the calls open, innermost last: [call, whether its arguments go, the token they start at]
+        self.calls: list[list] = []
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        return type(node) not in LAYOUT_TYPES and super().on_visit(node)  # no calls inside layout
+    @classmethod
+    def code(cls, node: cst.CSTNode, depth: int) -> str:
+        state = cls(depth)
+        node._codegen(state)
+        return "".join(state.tokens)
 
-    def visit_Call(self, node: cst.Call) -> bool:
-        self.depth += 1
-        return True
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        if type(node) is cst.Call:
+            self.calls.append([node, bool(node.args) and len(self.calls) >= self.elide_from, 0])
+        elif type(node) is cst.Arg and self.calls:  # an argument of the innermost open call
+            open_call = self.calls[-1]
+            if open_call[1] and node is open_call[0].args[0]:
+                open_call[2] = len(self.tokens)
 
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        self.depth -= 1
-        if self.depth >= self.elide_from and updated_node.args:
-            return updated_node.with_changes(args=[cst.Arg(cst.Ellipsis())])
-        return updated_node
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        if type(node) is cst.Call:
+            self.calls.pop()
+        elif type(node) is cst.Arg and self.calls:
+            call, elided, start = self.calls[-1]
+            if elided and node is call.args[-1]:
+                del self.tokens[start:]
+                self.tokens.append("...")
