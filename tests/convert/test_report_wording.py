@@ -117,3 +117,26 @@ def test_a_call_that_reads_the_same_names_the_mindspore_api(tmp_path):
     assert main(["convert", str(source), "-o", str(tmp_path / "out.py"), "--report", str(report), "-q"]) == 0
     messages = [d["message"] for d in json.loads(report.read_text())["diagnostics"]]
     assert "nn.ReLU() -> mindspore.nn.ReLU (the code reads the same)" in messages
+
+
+@pytest.mark.parametrize("code, shown", [
+    # fits: as written, on one line
+    ("torch.nn.init.normal_(module.weight, mean=0.0, std=0.02)",
+     "torch.nn.init.normal_(module.weight, mean=0.0, std=0.02)"),
+    # too long: the arguments of calls two calls deep go first ...
+    ('load_param_into_net(model, load_checkpoint(str(path_to_the_checkpoint_file).removesuffix(".ckpt") + ".ckpt"))',
+     'load_param_into_net(model, load_checkpoint(str(...).removesuffix(...) + ".ckpt"))'),
+    # ... then those of the calls one call deep; comments and line breaks never show
+    ("nn.Sequential(\n    nn.Conv2d(in_channels, out_channels, kernel_size=3, padding=1),  # first\n"
+     "    nn.ReLU(inplace=True),\n    nn.Conv2d(out_channels, out_channels, kernel_size=3, padding=1),\n)",
+     "nn.Sequential(nn.Conv2d(...), nn.ReLU(...), nn.Conv2d(...))"),
+    # a call whose arguments go holds calls whose arguments went already
+    ("outer(first_argument_name, middle(inner(deep(x), y), other_argument_value(z)), last_argument_name_that_is_quite_long)",
+     "outer(first_argument_name, middle(...), last_argument_name_that_is_quite_long)"),
+])
+def test_code_in_a_message_is_one_line_with_inner_arguments_elided(code, shown):
+    import libcst as cst
+
+    from transpiler.convert.change_text import short
+
+    assert short(cst.parse_expression(code)) == shown
