@@ -3,7 +3,7 @@ the same callbacks in the same order, the same resulting tree."""
 
 import libcst as cst
 
-from transpiler.convert.walk import LAYOUT_TYPES, Transformer, Visitor, child_fields, rewrite, walk
+from transpiler.convert.walk import LAYOUT_TYPES, StatementVisitor, Transformer, Visitor, child_fields, rewrite, walk
 
 SOURCE = '''
 import torch.nn as nn
@@ -115,6 +115,43 @@ def test_pruned_types_get_no_callbacks():
     walk(module, visitor, prune=LAYOUT_TYPES)
     seen = {c[1] for c in visitor.calls if isinstance(c, tuple) and c[0] == "visit"}
     assert seen and not seen & {t.__name__ for t in LAYOUT_TYPES}
+
+
+class _Enclosing(StatementVisitor):
+    """Records the statements around each name and each statement's own view."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def visit_Name(self, node):
+        self.seen.append((node.value, [type(s).__name__ for s in self.statements]))
+
+    def visit_Return(self, node):  # a small statement, not a statement of its own
+        self.seen.append(("return", [type(s).__name__ for s in self.statements]))
+
+    def visit_With(self, node):
+        self.seen.append(("with", [type(s).__name__ for s in self.statements]))
+        return False  # a pruned subtree still leaves the stack as it found it
+
+    def leave_With(self, original_node):
+        self.seen.append(("left with", [type(s).__name__ for s in self.statements]))
+
+
+def test_a_statement_visitor_sees_the_statements_around_each_node():
+    visitor = _Enclosing()
+    walk(cst.parse_module(SOURCE), visitor, prune=LAYOUT_TYPES)
+    seen = {}
+    for name, statements in visitor.seen:
+        seen.setdefault(name, statements)  # the first use of each name
+    assert seen["Net"] == ["ClassDef"]
+    assert seen["forward"] == ["ClassDef", "FunctionDef"]
+    assert seen["kw"] == ["ClassDef", "FunctionDef"]  # a parameter: the function's
+    assert seen["y"] == ["ClassDef", "FunctionDef", "SimpleStatementLine"]
+    assert seen["with"] == seen["left with"] == ["ClassDef", "FunctionDef", "With"]
+    assert "return" not in seen and "g" not in seen  # inside the pruned with
+    assert seen["rest"] == ["ClassDef", "FunctionDef", "Match"]  # a case is no statement of its own
+    assert visitor.statements == []
 
 
 class _Renamer:

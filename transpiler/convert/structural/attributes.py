@@ -24,8 +24,7 @@ import libcst as cst
 from transpiler.convert.codegen import code_for_node
 from transpiler.convert.structural.datasets import is_mindspore_dataset
 from transpiler.convert.structural.provenance import LAYER, LOADER, WRAPPER, provenance_of, remember_module
-from transpiler.convert.structural.statement_stack import StatementStack
-from transpiler.convert.walk import LAYOUT_TYPES, walk
+from transpiler.convert.walk import LAYOUT_TYPES, StatementVisitor, walk
 
 
 class Attributes:
@@ -119,7 +118,7 @@ def _needs_parentheses(expr: cst.BaseExpression) -> bool:
     return not isinstance(expr, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
 
 
-class _Candidates(StatementStack):
+class _Candidates(StatementVisitor):
     """Attribute nodes whose attribute name some rule maps, with their enclosing statements."""
 
     def __init__(self, names: frozenset[str]):

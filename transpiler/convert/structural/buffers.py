@@ -21,8 +21,8 @@ import libcst as cst
 
 from rewrite_rules.tensor.methods_data import SHARED_TENSOR_METHODS, TORCH_ONLY_TENSOR_METHODS
 from transpiler.convert.engine import literal_value
+from transpiler.convert.structural.fresh_names import fresh_name
 from transpiler.convert.structural.provenance import provenance_of
-from transpiler.convert.structural.statement_stack import fresh_name
 
 _TENSOR_METHODS = SHARED_TENSOR_METHODS | TORCH_ONLY_TENSOR_METHODS
 

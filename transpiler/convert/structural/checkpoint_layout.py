@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from transpiler.convert.structural.statement_stack import StatementStack
-from transpiler.convert.walk import LAYOUT_TYPES, walk
+from transpiler.convert.walk import LAYOUT_TYPES, StatementVisitor, walk
 
 STATE, VALUE = "state", "value"
 SAVE, LOAD = "torch.save", "torch.load"
@@ -147,7 +146,7 @@ def _string(node) -> str | None:
     return None
 
 
-class _Scanner(StatementStack):
+class _Scanner(StatementVisitor):
     def __init__(self, analysis):
         super().__init__()
         self.analysis = analysis

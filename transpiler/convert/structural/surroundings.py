@@ -29,11 +29,11 @@ import libcst as cst
 
 from transpiler.convert.engine import code_of
 from transpiler.convert.structural.amp import is_nullcontext
+from transpiler.convert.structural.fresh_names import fresh_name
 from transpiler.convert.structural.image_grids import MAKE_GRID, SAVE_IMAGE, GridBuilder, GridProblem, arguments
 from transpiler.convert.structural.numbers import Numbers
-from transpiler.convert.structural.statement_stack import StatementStack, fresh_name
 from transpiler.convert.structural.provenance import AUTOCASTS, CELL, LAYER, WRAPPER, provenance_of, remember_module
-from transpiler.convert.walk import LAYOUT_TYPES, walk
+from transpiler.convert.walk import LAYOUT_TYPES, StatementVisitor, walk
 
 _BACKENDS = "torch.backends."
 _SPLITS = frozenset({"torch.utils.data.random_split", "torch.utils.data.dataset.random_split"})
@@ -339,7 +339,7 @@ def _is_the_statement(node) -> bool:
         isinstance(small, (cst.Import, cst.ImportFrom)) for small in node.body)
 
 
-class _Statements(StatementStack):
+class _Statements(StatementVisitor):
     """Simple statement lines, and in each the formatted values of its f-strings that have a number spec."""
 
     def __init__(self):

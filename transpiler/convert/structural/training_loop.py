@@ -44,9 +44,9 @@ from transpiler.convert.engine import code_of, keyword_arg
 from transpiler.convert.formatting import format_statement
 from transpiler.convert.markers import add_markers
 from transpiler.convert.structural import amp
+from transpiler.convert.structural.fresh_names import fresh_name
 from transpiler.convert.structural.provenance import provenance_of, remember_module
 from transpiler.convert.structural.step_calls import BACKWARD_API, single_call
-from transpiler.convert.structural.statement_stack import fresh_name
 from transpiler.convert.structural.step_names import names_of
 from transpiler.convert.structural.step_plan import BlockSite, Planner, StepFailure, StepPlan, find_sites
 
