@@ -18,8 +18,11 @@ and the Python source of the installed torch package plus ``samples/``
 All runs convert the same files through ``transpiler.batch.runner`` (read, convert,
 write atomically, cache) into fresh temporary output directories; nothing is
 timed in a test, this only prints. The ratio to the floor is taken in CPU
-seconds (both run in this process, one after the other), so a neighbour's
-load on a shared machine moves it less than wall time.
+seconds, so a neighbour's load on a shared machine moves it less than wall
+time, and with the floor taken file by file between the conversions of the
+-j 1 run (in this process), so a machine whose speed drifts during the run
+moves both sides alike. The floor of the whole corpus, taken before and after
+that run, is printed next to it: the difference is the drift.
 """
 
 from __future__ import annotations
@@ -84,24 +87,24 @@ def _measure(corpus: Corpus, jobs: int) -> tuple[dict, Run]:
     before = floor_seconds(corpus)
     work = tempfile.mkdtemp(prefix="ms-migrate-bench-")
     try:
-        serial = convert_tree(corpus, os.path.join(work, "j1"), workers=1)
-        # taken on both sides of the -j 1 run, the faster kept: a neighbour's
-        # load on a shared machine slows one of them (this can only raise the ratio)
-        floor = min(before, floor_seconds(corpus), key=lambda f: f.cpu_seconds)
+        serial = convert_tree(corpus, os.path.join(work, "j1"), workers=1, paired_floor=True)
+        after = floor_seconds(corpus)
         rerun = convert_tree(corpus, os.path.join(work, "j1"), workers=1)
         parallel = convert_tree(corpus, os.path.join(work, f"j{jobs}"), workers=jobs)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return _figures(corpus, floor, serial, rerun, parallel, jobs), serial
+    return _figures(corpus, (before, after), serial, rerun, parallel, jobs), serial
 
 
-def _figures(corpus: Corpus, floor: Floor, serial: Run, rerun: Run, parallel: Run, jobs: int) -> dict:
+def _figures(corpus: Corpus, whole: tuple[Floor, Floor], serial: Run, rerun: Run, parallel: Run, jobs: int) -> dict:
+    floor = serial.paired_floor
     return {
         "files": corpus.files,
         "lines": corpus.lines,
         "floor_seconds": round(floor.seconds, 2),
         "floor_cpu_seconds": round(floor.cpu_seconds, 2),
         "floor_lines_per_second": round(corpus.lines / floor.seconds),
+        "floor_whole_corpus_cpu_seconds_before_after": [round(f.cpu_seconds, 2) for f in whole],
         "j1_seconds": round(serial.seconds, 2),
         "j1_cpu_seconds": round(serial.cpu_seconds, 2),
         "j1_lines_per_second": round(corpus.lines / serial.seconds),
@@ -130,7 +133,8 @@ def _print(f: dict, serial: Run, jobs: int) -> None:
 
     print("end to end")
     row("floor: libcst parse + codegen", f"{f['floor_seconds']:8.1f} s  {f['floor_lines_per_second']:>8,} lines/s  "
-        f"{f['floor_cpu_seconds']:.1f} s CPU")
+        f"{f['floor_cpu_seconds']:.1f} s CPU  (file by file with -j 1; whole corpus before/after it: "
+        + " / ".join(f"{x:.1f}" for x in f["floor_whole_corpus_cpu_seconds_before_after"]) + " s CPU)")
     row("convert -j 1", f"{f['j1_seconds']:8.1f} s  {f['j1_lines_per_second']:>8,} lines/s  "
         f"{f['j1_cpu_seconds']:.1f} s CPU  {f['j1_files_per_second']:.1f} files/s")
     row(f"convert -j {jobs}", f"{f[f'j{jobs}_seconds']:8.1f} s  {f[f'j{jobs}_lines_per_second']:>8,} lines/s  "
