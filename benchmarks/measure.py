@@ -5,7 +5,6 @@ run as a user runs it (a fresh process)."""
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import shutil
 import statistics
@@ -152,10 +151,8 @@ def convert_tree(corpus: Corpus, out: str, workers: int, paired_floor: bool = Fa
     """``paired_floor`` (one worker only): after each file is converted, the
     floor of that file is taken in the same process, so a machine that speeds
     up or slows down during the run moves both figures alike; the floor's
-    own time is kept out of the conversion's. The floor runs without the
-    garbage collector (which would otherwise spend the floor's time on the
-    conversion's garbage): that makes it a few percent faster than the
-    floor of the whole corpus, which can only raise the ratio."""
+    own time is kept out of the conversion's. Both run with the garbage
+    collector as the batch sets it (``transpiler.batch.collector``)."""
     from transpiler.batch.runner import Job, run
     from transpiler.batch.cache import open_cache
     from transpiler.batch.report import RunReport
@@ -180,11 +177,7 @@ def convert_tree(corpus: Corpus, out: str, workers: int, paired_floor: bool = Fa
         peaks.append(max(summary.peak_kb, peaks[-1] if peaks else 0))
         result.failures += [d.one_line() for d in summary.diagnostics if d.severity.value == "error"]
         if texts is not None:
-            gc.disable()  # the collector would clear the conversion's garbage on the floor's clock
-            try:
-                piece = _floor_of([texts[summary.display]])
-            finally:
-                gc.enable()
+            piece = _floor_of([texts[summary.display]])
             floor.seconds += piece.seconds
             floor.cpu_seconds += piece.cpu_seconds
 

@@ -12,9 +12,11 @@ import os
 import resource
 import signal
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from rewrite_rules.registry import load_rules
+from transpiler.batch import collector
 from transpiler.batch.cache import Cache, belongs_to
 from transpiler.convert.pipeline import FileResult, convert_source
 from transpiler.convert.diagnostics import Diagnostic, Severity
@@ -175,11 +177,12 @@ def run(jobs: list[Job], workers: int = 1, on_result=None) -> list[FileSummary]:
     summaries: list[FileSummary] = []
     workers = min(workers, len(jobs))
     if workers <= 1:
-        for job in jobs:
-            summary = process(job)
-            summaries.append(summary)
-            if on_result:
-                on_result(summary)
+        with collector.tuned() if len(jobs) > 1 else nullcontext():  # one file: a collection or two at most
+            for job in jobs:
+                summary = process(job)
+                summaries.append(summary)
+                if on_result:
+                    on_result(summary)
         return summaries
     from concurrent.futures import ProcessPoolExecutor  # here: a run with one worker (one file) never needs it
 
@@ -204,3 +207,4 @@ def _warm_up() -> None:
     from rewrite_rules.registry import load_rules
 
     load_rules()
+    collector.tune()  # a worker converts until the batch ends

@@ -18,6 +18,7 @@ import time
 import warnings
 from multiprocessing.connection import Listener
 
+from transpiler.batch import collector
 from transpiler.server import freshness
 from transpiler.server.client import address, authkey_path, code_identity, server_directory
 
@@ -94,6 +95,7 @@ class Server:
             self.convert({"argv": ["convert", path, "--diff", "--color", "never"], "cwd": directory,
                           "env": dict(os.environ), "umask": umask,
                           "streams": {"stdout": ("utf-8", "strict"), "stderr": ("utf-8", "strict")}})
+        collector.tune()  # what is loaded now lives as long as the server
 
     def answer(self, message) -> dict:
         """The reply to ``message``; a server that fails outside a conversion
