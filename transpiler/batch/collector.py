@@ -7,9 +7,10 @@ and module loaded, a dozen times per hundred files. Measured on every 4th
 timm file in one process: 1.3-1.5 s of 8.4-9.4 s went to the collector. The
 objects loaded before the first file (rules, modules) live as long as the
 process, so they are frozen out of every collection; the young generation
-is collected every 10,000 allocations instead of 700. A file's conversion
-leaves some garbage in reference cycles (exceptions caught with their
-tracebacks), so the collector stays on: memory per worker stays flat.
+is collected every 10,000 allocations instead of 700. The collector stays
+on: a file's conversion leaves garbage in reference cycles (with the
+collector off, one process grew from 80 to 200 MB over those 76 files).
+Larger thresholds (50,000, 100,000) measured no faster.
 """
 
 from __future__ import annotations
