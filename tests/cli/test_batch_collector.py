@@ -17,6 +17,19 @@ def test_a_tuned_batch_leaves_the_collector_as_it_found_it():
     assert (gc.get_threshold(), gc.get_freeze_count()) == before
 
 
+def test_a_batch_in_a_process_tuned_for_good_keeps_its_freeze():
+    before = gc.get_threshold()
+    collector.tune()  # as the server does after its warm-up
+    try:
+        frozen = gc.get_freeze_count()
+        with collector.tuned():
+            pass
+        assert (gc.get_threshold(), gc.get_freeze_count()) == (collector.THRESHOLDS, frozen)
+    finally:
+        gc.set_threshold(*before)
+        gc.unfreeze()
+
+
 def test_files_converted_in_process_under_the_tuned_collector(tmp_path):
     paths = []
     for index in range(3):

@@ -30,8 +30,13 @@ def tune() -> None:
 
 @contextmanager
 def tuned():
-    """The collector tuned for a batch converted in this process, as it was afterwards."""
+    """The collector tuned for a batch converted in this process, as it was
+    afterwards; a process tuned for good (the server, converting a directory
+    for a client) is left as it is: unfreezing would undo its freeze."""
     thresholds = gc.get_threshold()
+    if thresholds == THRESHOLDS:
+        yield
+        return
     tune()
     try:
         yield
