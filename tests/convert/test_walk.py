@@ -117,6 +117,19 @@ def test_pruned_types_get_no_callbacks():
     assert seen and not seen & {t.__name__ for t in LAYOUT_TYPES}
 
 
+def test_pruning_a_base_type_prunes_its_subclasses_only_where_all_are_pruned():
+    # Call.whitespace_before_args is declared as BaseParenthesizableWhitespace;
+    # the walk skips such a field only when every subclass is pruned too
+    module = cst.parse_module("f(\n  x)\n")
+    base = cst.BaseParenthesizableWhitespace
+    for prune, expected in (({base, cst.SimpleWhitespace}, ["ParenthesizedWhitespace"]),
+                            ({base, cst.SimpleWhitespace, cst.ParenthesizedWhitespace}, [])):
+        visitor = FastVisitor()
+        walk(module, visitor, prune=frozenset(prune))
+        seen = [c[1] for c in visitor.calls if isinstance(c, tuple) and c[0] == "visit"]
+        assert [name for name in seen if name in ("SimpleWhitespace", "ParenthesizedWhitespace")] == expected
+
+
 class _Enclosing(StatementVisitor):
     """Records the statements around each name and each statement's own view."""
 
@@ -184,6 +197,30 @@ def test_rewrite_makes_libcsts_calls_and_tree():
         result, libcsts = rewrite(module, fast), module.visit(expected)
         assert result.deep_equals(libcsts) and result.code == libcsts.code
         assert fast.calls == expected.calls
+
+
+class _LayoutBlindRenamer(_Renamer, _Recorder, Transformer):
+    prune = LAYOUT_TYPES
+
+
+def test_rewrite_passes_a_transformers_pruned_types_by_as_they_are():
+    module = cst.parse_module(SOURCE)
+    pruned, full = _LayoutBlindRenamer(), FastRenamer()
+    result = rewrite(module, pruned)
+    assert result.deep_equals(rewrite(module, full)) and result.code == module.visit(LibcstRenamer()).code
+    layout = {t.__name__ for t in LAYOUT_TYPES}
+    assert not {c[1] for c in pruned.calls if c[0] in ("visit", "leave")} & layout
+    assert [c for c in full.calls if c[0] in ("visit", "leave") and c[1] not in layout] == [
+        c for c in pruned.calls if c[0] in ("visit", "leave")]
+    commas = [n for n in _nodes(module) if type(n) is cst.Comma]
+    assert commas and {id(c) for c in commas} <= {id(n) for n in _nodes(result)}  # the same objects
+
+
+def _nodes(node):
+    found = [node]
+    for child in node.children:
+        found += _nodes(child)
+    return found
 
 
 class _Remover(Transformer):

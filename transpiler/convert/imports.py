@@ -12,7 +12,7 @@ from transpiler.convert.engine import code_of
 from transpiler.convert.names import is_torch_name
 from transpiler.convert.node_sets import NodeSet
 from transpiler.convert.statements import Placeholders
-from transpiler.convert.walk import LAYOUT_TYPES, rewrite, walk
+from transpiler.convert.walk import LAYOUT_TYPES, Transformer, Subclasses, rewrite, walk
 
 
 def unused_torch_aliases(ctx: FileContext, converted: cst.Module | None = None) -> set[str]:
@@ -87,8 +87,15 @@ def _new_import_statements(ctx: FileContext) -> list[cst.SimpleStatementLine]:
     return [cst.parse_statement(line + "\n") for line in lines]  # type: ignore[misc]
 
 
-class _ImportEditor(cst.CSTTransformer):
+# the nodes that can hold an import statement (the other statements' parts cannot)
+_HOLDS_IMPORTS = Subclasses((cst.Module, cst.BaseCompoundStatement, cst.BaseSuite, cst.ExceptHandler,
+                              cst.ExceptStarHandler, cst.Else, cst.Finally, cst.Import, cst.ImportFrom))
+
+
+class _ImportEditor(Transformer):
     """Walks statements only (never into expressions): cheap."""
+
+    prune = LAYOUT_TYPES
 
     def __init__(self, unused: set[str], placeholders: Placeholders, kept: NodeSet, converts=is_torch_name):
         super().__init__()
@@ -98,12 +105,9 @@ class _ImportEditor(cst.CSTTransformer):
         self.kept = kept  # imports marked statements still need
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.SimpleStatementLine):
-            return any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in node.body)
-        return isinstance(
-            node, (cst.Module, cst.BaseCompoundStatement, cst.BaseSuite, cst.ExceptHandler,
-                   cst.ExceptStarHandler, cst.Else, cst.Finally, cst.Import, cst.ImportFrom)
-        )
+        if type(node) is cst.SimpleStatementLine:
+            return any(type(s) is cst.Import or type(s) is cst.ImportFrom for s in node.body)
+        return _HOLDS_IMPORTS[type(node)]
 
     def leave_Import(self, original_node, updated_node):
         if original_node in self.kept:

@@ -60,6 +60,8 @@ class Rewriter(Transformer):
     # Diagnostics get their positions after the traversal (FileContext.resolve_positions):
     # no metadata wrapper, no position table for every node.
 
+    prune = LAYOUT_TYPES  # whitespace, comments, punctuation: nothing to rewrite in them
+
     def __init__(self, ctx: FileContext, rules: RuleSet, module: cst.Module, sibling_functions=frozenset()):
         super().__init__()
         self.ctx = ctx
@@ -117,8 +119,6 @@ class Rewriter(Transformer):
         return bool(self.classes) and self.classes[-1] is not None
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if type(node) in LAYOUT_TYPES:
-            return False  # whitespace, comments, punctuation: nothing to rewrite below
         if IS_STATEMENT[type(node)]:
             if id(node) not in self.analysis.interesting:
                 return False

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import dis
+import typing
 from functools import lru_cache
 
 import libcst as cst
@@ -119,11 +120,12 @@ LAYOUT_TYPES: frozenset[type] = frozenset(
 )
 
 
-class _Subclasses(dict):
-    """node type -> whether it is a subclass of ``base``, found once per type:
-    isinstance on libcst's abstract classes goes through abc, slow per node."""
+class Subclasses(dict):
+    """node type -> whether it is a subclass of ``base`` (a class or a tuple of
+    them), found once per type: isinstance on libcst's abstract classes goes
+    through abc, slow per node."""
 
-    def __init__(self, base: type):
+    def __init__(self, base: type | tuple[type, ...]):
         super().__init__()
         self.base = base
 
@@ -132,7 +134,7 @@ class _Subclasses(dict):
         return answer
 
 
-IS_STATEMENT: dict[type, bool] = _Subclasses(cst.BaseStatement)  # IS_STATEMENT[type(node)]
+IS_STATEMENT: dict[type, bool] = Subclasses(cst.BaseStatement)  # IS_STATEMENT[type(node)]
 
 
 def walk(node: cst.CSTNode, visitor: cst.CSTVisitor, prune: frozenset[type] = frozenset()) -> None:
@@ -141,7 +143,7 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor, prune: frozenset[type] = fr
     visitor_type = type(visitor)
     dispatch = visitor_type.on_visit in _DISPATCHING and visitor_type.on_leave in _DISPATCHING_LEAVE
     statements = visitor.statements if isinstance(visitor, StatementVisitor) else None
-    _walk(node, visitor, visitor_type, dispatch, prune, statements)
+    _walk(node, visitor, _walk_plans(visitor_type, prune), dispatch, prune, statements)
 
 
 class Visitor(cst.CSTVisitor):
@@ -174,6 +176,11 @@ class StatementVisitor(Visitor):
 class Transformer(cst.CSTTransformer):
     """A CSTTransformer (for libcst's ``node.visit``) that finds its handlers
     once per node type, as Visitor does; the same calls as libcst's."""
+
+    # node types ``rewrite`` passes by as they are, without visiting or leaving
+    # them: for a transformer that has nothing to do in them (libcst's own
+    # ``node.visit`` still calls it there)
+    prune: frozenset[type] = frozenset()
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         visit = _plan(type(self), type(node))[0]
@@ -218,9 +225,76 @@ def _plan(visitor_type: type, node_type: type):
     return handlers[0], handlers[1], fields
 
 
-def _walk(node: cst.CSTNode, visitor: cst.CSTVisitor, visitor_type: type, dispatch: bool, prune,
+class _WalkPlans(dict):
+    """node type -> its ``_plan`` for one visitor type and prune set, without
+    the fields that can hold only pruned nodes and have no attribute hook (a
+    name's parentheses): the walk does not even look at them."""
+
+    def __init__(self, visitor_type: type, prune: frozenset[type]):
+        super().__init__()
+        self.visitor_type, self.prune = visitor_type, prune
+
+    def __missing__(self, node_type: type):
+        visit, leave, fields = _plan(self.visitor_type, node_type)
+        kept = tuple((field, hook) for field, hook in fields if hook or not _holds_only(node_type, field, self.prune))
+        self[node_type] = plan = (visit, leave, kept)
+        return plan
+
+
+@lru_cache(maxsize=None)
+def _walk_plans(visitor_type: type, prune: frozenset[type]) -> _WalkPlans:
+    return _WalkPlans(visitor_type, prune)
+
+
+def _holds_only(node_type: type, field: str, types: frozenset[type]) -> bool:
+    """Whether the field, by its declared type, can hold nothing but nodes of
+    ``types`` (a type counts only with all its subclasses), None or MaybeSentinel."""
+    declared = _declared_types(node_type).get(field)
+    return declared is not None and all(
+        kind in (type(None), MaybeSentinel) or (kind in types and _subclasses(kind) <= types) for kind in declared
+    )
+
+
+@lru_cache(maxsize=None)
+def _declared_types(node_type: type) -> dict[str, tuple[type, ...]]:
+    """Each field -> the classes its annotation names (through Optional,
+    Union and Sequence); a field whose annotation cannot be read is left out."""
+    try:
+        hints = typing.get_type_hints(node_type)
+    except Exception:  # an annotation that does not resolve: nothing is skipped
+        return {}
+    declared = {}
+    for field, hint in hints.items():
+        classes = _classes_in(hint)
+        if classes is not None:
+            declared[field] = classes
+    return declared
+
+
+def _classes_in(hint) -> tuple[type, ...] | None:
+    arguments = typing.get_args(hint)
+    if not arguments:
+        return (hint,) if isinstance(hint, type) else None
+    found: list[type] = []
+    for argument in arguments:
+        classes = _classes_in(argument)
+        if classes is None:
+            return None
+        found += classes
+    return tuple(found)
+
+
+@lru_cache(maxsize=None)
+def _subclasses(kind: type) -> frozenset[type]:
+    found = {kind}
+    for subclass in kind.__subclasses__():
+        found |= _subclasses(subclass)
+    return frozenset(found)
+
+
+def _walk(node: cst.CSTNode, visitor: cst.CSTVisitor, plans: _WalkPlans, dispatch: bool, prune,
           statements: list | None) -> None:
-    visit, leave, fields = _plan(visitor_type, type(node))
+    visit, leave, fields = plans[type(node)]
     is_statement = statements is not None and IS_STATEMENT[type(node)]
     if is_statement:
         statements.append(node)
@@ -234,9 +308,9 @@ def _walk(node: cst.CSTNode, visitor: cst.CSTVisitor, visitor_type: type, dispat
             if kind is tuple or kind is list:
                 for child in value:
                     if type(child) not in prune:
-                        _walk(child, visitor, visitor_type, dispatch, prune, statements)
+                        _walk(child, visitor, plans, dispatch, prune, statements)
             elif value is not None and kind is not MaybeSentinel and kind not in prune:
-                _walk(value, visitor, visitor_type, dispatch, prune, statements)
+                _walk(value, visitor, plans, dispatch, prune, statements)
             if hooked:
                 visitor.on_leave_attribute(node, field)
     if not dispatch:
@@ -254,40 +328,65 @@ def rewrite(node: cst.CSTNode, transformer: cst.CSTTransformer):
     were (or as copies of what they were) is copied without validation (it
     was valid), and only a node with a really changed child is rebuilt and
     validated by libcst. Every visited node is still a new object, as with
-    libcst: a transformer may tell an updated node from its original."""
+    libcst: a transformer may tell an updated node from its original. Nodes
+    of the types in the transformer's ``prune`` are passed by as they are,
+    without callbacks."""
     transformer_type = type(transformer)
     hooks_known = transformer_type.on_visit_attribute is Transformer.on_visit_attribute and (
         transformer_type.on_leave_attribute is Transformer.on_leave_attribute)
-    result = _rewrite(node, transformer, transformer_type, hooks_known)[0]
+    prune = getattr(transformer_type, "prune", frozenset())
+    result = _rewrite(node, transformer, _rewrite_plans(transformer_type, hooks_known, prune), prune)[0]
     if isinstance(node, cst.Module) and isinstance(result, cst.RemovalSentinel):
         return node.with_changes(body=(), header=(), footer=())  # as Module.visit does
     return result
 
 
-def _rewrite(node, transformer, transformer_type, hooks_known):
+class _RewritePlans(dict):
+    """node type -> ((field, holds statements, what a removed child becomes,
+    attribute hook mode), ...) for one transformer type, without the fields
+    that can hold only pruned nodes and have no hook."""
+
+    def __init__(self, transformer_type: type, hooks_known: bool, prune: frozenset[type]):
+        super().__init__()
+        self.transformer_type, self.hooks_known, self.prune = transformer_type, hooks_known, prune
+
+    def __missing__(self, node_type: type):
+        hooks = _plan(self.transformer_type, node_type)[2] if self.hooks_known else None
+        fields = []
+        for index, (field, body, removed) in enumerate(_field_kinds(node_type)):
+            if hooks is not None:
+                hook = hooks[index][1]
+            else:  # any field may have a hook: libcst calls them as visit_optional does
+                hook = _HOOKED if removed == _OPTIONAL else _HOOKED_IF_SET
+            if hook or not _holds_only(node_type, field, self.prune):
+                fields.append((field, body, removed, hook))
+        self[node_type] = plan = tuple(fields)
+        return plan
+
+
+@lru_cache(maxsize=None)
+def _rewrite_plans(transformer_type: type, hooks_known: bool, prune: frozenset[type]) -> _RewritePlans:
+    return _RewritePlans(transformer_type, hooks_known, prune)
+
+
+def _rewrite(node, transformer, plans: _RewritePlans, prune):
     """(the result, whether it is ``node`` or a copy of it)."""
     if not transformer.on_visit(node):
         updated = node
     else:
-        node_type = type(node)
-        hooks = _plan(transformer_type, node_type)[2] if hooks_known else None
         changes = {}
         copies_only = True
-        for index, (field, body, removed) in enumerate(_field_kinds(node_type)):
+        for field, body, removed, hook in plans[type(node)]:
             value = getattr(node, field)
-            if hooks is None:
-                hooked = value is not None or removed == _OPTIONAL
-            else:
-                hook = hooks[index][1]
-                hooked = hook and (value is not None or hook == _HOOKED)
+            hooked = hook and (value is not None or hook == _HOOKED)
             if hooked:
                 transformer.on_visit_attribute(node, field)
             kind = type(value)
             if kind is tuple or kind is list:
-                changes[field], same = _rewrite_sequence(value, body, transformer, transformer_type, hooks_known)
+                changes[field], same = _rewrite_sequence(value, body, transformer, plans, prune)
                 copies_only = copies_only and same
-            elif value is not None and kind is not MaybeSentinel:
-                new_value, same = _rewrite(value, transformer, transformer_type, hooks_known)
+            elif value is not None and kind is not MaybeSentinel and kind not in prune:
+                new_value, same = _rewrite(value, transformer, plans, prune)
                 if not same:
                     _check_replacement(value, new_value, removed)
                     if isinstance(new_value, cst.RemovalSentinel):
@@ -316,14 +415,17 @@ def _check_replacement(child, result, removed: int) -> None:
                         "node's parent does not allow for it to be it to be replaced with a sequence.")
 
 
-def _rewrite_sequence(children, body: bool, transformer, transformer_type, hooks_known):
+def _rewrite_sequence(children, body: bool, transformer, plans: _RewritePlans, prune):
     """(the children rewritten as a tuple, whether each is the child or a copy
     of it); removed children are dropped, flattened ones spliced in, and in a
     body a statement emptied by removals is dropped, as libcst does."""
     result = []
     copies_only = True
     for child in children:
-        new_child, same = _rewrite(child, transformer, transformer_type, hooks_known)
+        if type(child) in prune:
+            result.append(child)
+            continue
+        new_child, same = _rewrite(child, transformer, plans, prune)
         if same:
             result.append(new_child)
             continue
