@@ -97,7 +97,7 @@ from rewrite_rules.spec import (
     WeightMove,
 )
 from transpiler.convert import names as _names
-from transpiler.convert.context import parse_expr
+from transpiler.convert.context import parse_expr, parse_stmt
 from transpiler.convert.engine import (
     BoundCall,
     MethodCall,
@@ -132,7 +132,7 @@ def define(ctx, name: str, source: str) -> cst.Name:
         while chosen in ctx.analysis.bound_names or chosen in ctx.analysis.imports:
             chosen += "_"
         ctx.facts[_DEFINED + name] = chosen
-        ctx.define(chosen, cst.parse_statement(source.format(name=chosen).strip() + "\n"))
+        ctx.define(chosen, parse_stmt(source.format(name=chosen).strip() + "\n"))
     return cst.Name(chosen)
 
 

@@ -31,7 +31,7 @@ from itertools import combinations
 import libcst as cst
 
 from rewrite_rules.spec import ApiRule, NotALiteral, Unconvertible, Unsupported
-from transpiler.convert.context import FileContext, parse_expr
+from transpiler.convert.context import FileContext, parse_expr, parse_stmt
 from transpiler.convert.engine import bind, code_of, convert_call, is_literal, literal_value
 from transpiler.convert.formatting import format_compound
 
@@ -135,7 +135,7 @@ def _build(qualified: str, rule: ApiRule, ctx: FileContext) -> _Adapter:
     defaults = {p.name: p.default for p in params}
     varargs = next((p.name for p in params if p.kind == "varargs"), None)
     if varargs and rule.pack_varargs:  # torch.zeros(2, 3) and torch.zeros((2, 3)) alike
-        guards_first = [cst.parse_statement(
+        guards_first = [parse_stmt(
             f"{varargs} = {varargs}[0] if len({varargs}) == 1 and isinstance({varargs}[0], (tuple, list)) else {varargs}\n")]
     else:
         guards_first = []
@@ -156,7 +156,7 @@ def _build(qualified: str, rule: ApiRule, ctx: FileContext) -> _Adapter:
     namespace = module.replace(".", "_") if "." in module else f"{module}_functions"
     while namespace in ctx.analysis.bound_names or namespace in ctx.analysis.imports:
         namespace += "_"  # the file has a name of its own like it
-    signature = cst.parse_statement(f"def f(self, {rule.signature}):\n    pass\n").params
+    signature = parse_stmt(f"def f(self, {rule.signature}):\n    pass\n").params
     # a layer: torch's class over the Cell (so isinstance, subclassing and weights behave);
     # anything else (a tensor, a dataset) is made by a function
     makes_a_class = (rule.target or "").startswith("mindspore.nn.") and rule.target.rsplit(".", 1)[-1][:1].isupper()
@@ -164,7 +164,7 @@ def _build(qualified: str, rule: ApiRule, ctx: FileContext) -> _Adapter:
     if isinstance(result, cst.Call) and target is not None and target == rule.target and makes_a_class:
         construct = _statement(cst.Call(func=cst.Attribute(cst.Call(cst.Name("super")), cst.Name("__init__")),
                                         args=result.args))
-        after = chained + [cst.parse_statement(text + "\n") for text in rule.after_init]
+        after = chained + [parse_stmt(text + "\n") for text in rule.after_init]
         methods = _torch_attributes(rule)
         if rule.reset_parameters:
             after.append(_runs_overridden_reset(f"{namespace}.{name}"))
@@ -207,13 +207,13 @@ def _reset_parameters(qualified: str, rule: ApiRule, ctx: FileContext) -> cst.Fu
     if any("mindspore." in text for text in rule.reset_parameters):
         ctx.imports_needed.add(("mindspore", "mindspore"))
     body = "".join(f"    {line}\n" for text in rule.reset_parameters for line in text.splitlines())
-    return cst.parse_statement(f"def reset_parameters(self):\n    # what {qualified}.reset_parameters() does\n{body}")
+    return parse_stmt(f"def reset_parameters(self):\n    # what {qualified}.reset_parameters() does\n{body}")
 
 
 def _runs_overridden_reset(adapter: str) -> cst.If:
     """torch's constructor ends with ``self.reset_parameters()``: a subclass's
     own version runs there (MindSpore's constructor has drawn the layer's own)."""
-    return cst.parse_statement(f"if type(self).reset_parameters is not {adapter}.reset_parameters:\n"
+    return parse_stmt(f"if type(self).reset_parameters is not {adapter}.reset_parameters:\n"
                                "    self.reset_parameters()  # a subclass's own, as torch's constructor runs it\n")
 
 
@@ -229,7 +229,7 @@ def _torch_attributes(rule: ApiRule) -> list[cst.FunctionDef]:
             value = read.template.format(cell="self")
         else:
             continue  # not kept by MindSpore, or stored under the same name
-        properties.append(cst.parse_statement(f"@property\ndef {name}(self):\n    return {value}\n"))
+        properties.append(parse_stmt(f"@property\ndef {name}(self):\n    return {value}\n"))
     return properties
 
 
@@ -284,7 +284,7 @@ def _guard(api: str, name: str, default: str | None, reason: str) -> cst.If:
     default = default if default is not None else "None"
     compare = "is not" if default in ("None", "True", "False") else "!="
     message = f"{api}: argument '{name}' cannot be carried: {reason}"
-    return cst.parse_statement(f"if {name} {compare} {default}:\n    raise NotImplementedError({message!r})\n")
+    return parse_stmt(f"if {name} {compare} {default}:\n    raise NotImplementedError({message!r})\n")
 
 
 def _statement(expression: cst.BaseExpression) -> cst.SimpleStatementLine:

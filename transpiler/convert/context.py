@@ -34,6 +34,13 @@ def parse_expr(text: str) -> cst.BaseExpression:
     return cst.parse_expression(text)
 
 
+@lru_cache(maxsize=1024)
+def parse_stmt(text: str) -> cst.BaseStatement:
+    """Parse a generated statement (adapter parts, helper definitions, imports):
+    each is written into many files of a batch. Cached as parse_expr is."""
+    return cst.parse_statement(text)
+
+
 @dataclass
 class FileContext:
     path: str

@@ -7,7 +7,7 @@ from __future__ import annotations
 import libcst as cst
 
 from transpiler.convert.comments import keep_in_statement
-from transpiler.convert.context import FileContext
+from transpiler.convert.context import FileContext, parse_stmt
 from transpiler.convert.engine import code_of
 from transpiler.convert.names import is_torch_name
 from transpiler.convert.node_sets import NodeSet
@@ -84,7 +84,7 @@ def _new_import_statements(ctx: FileContext) -> list[cst.SimpleStatementLine]:
     lines = sorted(plain, key=lambda s: (not s.startswith("import mindspore"), s))
     for parent, names in sorted(from_names.items()):
         lines.append(f"from {parent} import {', '.join(sorted(names))}")
-    return [cst.parse_statement(line + "\n") for line in lines]  # type: ignore[misc]
+    return [parse_stmt(line + "\n") for line in lines]  # type: ignore[misc]
 
 
 # the nodes that can hold an import statement (the other statements' parts cannot)

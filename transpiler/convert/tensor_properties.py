@@ -27,48 +27,54 @@ def parameter_loop_variables(module: cst.Module) -> set[str]:
     target for named_parameters), in loops and comprehensions anywhere; also
     through ``filter(lambda item: item[1].requires_grad, net.parameters_and_names())``
     (the form named_parameters() converts to), where ``item[1]`` is one."""
-    names: set[str] = set()
+    loops = _ParameterLoops()
+    walk(module, loops, prune=LAYOUT_TYPES)  # read-only: libcst's visit would rebuild the module
+    return loops.names
 
-    def parameter_list(iterable) -> str | None:
+
+class _ParameterLoops(cst.CSTVisitor):
+    # a class of its own, not one per call: the walk finds a visitor's handlers once per class
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+
+    def _parameter_list(self, iterable) -> str | None:
         """The method name of a call listing a module's parameters, seen through
         filter() and list()/tuple()/sorted()/reversed()."""
         if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and len(iterable.args) == 1 \
                 and iterable.func.value in ("list", "tuple", "sorted", "reversed"):
-            return parameter_list(iterable.args[0].value)
+            return self._parameter_list(iterable.args[0].value)
         if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "filter" \
                 and len(iterable.args) == 2:
-            listed = parameter_list(iterable.args[1].value)
+            listed = self._parameter_list(iterable.args[1].value)
             predicate = iterable.args[0].value
             if listed is not None and isinstance(predicate, cst.Lambda) and len(predicate.params.params) == 1:
                 item = predicate.params.params[0].name.value
-                names.add(f"{item}[1]" if listed in _NAMED_PARAMETER_LISTS else item)
+                self.names.add(f"{item}[1]" if listed in _NAMED_PARAMETER_LISTS else item)
             return listed
         if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) \
                 and iterable.func.attr.value in _PARAMETER_LISTS:
             return iterable.func.attr.value
         return None
 
-    class Loops(cst.CSTVisitor):
-        def _note(self, target, iterable):
-            if parameter_list(iterable) is None:
-                return
-            if isinstance(target, cst.Tuple) and target.elements:
-                target = target.elements[-1].value
-            if isinstance(target, cst.Name):
-                names.add(target.value)
+    def _note(self, target, iterable):
+        if self._parameter_list(iterable) is None:
+            return
+        if isinstance(target, cst.Tuple) and target.elements:
+            target = target.elements[-1].value
+        if isinstance(target, cst.Name):
+            self.names.add(target.value)
 
-        def visit_For(self, node):
-            self._note(node.target, node.iter)
+    def visit_For(self, node):
+        self._note(node.target, node.iter)
 
-        def visit_CompFor(self, node):
-            self._note(node.target, node.iter)
+    def visit_CompFor(self, node):
+        self._note(node.target, node.iter)
 
-        def visit_Call(self, node):
-            if isinstance(node.func, cst.Name) and node.func.value == "filter":
-                parameter_list(node)  # its predicate's item, wherever the filter stands
-
-    walk(module, Loops(), prune=LAYOUT_TYPES)  # read-only: libcst's visit would rebuild the module
-    return names
+    def visit_Call(self, node):
+        if isinstance(node.func, cst.Name) and node.func.value == "filter":
+            self._parameter_list(node)  # its predicate's item, wherever the filter stands
 
 
 class PropertyReads:
