@@ -459,6 +459,15 @@ def test_diagnostics_carry_positions():
     assert (marker.path, marker.line, marker.col) == ("m.py", 3, 12)
 
 
+def test_diagnostics_after_statements_passed_by_keep_their_positions():
+    # the statements before the marker hold nothing to convert: their lines are counted from the output
+    code = ('import torch\r\n\r\ndef f(a,\r\n      b):  # c\r\n    """doc\r\n    lines"""\r\n    return (a +\r\n'
+            '            b)\r\n\r\nclass A:\r\n    def g(self):\r\n        return 1\r\n\r\n'
+            '    def h(self):\r\n        return torch.frobnicate(\r\n            1)\r\n')
+    marker = next(d for d in diagnostics(code) if d.severity is Severity.MARKER)
+    assert (marker.line, marker.col) == (15, 16)
+
+
 def test_a_warning_on_an_argument_a_rule_rewrote_points_at_the_call():
     # the warning names the rewritten argument, a node the original file does not hold
     found = diagnostics("import torch.nn as nn\n\nclass M(nn.Module):\n    def __init__(self, d):\n"

@@ -85,11 +85,11 @@ def test_render_writes_what_black_parsed_back_gives(name, source):
     finder = _EveryStatement()
     module.visit(finder)
     expected = module.visit(_ParsedBack(module, finder.statements)).code
-    output, seconds = render(module, finder.statements)
+    output, seconds, _ = render(module, finder.statements)
     assert output == expected
     assert seconds > 0
 
 
 def test_render_leaves_other_statements_as_written():
     module = cst.parse_module(STATEMENTS)
-    assert render(module, NodeSet()) == (STATEMENTS, 0.0)
+    assert render(module, NodeSet()) == (STATEMENTS, 0.0, {})

@@ -58,6 +58,8 @@ class FileContext:
     facts: dict[str, object] = field(default_factory=dict)
     # ids of statements the rewrite changed: black formats exactly these
     to_format: NodeSet = field(default_factory=NodeSet)
+    # statements the rewrite passed by (nothing to convert in them): written as they were
+    passed: NodeSet = field(default_factory=NodeSet)
     # torch Import/ImportFrom nodes that must stay: marked statements still need them
     kept_imports: NodeSet = field(default_factory=NodeSet)
     # module-level helpers rules asked for (name -> statement), written after the imports
@@ -87,18 +89,27 @@ class FileContext:
         finally:
             self.converting.pop()
 
-    def resolve_positions(self, original: cst.Module) -> None:
+    def resolve_positions(self, original: cst.Module, passed_lines: dict[int, int] | None = None) -> None:
         """Give deferred diagnostics the line and column (1-based) of their node
         in the original tree, or else of the call whose rule made the node;
-        other nodes the rewrite created stay at 0:0."""
+        other nodes the rewrite created stay at 0:0. ``passed_lines``: the lines
+        of each statement the rewrite passed by (see positions.py)."""
         if not self._unplaced:
             return
-        found = start_positions(original, [n for _, node, call in self._unplaced for n in (node, call) if n is not None])
+        found = start_positions(original, self._unplaced_nodes(self._unplaced), passed_lines)
+        unfound = [(index, node, call) for index, node, call in self._unplaced
+                   if id(node) not in found and (call is None or id(call) not in found)]
+        if unfound and passed_lines:  # perhaps inside a statement passed by (a plan's diagnostic)
+            found.update(start_positions(original, self._unplaced_nodes(unfound)))
         for index, node, call in self._unplaced:
             position = found.get(id(node)) or found.get(id(call))
             if position is not None:
                 self.diagnostics[index] = replace(self.diagnostics[index], line=position[0], col=position[1] + 1)
         self._unplaced = []
+
+    @staticmethod
+    def _unplaced_nodes(unplaced) -> list[cst.CSTNode]:
+        return [n for _, node, call in unplaced for n in (node, call) if n is not None]
 
     def warn(self, node, rule: str, message: str):
         """Converted, but the user should look (not an API use of its own)."""

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import time
 from functools import lru_cache
+from typing import NamedTuple
 
 import libcst as cst
 
 from transpiler.convert.codegen import QuietCodegenState, code_for_node
 from transpiler.convert.comments import comments
 from transpiler.convert.node_sets import NodeSet
-from transpiler.convert.walk import LAYOUT_TYPES, rewrite, walk
+from transpiler.convert.positions import count_lines
+from transpiler.convert.walk import IS_STATEMENT, LAYOUT_TYPES, rewrite, walk
 
 _MAX_LINE = 88
 _MIN_LINE = 40
@@ -196,12 +198,20 @@ def requote_in_fstring(fstring: cst.FormattedString) -> cst.FormattedString:
     return fstring.with_changes(parts=parts)
 
 
-def render(module: cst.Module, to_format: NodeSet) -> tuple[str, float]:
+class Rendered(NamedTuple):
+    code: str
+    format_seconds: float  # of which black took this much
+    # id(statement) -> the lines its code takes, for each statement of ``passed`` written
+    passed_lines: dict[int, int]
+
+
+def render(module: cst.Module, to_format: NodeSet, passed: NodeSet | None = None) -> Rendered:
     """The code of ``module`` with each statement in ``to_format`` as black
-    writes it, and the seconds spent formatting."""
-    state = _FormattingState(module, to_format)
+    writes it; ``passed``: statements the rewrite left as they were written,
+    whose lines are counted for the diagnostics' positions."""
+    state = _FormattingState(module, to_format, passed or NodeSet())
     module._codegen(state)
-    return "".join(state.tokens), state.seconds
+    return Rendered("".join(state.tokens), state.seconds, state.passed_lines)
 
 
 class _FormattingState(QuietCodegenState):
@@ -210,22 +220,31 @@ class _FormattingState(QuietCodegenState):
     statements first, and black's text used as it is wherever parsing it back
     would give the same code (parsing it cost as much as black's own work)."""
 
-    def __init__(self, module: cst.Module, to_format: NodeSet):
+    def __init__(self, module: cst.Module, to_format: NodeSet, passed: NodeSet):
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
         self.module = module
         self.to_format = to_format
+        self.passed = passed
         self.start = 0  # where the code of the statement being generated begins (simple statements do not nest)
+        self.passed_starts: dict[int, int] = {}
+        self.passed_lines: dict[int, int] = {}
         self.seconds = 0.0
 
     def before_codegen(self, node: cst.CSTNode) -> None:
-        if type(node) is cst.SimpleStatementLine and node in self.to_format:
-            self.start = len(self.tokens)
+        if IS_STATEMENT[type(node)]:
+            if type(node) is cst.SimpleStatementLine and node in self.to_format:
+                self.start = len(self.tokens)
+            elif node in self.passed:
+                self.passed_starts[id(node)] = len(self.tokens)
 
     def after_codegen(self, node: cst.CSTNode) -> None:
-        if type(node) is cst.SimpleStatementLine and node in self.to_format:
-            start = time.perf_counter()
-            self._format(node, self.start)
-            self.seconds += time.perf_counter() - start
+        if IS_STATEMENT[type(node)]:
+            if type(node) is cst.SimpleStatementLine and node in self.to_format:
+                start = time.perf_counter()
+                self._format(node, self.start)
+                self.seconds += time.perf_counter() - start
+            elif node in self.passed:
+                self.passed_lines[id(node)] = count_lines("".join(self.tokens[self.passed_starts.pop(id(node)):]))
 
     def _format(self, statement: cst.SimpleStatementLine, start: int) -> None:
         body, code, formatted = _blacked(statement, len(self.indent_tokens), self.module)

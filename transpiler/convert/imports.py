@@ -12,7 +12,7 @@ from transpiler.convert.engine import code_of
 from transpiler.convert.names import is_torch_name
 from transpiler.convert.node_sets import NodeSet
 from transpiler.convert.statements import Placeholders
-from transpiler.convert.walk import LAYOUT_TYPES, Transformer, Subclasses, rewrite, walk
+from transpiler.convert.walk import HOLDS_STATEMENTS, LAYOUT_TYPES, Transformer, rewrite, walk
 
 
 def unused_torch_aliases(ctx: FileContext, converted: cst.Module | None = None) -> set[str]:
@@ -87,27 +87,29 @@ def _new_import_statements(ctx: FileContext) -> list[cst.SimpleStatementLine]:
     return [parse_stmt(line + "\n") for line in lines]  # type: ignore[misc]
 
 
-# the nodes that can hold an import statement (the other statements' parts cannot)
-_HOLDS_IMPORTS = Subclasses((cst.Module, cst.BaseCompoundStatement, cst.BaseSuite, cst.ExceptHandler,
-                              cst.ExceptStarHandler, cst.Else, cst.Finally, cst.Import, cst.ImportFrom))
-
-
 class _ImportEditor(Transformer):
     """Walks statements only (never into expressions): cheap."""
 
     prune = LAYOUT_TYPES
 
-    def __init__(self, unused: set[str], placeholders: Placeholders, kept: NodeSet, converts=is_torch_name):
+    def __init__(self, unused: set[str], placeholders: Placeholders, kept: NodeSet, converts=is_torch_name,
+                 passed: NodeSet | None = None, import_holders: frozenset[int] = frozenset()):
         super().__init__()
         self.unused = unused
         self.converts = converts  # qualified name -> whether the conversion replaces what it imports
         self.placeholders = placeholders
         self.kept = kept  # imports marked statements still need
+        # statements the rewrite passed by and those of the file holding imports: a statement
+        # passed by with no import in it is left as it is (it keeps its identity, see positions.py)
+        self.passed = passed if passed is not None else NodeSet()
+        self.import_holders = import_holders
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if type(node) is cst.SimpleStatementLine:
             return any(type(s) is cst.Import or type(s) is cst.ImportFrom for s in node.body)
-        return _HOLDS_IMPORTS[type(node)]
+        if HOLDS_STATEMENTS[type(node)]:
+            return id(node) in self.import_holders or node not in self.passed
+        return type(node) is cst.Import or type(node) is cst.ImportFrom
 
     def leave_Import(self, original_node, updated_node):
         if original_node in self.kept:
@@ -230,7 +232,8 @@ def fix_imports(module: cst.Module, ctx: FileContext) -> cst.Module:
     placeholders = Placeholders(track=ctx.to_format)
     index = _insert_index(list(module.body))
     if unused:
-        module = rewrite(module, _ImportEditor(unused, placeholders, ctx.kept_imports, ctx.analysis.converts_import_of))
+        module = rewrite(module, _ImportEditor(unused, placeholders, ctx.kept_imports, ctx.analysis.converts_import_of,
+                                               ctx.passed, ctx.analysis.import_holders))
     body = list(module.body)
     new_imports = _new_import_statements(ctx) if ctx.imports_needed else []
     if new_imports:

@@ -82,6 +82,7 @@ class Analysis:
     reference_binding: dict[int, ImportBinding] = field(default_factory=dict)
     alias_uses: Counter = field(default_factory=Counter)
     interesting: set[int] = field(default_factory=set)  # ids of statements to visit
+    import_holders: set[int] = field(default_factory=set)  # ids of the statements around each import
     bound_names: set[str] = field(default_factory=set)  # non-import bindings anywhere
     cell_classes: set[str] = field(default_factory=set)
     star_imports: list[cst.ImportFrom] = field(default_factory=list)
@@ -292,6 +293,7 @@ class NameAnalyzer(StatementVisitor):
 
     # -- imports ------------------------------------------------------------
     def visit_Import(self, node: cst.Import) -> bool:
+        self.result.import_holders.update(id(statement) for statement in self.statements)
         module_level = len(self._scopes) == 1
         for alias in node.names:
             dotted = _dotted(alias.name)
@@ -303,6 +305,7 @@ class NameAnalyzer(StatementVisitor):
         return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        self.result.import_holders.update(id(statement) for statement in self.statements)
         if node.relative or node.module is None:
             if isinstance(node.names, cst.ImportStar):
                 return False

@@ -117,10 +117,11 @@ def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, ti
     converted = add_definitions(converted, ctx)
     timings["rewrite"] = time.perf_counter() - start
     start = time.perf_counter()
-    output, timings["format"] = render(converted, ctx.to_format)  # black runs on changed statements as they are written
+    rendered = render(converted, ctx.to_format, ctx.passed)  # black runs on changed statements as they are written
+    output, timings["format"] = rendered.code, rendered.format_seconds
     timings["render"] = time.perf_counter() - start - timings["format"]
     start = time.perf_counter()
-    ctx.resolve_positions(module)
+    ctx.resolve_positions(module, rendered.passed_lines)
     timings["report"] = time.perf_counter() - start
     status = "converted" if output != text else "unchanged"
     return FileResult(path, status, output, ctx.diagnostics, timings)

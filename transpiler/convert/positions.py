@@ -8,16 +8,24 @@ that looks at those nodes only and counts lines lazily (only when one of them
 starts). The numbers are the ones PositionProvider gives: the syntactic start
 (after leading blank and comment lines) for statements, the first token
 (including parentheses) for expressions; line 1-based, column 0-based.
+
+Most statements of a model file hold nothing to convert: the rewrite passes
+them by and rendering writes them as they were, so it knows how many lines
+each takes. The tree whose code is generated here has those statements
+abridged to as many lines of nothing (``known_lines``): the nodes after them
+start on the same lines as in the file.
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Iterable
 
 import libcst as cst
 
 from transpiler.convert.codegen import NO_POSITIONS, QuietCodegenState
+from transpiler.convert.walk import HOLDS_STATEMENTS, LAYOUT_TYPES, Transformer, rewrite
 
 _NEWLINE = re.compile(r"\r\n?|\n")
 
@@ -69,12 +77,62 @@ class _TargetedPositions(QuietCodegenState):
         return found
 
 
-def start_positions(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, tuple[int, int]]:
-    """id(node) -> (line, column) for those of ``nodes`` that are in ``module``."""
+def start_positions(module: cst.Module, nodes: Iterable[cst.CSTNode],
+                    known_lines: dict[int, int] | None = None) -> dict[int, tuple[int, int]]:
+    """id(node) -> (line, column) for those of ``nodes`` that are in ``module``
+    (and, with ``known_lines``, outside the statements it abridges).
+    ``known_lines``: id(statement) -> the number of lines its code takes."""
+    nodes = list(nodes)
     targets = {id(node) for node in nodes}
     if not targets:
         return {}
+    # a block starts where its first statement does, which must not be abridged
+    if not known_lines or any(type(node) is cst.IndentedBlock or type(node) is cst.Module for node in nodes):
+        return _generated(module, targets)
+    abridger = _Abridger(known_lines)
+    abridged = rewrite(module, abridger)
+    copies = {id(copy): key for copy, key in abridger.copies if key in targets}  # compound statements visited
+    found = _generated(abridged, targets | copies.keys())
+    return {copies.get(key, key): position for key, position in found.items()}
+
+
+def _generated(module: cst.Module, targets: set[int]) -> dict[int, tuple[int, int]]:
     state = _TargetedPositions(module, set(targets))
     module._codegen(state)
     found = state.result()
     return {key: found[key] for key in targets if key in found}
+
+
+class _Abridger(Transformer):
+    """The tree with each statement of ``known_lines`` replaced by as many
+    lines (blank, then ``pass``); only statements and blocks are visited, so
+    everything else keeps its identity."""
+
+    prune = LAYOUT_TYPES
+
+    def __init__(self, known_lines: dict[int, int]):
+        super().__init__()
+        self.known_lines = known_lines
+        self.copies: list[tuple[cst.CSTNode, int]] = []  # (visited node's copy, id of the original)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return HOLDS_STATEMENTS[type(node)] and id(node) not in self.known_lines
+
+    def on_leave(self, original_node, updated_node):
+        lines = self.known_lines.get(id(original_node))
+        if lines is not None:
+            return _blank(lines)
+        if updated_node is not original_node:
+            self.copies.append((updated_node, id(original_node)))
+        return updated_node
+
+
+@lru_cache(maxsize=256)
+def _blank(lines: int) -> cst.SimpleStatementLine:
+    """A statement whose code takes ``lines`` lines (the last one ``pass``)."""
+    return cst.SimpleStatementLine([cst.Pass()], leading_lines=[cst.EmptyLine(indent=False)] * (lines - 1))
+
+
+def count_lines(code: str) -> int:
+    """The line breaks in ``code`` (``\\r\\n``, ``\\r`` or ``\\n``), as the positions count them."""
+    return code.count("\n") + code.count("\r") - code.count("\r\n")

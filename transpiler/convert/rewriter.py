@@ -121,6 +121,7 @@ class Rewriter(Transformer):
     def on_visit(self, node: cst.CSTNode) -> bool:
         if IS_STATEMENT[type(node)]:
             if id(node) not in self.analysis.interesting:
+                self.ctx.passed.add(node)
                 return False
             self.frames.append(_Frame())
         elif type(node) is cst.IndentedBlock:

@@ -135,6 +135,10 @@ class Subclasses(dict):
 
 
 IS_STATEMENT: dict[type, bool] = Subclasses(cst.BaseStatement)  # IS_STATEMENT[type(node)]
+# the nodes that hold statements (blocks, and the statements and clauses with blocks)
+HOLDS_STATEMENTS: dict[type, bool] = Subclasses((cst.Module, cst.BaseCompoundStatement, cst.BaseSuite,
+                                                 cst.ExceptHandler, cst.ExceptStarHandler, cst.Else,
+                                                 cst.Finally, cst.MatchCase))
 
 
 def walk(node: cst.CSTNode, visitor: cst.CSTVisitor, prune: frozenset[type] = frozenset()) -> None:
