@@ -41,6 +41,7 @@ class RuleSet:
         """The rule for reading tensor attribute ``name`` (``x.real``), if any."""
         return next((r for r in self.methods.get(name, ()) if isinstance(r, PropertyRule)), None)
 
+    @cached_property
     def property_names(self) -> frozenset[str]:
         return frozenset(name for name in self.methods if _facts_or(self.methods, name, _has_property))
 

@@ -39,7 +39,7 @@ def test_the_lazy_rule_set_has_the_rules_of_every_rule_module():
     assert list(lazy.calls) == list(calls) and list(lazy.attributes) == list(attributes)
     assert list(lazy.methods) == list(methods) and lazy.modules == origins
     # read before the values load: from the index
-    assert lazy.property_names() == {n for n, rs in methods.items() if any(isinstance(r, PropertyRule) for r in rs)}
+    assert lazy.property_names == {n for n, rs in methods.items() if any(isinstance(r, PropertyRule) for r in rs)}
     assert lazy.attribute_read_names == {a for rule in calls.values() for a in rule.attribute_reads}
     assert all(lazy.calls[name] is rule for name, rule in calls.items())
     assert all(lazy.attributes[name] is rule for name, rule in attributes.items())

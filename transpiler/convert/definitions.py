@@ -6,13 +6,14 @@ from __future__ import annotations
 import libcst as cst
 
 from transpiler.convert.context import FileContext
-from transpiler.convert.walk import LAYOUT_TYPES, walk
+from transpiler.convert.node_sets import NodeSet
+from transpiler.convert.walk import IS_STATEMENT, LAYOUT_TYPES, walk
 
 _TWO_BLANK_LINES = (cst.EmptyLine(), cst.EmptyLine())
 
 
 def add_definitions(module: cst.Module, ctx: FileContext) -> cst.Module:
-    definitions = _used(module, ctx.definitions)
+    definitions = _used(module, ctx.definitions, ctx.passed)
     if not definitions:
         return module
     body = list(module.body)
@@ -34,17 +35,18 @@ def add_definitions(module: cst.Module, ctx: FileContext) -> cst.Module:
     return module.with_changes(body=body)
 
 
-def _used(module: cst.Module, definitions: dict[str, cst.BaseStatement]) -> dict[str, cst.BaseStatement]:
+def _used(module: cst.Module, definitions: dict[str, cst.BaseStatement], passed: NodeSet) -> dict[str, cst.BaseStatement]:
     """The definitions the code uses, directly or through another one: a rule
     may ask for one where it rewrites an argument that a later rewrite drops
-    (``device=x.device``)."""
+    (``device=x.device``). Only code the rewrite wrote can use one: the
+    statements it ``passed`` by are not searched."""
     used: set[str] = set()
     sources = [module]
     while sources:
         names = set(definitions) - used
         found: set[str] = set()
         for source in sources:  # one walk per source for all the names
-            found |= _names_used(source, names)
+            found |= _names_used(source, names, passed)
         wanted = {name for name in definitions if name in found}
         used |= wanted
         sources = [definitions[name] for name in wanted]
@@ -69,22 +71,29 @@ def _uses(statement, names: set[str]) -> bool:
     return bool(_names_used(statement, names))
 
 
-def _names_used(statement, names: set[str]) -> set[str]:
-    """Those of ``names`` the statement uses."""
-    finder = _NameFinder(names)
+def _names_used(statement, names: set[str], passed: NodeSet | None = None) -> set[str]:
+    """Those of ``names`` the statement uses (outside the statements ``passed``)."""
+    finder = _NameFinder(names, passed if passed is not None else NodeSet())
     walk(statement, finder, prune=LAYOUT_TYPES)
     return finder.found
 
 
 class _NameFinder(cst.CSTVisitor):
-    def __init__(self, names: set[str]):
+    def __init__(self, names: set[str], passed: NodeSet):
         super().__init__()
         self.names = names
+        self.passed = passed
         self.found: set[str] = set()
 
-    def visit_Name(self, node: cst.Name) -> None:
-        if node.value in self.names:
-            self.found.add(node.value)
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if type(node) is cst.Name:
+            if node.value in self.names:
+                self.found.add(node.value)
+            return False
+        return not (IS_STATEMENT[type(node)] and node in self.passed)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        pass
 
 
 def _is_docstring(statement) -> bool:

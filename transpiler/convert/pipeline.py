@@ -103,7 +103,7 @@ def _syntax_error(text: str, exc: cst.ParserSyntaxError) -> tuple[int, int, str]
 
 def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, timings, siblings) -> FileResult:
     start = time.perf_counter()
-    analysis = analyse(module, _method_names(rules), is_module_base, rules.property_names(), siblings,
+    analysis = analyse(module, _method_names(rules), is_module_base, rules.property_names, siblings,
                        rules.rule_names)
     timings["analyse"] = time.perf_counter() - start
     if not analysis.interesting:
