@@ -476,6 +476,19 @@ def test_a_warning_on_an_argument_a_rule_rewrote_points_at_the_call():
     assert (warning.line, warning.col) == (6, 21)
 
 
+def test_a_diagnostic_round_trips_through_its_dict_with_every_field():
+    from dataclasses import fields
+
+    from transpiler.convert.diagnostics import Diagnostic
+
+    full = Diagnostic("m.ipynb", 3, 5, "torch.nn.Linear", Severity.INFO, "converted", Outcome.CONVERTED, cell=2,
+                      changes=(("bias", "bias=False -> has_bias=False"),))
+    assert list(full.to_dict()) == [f.name for f in fields(Diagnostic)]
+    bare = Diagnostic("m.py", 1, 1, "x", Severity.WARNING, "look")
+    for diagnostic in (full, bare):
+        assert Diagnostic.from_dict(diagnostic.to_dict()) == diagnostic
+
+
 def test_syntax_error_is_one_diagnostic():
     result = convert_source("import torch\ndef f(:\n", "bad.py")
     assert result.status == "failed"

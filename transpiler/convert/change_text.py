@@ -10,6 +10,8 @@ dropped), with the reason the rule gives. For example::
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import libcst as cst
 
 from rewrite_rules.spec import Arg, Drop, Unsupported
@@ -126,6 +128,12 @@ def _code(node: cst.CSTNode) -> str:
 def _one_line(code: str) -> str:
     if "\n" not in code and "  " not in code:
         return code
+    return _without_layout(code)
+
+
+@lru_cache(maxsize=4096)
+def _without_layout(code: str) -> str:
+    """Cached: a layer written over several lines is often written the same way in many files."""
     try:  # drop the layout, keep the code: comments and line breaks go
         import ast
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from enum import Enum
 
 
@@ -49,15 +49,14 @@ class Diagnostic:
         return f"{self.location}: {self.severity.value}: {self.message}"
 
     def to_dict(self) -> dict:
-        data = asdict(self)
-        data["severity"] = self.severity.value
-        data["outcome"] = self.outcome.value
-        if self.cell is None:
-            del data["cell"]
+        # the fields in order, written out: dataclasses.asdict deep-copies every value (a run
+        # report holds tens of thousands of these)
+        data = {"path": self.path, "line": self.line, "col": self.col, "rule": self.rule,
+                "severity": self.severity.value, "message": self.message, "outcome": self.outcome.value}
+        if self.cell is not None:
+            data["cell"] = self.cell
         if self.changes:
             data["changes"] = [{"name": name, "change": change} for name, change in self.changes]
-        else:
-            del data["changes"]
         return data
 
     @classmethod
