@@ -23,9 +23,19 @@ def _black(code: str, line_length: int) -> str | None:
     import black  # imported by the first statement to format: a file with nothing to change never pays for it
 
     try:
-        return black.format_str(code, mode=black.Mode(line_length=line_length))
+        return black.format_str(code, mode=_mode(line_length))
     except Exception:  # black refuses some valid code (e.g. odd continuations)
         return None
+
+
+@lru_cache(maxsize=None)
+def _mode(line_length: int):
+    """One Mode per line length: black's own caches take the mode in their
+    keys, and an equal Mode that is another object costs a dataclass
+    comparison on every lookup (a hundred per statement)."""
+    import black
+
+    return black.Mode(line_length=line_length)
 
 
 def _line_length(module: cst.Module, depth: int) -> int:
