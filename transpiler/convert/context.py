@@ -99,7 +99,7 @@ class FileContext:
         found = start_positions(original, self._unplaced_nodes(self._unplaced), passed_lines)
         unfound = [(index, node, call) for index, node, call in self._unplaced
                    if id(node) not in found and (call is None or id(call) not in found)]
-        if unfound and passed_lines:  # perhaps inside a statement passed by (a plan's diagnostic)
+        if unfound and passed_lines:  # a node inside a statement passed by, or one the rewrite made
             found.update(start_positions(original, self._unplaced_nodes(unfound)))
         for index, node, call in self._unplaced:
             position = found.get(id(node)) or found.get(id(call))

@@ -93,7 +93,7 @@ class _ImportEditor(Transformer):
     prune = LAYOUT_TYPES
 
     def __init__(self, unused: set[str], placeholders: Placeholders, kept: NodeSet, converts=is_torch_name,
-                 passed: NodeSet | None = None, import_holders: frozenset[int] = frozenset()):
+                 passed: NodeSet | None = None, import_holders: set[int] | frozenset[int] = frozenset()):
         super().__init__()
         self.unused = unused
         self.converts = converts  # qualified name -> whether the conversion replaces what it imports
