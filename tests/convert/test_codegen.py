@@ -20,7 +20,7 @@ ROOT = pathlib.Path(__file__).parents[2]
 CRLF_TABS = "import torch\r\nclass A:\r\n\tdef f(self, x):  # c\r\n\t\tif x:\r\n\t\t\treturn (x)\r\n"
 
 
-class _Everything(cst.CSTVisitor):
+class EveryNode(cst.CSTVisitor):
     def __init__(self):
         super().__init__()
         self.nodes = []
@@ -34,7 +34,7 @@ class _Everything(cst.CSTVisitor):
                          ids=["every-node-kind", "crlf-tabs", "train_gpt"])
 def test_the_code_of_every_node_is_libcsts(source):
     module = cst.parse_module(source)
-    everything = _Everything()
+    everything = EveryNode()
     walk(module, everything)
     assert code_for_node(module, module) == module.code == source
     for node in everything.nodes:

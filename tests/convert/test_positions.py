@@ -9,6 +9,7 @@ import pathlib
 import libcst as cst
 import pytest
 
+from tests.convert.test_codegen import EveryNode
 from tests.convert.test_walk import SOURCE
 from transpiler.convert.codegen import code_for_node
 from transpiler.convert.positions import count_lines, start_positions
@@ -31,16 +32,6 @@ class Net(torch.nn.Module):
                    x)
         return torch.relu(y)
 '''
-
-
-class _Nodes(cst.CSTVisitor):
-    def __init__(self):
-        super().__init__()
-        self.nodes = []
-
-    def on_visit(self, node):
-        self.nodes.append(node)
-        return True
 
 
 def _every_other_statement(module: cst.Module) -> dict[int, cst.CSTNode]:
@@ -71,9 +62,9 @@ def test_abridged_statements_leave_every_other_position_as_it_was(source):
     known_lines = {key: count_lines(code_for_node(node, module)) for key, node in abridged.items()}
     inside = set()
     for node in abridged.values():
-        walk(node, finder := _Nodes())
+        walk(node, finder := EveryNode())
         inside.update(id(n) for n in finder.nodes)
-    walk(module, everything := _Nodes())
+    walk(module, everything := EveryNode())
     outside = [n for n in everything.nodes if id(n) not in inside and not isinstance(n, (cst.IndentedBlock, cst.Module))]
     assert abridged and outside
     assert start_positions(module, outside, known_lines) == start_positions(module, outside)
