@@ -210,7 +210,7 @@ def requote_in_fstring(fstring: cst.FormattedString) -> cst.FormattedString:
 
 class Rendered(NamedTuple):
     code: str
-    format_seconds: float  # of which black took this much
+    format_seconds: float  # the part of the time black took
     # id(statement) -> the lines its code takes, for each statement of ``passed`` written
     passed_lines: dict[int, int]
 

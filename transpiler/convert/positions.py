@@ -134,5 +134,5 @@ def _blank(lines: int) -> cst.SimpleStatementLine:
 
 
 def count_lines(code: str) -> int:
-    """The line breaks in ``code`` (``\\r\\n``, ``\\r`` or ``\\n``), as the positions count them."""
-    return code.count("\n") + code.count("\r") - code.count("\r\n")
+    """The line breaks in ``code``, as the positions count them (``_NEWLINE``)."""
+    return len(_NEWLINE.findall(code))
