@@ -130,6 +130,25 @@ def _randperm(call, ctx):
     call.result = randperm_of(arg_text(call, "n"), ctx, arg_text(call, "dtype") if call.has("dtype") else None)
 
 
+def _holds_complex(data) -> bool:
+    """Whether the data written in torch.tensor(...) holds a Python complex number (``1 + 2j``, ``complex(a, b)``)."""
+    if isinstance(data, cst.Imaginary):
+        return True
+    if isinstance(data, (cst.List, cst.Tuple)):
+        return any(isinstance(e, cst.Element) and _holds_complex(e.value) for e in data.elements)
+    if isinstance(data, cst.BinaryOperation):
+        return _holds_complex(data.left) or _holds_complex(data.right)
+    if isinstance(data, cst.UnaryOperation):
+        return _holds_complex(data.expression)
+    return isinstance(data, cst.Call) and isinstance(data.func, cst.Name) and data.func.value == "complex"
+
+
+def _complex64(call, ctx):
+    """Python complex numbers make complex64 in torch (its default dtype's complex), complex128 in MindSpore."""
+    if not call.has("dtype") and call.has("data") and _holds_complex(call.get("data")):
+        call.set("dtype", code_of(ctx.ref("mindspore.complex64")))
+
+
 def _eye_dtype(call, ctx):
     """torch's default dtype is float32; MindSpore's eye needs one."""
     if not call.has("dtype"):
@@ -202,12 +221,21 @@ RULES = [
        args=FACTORY_ARGS, hook=_eye_dtype, params=[P("n", "3"), P("m", "4", default=True), DTYPE], inputs={}),
     fn("torch.tensor", "mindspore.Tensor", "data, dtype=None, device=None, requires_grad=False, pin_memory=False",
        args={**FACTORY_ARGS, "data": "input_data"}, positional=1, params=[P("data", "[[1.0, 2.0], [3.0, 4.0]]"), DTYPE], inputs={},
+       hook=_complex64, notes="Python complex numbers: dtype=mindspore.complex64, torch's default complex dtype",
        extra=(Example("t = torch.tensor([1.0, 2.0])", "t = mindspore.Tensor([1.0, 2.0])"),
               case("result = torch.tensor([1, 2, 3])"), case("result = torch.tensor(2.5)"),
-              case("result = torch.tensor([True, False])"), case("result = torch.tensor(x.tolist())", X))),
+              case("result = torch.tensor([True, False])"), case("result = torch.tensor(x.tolist())", X),
+              case("result = torch.tensor([1 + 2j, -0.5j])"), case("result = torch.tensor([[1 + 2j, 0.5], [3, -1j]])"),
+              case("result = torch.tensor(complex(1, -2))"),
+              case("result = torch.tensor([1 + 2j, 3j], dtype=torch.complex128)"))),
     fn("torch.as_tensor", "mindspore.Tensor", "data, dtype=None, device=None", args={**FACTORY_ARGS, "data": "input_data"},
-       positional=1,
-       params=[P("data", "[[1.0, 2.0], [3.0, 4.0]]"), DTYPE], inputs={}),
+       positional=1, hook=_complex64,
+       params=[P("data", "[[1.0, 2.0], [3.0, 4.0]]"), DTYPE], inputs={},
+       extra=(case("result = torch.as_tensor([2j, 1.5])"),)),
+    fn("torch.complex", signature="real, imag, *, out=None", hook=compose("{ops}.Complex()({real}, {imag})"),
+       params=[P("real", "x"), P("imag", "y")], inputs={"x": "randn(2, 3)", "y": "randn(2, 3)"},
+       notes="the Complex primitive (mindspore.ops has no complex function)",
+       extra=(case("result = torch.complex(x.double(), y.double())", {"x": "randn(2, 3)", "y": "randn(2, 3)"}),)),
     fn("torch.from_numpy", "mindspore.Tensor", "ndarray", params=[P("ndarray", "x.numpy()", kind="positional")], inputs=X),
     *(ApiRule(f"torch.{name}", "mindspore.Tensor", signature="*args, device=None", args={"device": DEVICE},
               hook=_legacy(dtype), notes=f"sizes -> ops.zeros, data -> mindspore.Tensor, both as {dtype}",

