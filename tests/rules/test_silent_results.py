@@ -37,6 +37,7 @@ _COMPLEX_READS = {
     "H": "x.H", "mH": "x.mH", "mT": "x.mT", "adjoint": "x.adjoint()", "adjoint_fn": "torch.adjoint(x)",
     "resolve_conj": "x.resolve_conj()", "resolve_conj_fn": "torch.resolve_conj(x)",
     "resolve_neg": "x.resolve_neg()", "resolve_neg_fn": "torch.resolve_neg(x)",
+    "conj_resolved": "x.conj().resolve_conj()", "sgn": "x.sgn()", "sgn_fn": "torch.sgn(x)",
 }
 COMPLEX_CASES = [
     _case("complex-tensor", "result = torch.tensor([1 + 2j, 3 - 1j])"),
@@ -58,3 +59,30 @@ def _check(worker_pool, case):
     prepared, problems = run_case(worker_pool, case)
     if problems:
         pytest.fail(report(prepared, problems), pytrace=False)
+
+
+# -- float16 stays float16 ----------------------------------------------------------------------
+
+_HALF = {"x": "tensor([0.5, -1.2, 0.0, 3.0, -7.5, 11.0, -0.0], dtype='float16')"}
+_HALF_CALLS = {
+    "sigmoid": "x.sigmoid()", "sigmoid_fn": "torch.sigmoid(x)", "sigmoid_F": "F.sigmoid(x)", "Sigmoid": "nn.Sigmoid()(x)",
+"sign": "x.sign()", "sign_fn": "torch.sign(x)", "sgn": "x.sgn()",
+    "sgn_fn": "torch.sgn(x)", "sigmoid_half": "x.float().sigmoid().half()", "sign_made_half": "torch.sign(x.float().half())",
+    "logsigmoid": "F.logsigmoid(x)", "hardsigmoid": "F.hardsigmoid(x)", "silu": "F.silu(x)", "tanh": "torch.tanh(x)",
+}
+_HALF_MADE = {
+    "tensor": "torch.tensor([0.5, -1.2, 0.0, 3.0], dtype=torch.float16)", "half": "torch.tensor([0.5, -1.2, 0.0, 3.0]).half()",
+    "to": "torch.tensor([[0.5, -1.2], [0.0, 3.0]]).to(torch.float16)", "randn": "torch.randn(2, 3, dtype=torch.half)",
+    "HalfTensor": "torch.HalfTensor([0.5, -1.2, 0.0])",
+}
+HALF_CASES = [
+    *(_case(f"half-{name}", f"result = {call}", _HALF, rtol=1e-3, atol=1e-3) for name, call in _HALF_CALLS.items()),
+    *(_case(f"half-{made}-{op}", f"h = {value}\nresult = ({call})", rtol=1e-3, atol=1e-3)
+      for made, value in _HALF_MADE.items()
+      for op, call in (("sigmoid", "torch.sigmoid(h)"), ("sign", "h.sign()"), ("sgn", "torch.sgn(h), h.sgn()"))),
+]
+
+
+@pytest.mark.parametrize("case", HALF_CASES, ids=[c.case_id for c in HALF_CASES])
+def test_float16_keeps_its_dtype(worker_pool, case):
+    _check(worker_pool, case)
