@@ -9,6 +9,14 @@ in every form (cases below run on complex128 input).
 
 ``angle`` of a real tensor has no MindSpore kernel: it is 0 or pi (NaN kept),
 in the input's float dtype (float32 for integers), as torch computes it.
+
+Complex tensors from pairs and back (the rotary embeddings of LLaMA-style
+decoders): ``torch.polar`` -> ``ops.polar``, ``torch.view_as_complex`` -> the
+``ops.Complex`` primitive of the last axis unbound, ``torch.view_as_real`` -> ``ops.view_as_real``;
+all run on CPU and match torch exactly (measured). MindSpore has no gradient
+for a product of complex tensors ("For 'Mul', gradient not support for complex
+type currently"), so ``view_as_real(a * b)`` of two names is written as the
+complex product in real arithmetic, which has one (and equal values).
 """
 
 from __future__ import annotations
@@ -81,6 +89,75 @@ def _torch_identity(call, ctx):
     call.result = call.get("input")
 
 
+def _polar_inputs():
+    return {"a": "uniform(0.5, 2.0, (3, 4))", "t": "uniform(-7.0, 7.0, (3, 4))"}
+
+
+def _complex_primitive(ctx) -> str:
+    return code_of(ctx.ref("mindspore.ops.Complex"))
+
+
+def _view_as_complex(call, ctx):
+    """The last axis (of length 2) unbound into the real and imaginary parts."""
+    ops = code_of(ctx.ref("mindspore.ops"))
+    call.result = expr(f"{_complex_primitive(ctx)}()(*{ops}.unbind({atom(call.get('input'))}, -1))")
+
+
+def _plain(node: cst.BaseExpression) -> bool:
+    """A name or an attribute of one: cheap to read twice, no side effects."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
+
+
+def _view_as_real(call, ctx):
+    """A product of two plain operands in real arithmetic (MindSpore has no
+    gradient for complex Mul); anything else through ops.view_as_real."""
+    value = call.get("input")
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply) \
+            and _plain(value.left) and _plain(value.right):
+        ops = code_of(ctx.ref("mindspore.ops"))
+        a, b = code_of(value.left.with_changes(lpar=[], rpar=[])), code_of(value.right.with_changes(lpar=[], rpar=[]))
+        re_a, im_a, re_b, im_b = (f"{ops}.{part}({v})" for part, v in (("real", a), ("imag", a), ("real", b), ("imag", b)))
+        call.result = expr(f"{ops}.stack(({re_a} * {re_b} - {im_a} * {im_b}, {re_a} * {im_b} + {im_a} * {re_b}), -1)")
+
+
+# LLaMA's rotary embedding as published (precompute_freqs_cis / apply_rotary_emb)
+_ROTARY = """\
+def precompute_freqs_cis(dim, end, theta=10000.0):
+    freqs = 1.0 / (theta ** (torch.arange(0, dim, 2)[: (dim // 2)].float() / dim))
+    t = torch.arange(end, device=freqs.device)
+    freqs = torch.outer(t, freqs).float()
+    freqs_cis = torch.polar(torch.ones_like(freqs), freqs)
+    return freqs_cis
+
+
+def reshape_for_broadcast(freqs_cis, x):
+    ndim = x.ndim
+    shape = [d if i == 1 or i == ndim - 1 else 1 for i, d in enumerate(x.shape)]
+    return freqs_cis.view(*shape)
+
+
+def apply_rotary_emb(xq, xk, freqs_cis):
+    xq_ = torch.view_as_complex(xq.float().reshape(*xq.shape[:-1], -1, 2))
+    xk_ = torch.view_as_complex(xk.float().reshape(*xk.shape[:-1], -1, 2))
+    freqs_cis = reshape_for_broadcast(freqs_cis, xq_)
+    xq_out = torch.view_as_real(xq_ * freqs_cis).flatten(3)
+    xk_out = torch.view_as_real(xk_ * freqs_cis).flatten(3)
+    return xq_out.type_as(xq), xk_out.type_as(xk)
+
+
+freqs_cis = precompute_freqs_cis(8, 5)
+result = apply_rotary_emb(xq, xk, freqs_cis)
+"""
+_ROTARY_INPUTS = {"xq": "randn(2, 5, 3, 8)", "xk": "randn(2, 5, 3, 8)"}
+# the cached complex table of many decoders (a buffer, read back through .real/.imag)
+_ROTARY_TABLE = """\
+freqs = torch.outer(torch.arange(6).float(), 1.0 / 10000 ** (torch.arange(0, 8, 2).float() / 8))
+table = torch.polar(torch.ones_like(freqs), freqs)
+result = (table.real, table.imag, torch.view_as_real(table).shape)
+"""
+
 _ADJOINT_CASE = "result = x.{}().resolve_conj()"
 
 RULES = [
@@ -125,4 +202,26 @@ RULES = [
     fn("torch.angle", "mindspore.ops.angle", "input, *, out=None", params=[IN], inputs=C, hook=_torch_angle,
        notes="ops.angle for complex input; 0 or pi for real input (no CPU kernel)",
        extra=(case("result = torch.angle(x)", REAL), case("result = torch.angle(x)", {"x": "tensor([1, -2, 0])"}))),
+    fn("torch.polar", signature="abs, angle, *, out=None", params=[P("abs", "a"), P("angle", "t")],
+       inputs=_polar_inputs(), extra=(case("result = torch.polar(a.double(), t.double())", _polar_inputs()),
+                                      Example(_ROTARY_TABLE, inputs={}))),
+    fn("torch.view_as_complex", "mindspore.ops.Complex", "input", params=[IN], inputs={"x": "randn(3, 4, 2)"},
+       hook=_view_as_complex, notes="ops.Complex of the last axis unbound into real and imaginary parts",
+       extra=(case("result = torch.view_as_complex(x.double())", {"x": "randn(2, 2)"}),
+              Example("y = torch.view_as_complex(x.reshape(3, -1, 2))",
+                      "y = ops.Complex()(*ops.unbind(x.reshape(3, -1, 2), -1))"),
+              Example(_ROTARY, inputs=_ROTARY_INPUTS, notes="LLaMA rotary embedding"),
+              Example("z = torch.view_as_complex(x.reshape(2, 3, 2))\nresult = torch.view_as_real(z * z)",
+                      inputs={"x": "randn(3, 4)"}))),
+    fn("torch.view_as_real", signature="input", inputs=C64, hook=_view_as_real,
+       notes="view_as_real(a * b) of two names as the complex product in real arithmetic: MindSpore has no "
+             "gradient for complex Mul",
+       extra=(case("result = torch.view_as_real(x)", C),
+              Example("y = torch.view_as_real(a * b)",
+                      "y = ops.stack(\n    (\n        ops.real(a) * ops.real(b) - ops.imag(a) * ops.imag(b),\n"
+                      "        ops.real(a) * ops.imag(b) + ops.imag(a) * ops.real(b),\n    ),\n    -1,\n)"),
+              Example("y = torch.view_as_real(a * b.conj())", "y = ops.view_as_real(a * b.conj())"),
+              case("result = torch.view_as_real(x * y)", {**C64, "y": "tensor([[2j, 1 + 1j], [3 + 0j, -1j]], "
+                                                                         "dtype='complex64')"}),
+              case("result = torch.view_as_real(x * y)", {**C64, "y": "randn(2, 2)"}))),
 ]
