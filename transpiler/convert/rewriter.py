@@ -26,7 +26,7 @@ from transpiler.convert.diagnostics import MARKER_PREFIX, Outcome, Severity
 from transpiler.convert.engine import code_of, convert_call, convert_method
 from transpiler.convert.marked import LeftReference, MarkedStatements, present_nodes
 from transpiler.convert.markers import add_markers
-from transpiler.convert.structural.autograd_function import convert_function_class, function_base
+from transpiler.convert.structural.autograd_function import convert_function_class, function_base, function_classes
 from transpiler.convert.structural.feature_checks import answer as feature_answer
 from transpiler.convert.structural.feature_checks import FeatureCheck, feature_check, membership_check
 from transpiler.convert.names import catches_import_error, chain_parts
@@ -96,7 +96,7 @@ class Rewriter(Transformer):
         self.feature_checks: dict[int, FeatureCheck] = {}  # by id(hasattr/getattr call)
         self.function_classes: dict[int, int] = {}  # id(autograd Function class) -> index of that base
         # autograd Function classes converted to Cells (here or in another file of the project)
-        self.function_cells: set[str] = set(sibling_functions)
+        self.function_cells: set[str] = set(sibling_functions) | function_classes(module, ctx.analysis)
         self.adapters = Adapters(ctx)  # torch signatures for layers used as values, bases, with **kwargs
         self._header_comments = {line.comment.value for line in module.header if line.comment is not None}
 

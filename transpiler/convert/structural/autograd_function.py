@@ -17,9 +17,50 @@ MindSpore calls a Cell's ``bprop`` with the inputs, the output and the output's
 gradient, for the same instance whose ``construct`` ran, so what ``forward``
 kept on ``ctx`` is kept on ``self`` (measured on CPU, PyNative: gradients equal
 the hand-written ones; a None gradient counts as zero, as in torch). ``apply``
-calls an instance. What the pattern cannot carry (``setup_context``,
-``ctx.needs_input_grad``, ``mark_non_differentiable``, ``once_differentiable``)
-is marked.
+calls an instance. MindSpore's bprop computes the gradient of every input, so
+``ctx.needs_input_grad`` reads True (``if ctx.needs_input_grad[0]:`` keeps its
+body); it always passes zeros for the gradient of an unused output, which is
+what torch's ``None`` gradients mean (``ctx.set_materialize_grads`` is dropped);
+``@once_differentiable`` is dropped (first-order gradients are the same). What
+the pattern cannot carry (``setup_context``, ``mark_non_differentiable``,
+``mark_dirty``) is marked.
+
+Gradient checkpointing written as a Function (improved-diffusion's and
+consistency_models' ``CheckpointFunction``: ``forward`` runs a function it is
+given under ``torch.no_grad()``, ``backward`` runs it again and takes
+``torch.autograd.grad`` of it) is MindSpore's recompute: the class becomes a
+Cell whose ``construct`` runs the function under ``mindspore.recompute``, and
+the backward goes (MindSpore's autodiff recomputes the activations and gives
+the same gradients, for the inputs and for the parameters the function uses)::
+
+    class CheckpointFunction(th.autograd.Function):
+        @staticmethod
+        def forward(ctx, run_function, length, *args):
+            ctx.run_function = run_function
+            ctx.input_tensors = list(args[:length])
+            ctx.input_params = list(args[length:])
+            with th.no_grad():
+                output_tensors = ctx.run_function(*ctx.input_tensors)
+            return output_tensors
+
+        @staticmethod
+        def backward(ctx, *output_grads):
+            ...  # re-runs ctx.run_function, th.autograd.grad(...)
+
+    class CheckpointFunction(nn.Cell):
+        def construct(self, run_function, length, *args):
+            input_tensors = list(args[:length])
+            output_tensors = mindspore.recompute(
+                run_function, *input_tensors, use_reentrant=False, early_stop=False
+            )
+            return output_tensors
+
+What ``forward`` kept on ``ctx`` for itself becomes a local variable; what it
+kept only for ``backward`` goes with the backward.
+
+``use_reentrant=False``: MindSpore's reentrant recompute takes only a Cell, the
+other any callable (a bound method such as ResBlock's ``self._forward``);
+``early_stop=False``: see rewrite_rules/runtime/checkpoint.py.
 """
 
 from __future__ import annotations
@@ -27,28 +68,52 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.spec import Unconvertible
-from transpiler.convert.engine import code_of
+from transpiler.convert.diagnostics import Severity
+from transpiler.convert.engine import keyword_arg
+from transpiler.convert.names import chain_parts
 
 FUNCTION_BASES = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
-_CTX_UNSUPPORTED = ("needs_input_grad", "mark_non_differentiable", "set_materialize_grads", "mark_dirty")
+_AUTOGRAD_GRAD = frozenset({"torch.autograd.grad", "torch.autograd.functional.vjp"})
+_CTX_UNSUPPORTED = ("mark_non_differentiable", "mark_dirty")
+_CTX_DROPPED = ("set_materialize_grads",)  # statements with no effect on a bprop's values
+_CTX_CALLS = ("save_for_backward", "mark_non_differentiable", "set_materialize_grads", "mark_dirty",
+              "save_for_forward")
 
 
 def function_base(node: cst.ClassDef, analysis) -> cst.Arg | None:
-    """The ``torch.autograd.Function`` base of a class, if it has one."""
+    """The ``torch.autograd.Function`` base of a class, if it has one.
+
+    The backward of a gradient-checkpoint Function goes away in the conversion
+    (see ``recomputed_function``): it is taken out of the statements the rewrite
+    visits, so that what it alone uses (``torch.autograd.grad``) is not marked."""
     for base in node.bases:
         if analysis.qualified(base.value) in FUNCTION_BASES:
+            if recomputed_function(node, analysis) is not None:
+                analysis.interesting.discard(id(_methods(node)["backward"]))
             return base
     return None
 
 
+def function_classes(module: cst.Module, analysis) -> set[str]:
+    """The autograd Function classes a file defines at its top level: ``Fn.apply(...)``
+    calls an instance of the Cell even where it comes before the class (improved-diffusion's
+    ``checkpoint`` above ``CheckpointFunction``). One the conversion marks is left as
+    torch's, and without torch its stand-in says so when it is made."""
+    return {s.name.value for s in module.body if isinstance(s, cst.ClassDef) and any(
+        analysis.qualified(b.value) in FUNCTION_BASES for b in s.bases)}
+
+
 def convert_function_class(ctx, node: cst.ClassDef, base: cst.Arg) -> cst.ClassDef:
     """The Cell form of an autograd Function class; raises Unconvertible."""
-    methods = {s.name.value: s for s in node.body.body if isinstance(s, cst.FunctionDef)}
+    methods = _methods(node)
     if "setup_context" in methods:
         raise Unconvertible("forward/setup_context style autograd Function: merge setup_context into forward by hand")
     forward, backward = methods.get("forward"), methods.get("backward")
     if forward is None or backward is None:
         raise Unconvertible("an autograd Function without both forward and backward")
+    function = recomputed_function(node, ctx.analysis)
+    if function is not None:
+        return _recompute_cell(ctx, node, base, forward, backward, function)
     inputs = _params(forward)
     grads = _params(backward)
     if len(inputs) < 1 or len(grads) < 2 or _takes_more(forward) or _takes_more(backward):
@@ -60,13 +125,19 @@ def convert_function_class(ctx, node: cst.ClassDef, base: cst.Arg) -> cst.ClassD
     body = []
     for statement in node.body.body:
         if statement is forward:
-            statement = _construct(statement, inputs[0])
+            statement = _construct(statement, inputs[0], len(inputs) - 1)
         elif statement is backward:
             statement = _bprop(statement, grads[0], inputs[1:], grads[1:])
         body.append(statement)
     cell = ctx.ref("mindspore.nn.Cell")
     bases = [b.with_changes(value=cell) if b is base else b for b in node.bases]
     return node.with_changes(bases=bases, body=node.body.with_changes(body=body))
+
+
+def _methods(node: cst.ClassDef) -> dict[str, cst.FunctionDef]:
+    if not isinstance(node.body, cst.IndentedBlock):
+        return {}
+    return {s.name.value: s for s in node.body.body if isinstance(s, cst.FunctionDef)}
 
 
 def _params(function: cst.FunctionDef) -> list[str]:
@@ -80,8 +151,8 @@ def _takes_more(function: cst.FunctionDef) -> bool:
         or bool(params.posonly_params)
 
 
-def _construct(forward: cst.FunctionDef, ctx_name: str) -> cst.FunctionDef:
-    body = forward.body.visit(_CtxToSelf(ctx_name))
+def _construct(forward: cst.FunctionDef, ctx_name: str, inputs: int) -> cst.FunctionDef:
+    body = forward.body.visit(_CtxToSelf(ctx_name, inputs)).visit(_AlwaysTrue())
     params = forward.params.params
     return forward.with_changes(
         name=cst.Name("construct"),
@@ -92,7 +163,7 @@ def _construct(forward: cst.FunctionDef, ctx_name: str) -> cst.FunctionDef:
 
 
 def _bprop(backward: cst.FunctionDef, ctx_name: str, inputs: list[str], grads: list[str]) -> cst.FunctionDef:
-    body = backward.body.visit(_CtxToSelf(ctx_name))
+    body = backward.body.visit(_CtxToSelf(ctx_name, len(inputs))).visit(_AlwaysTrue())
     taken = set(inputs) | _names(body)
     out = next(n for n in ("out", "_out", "__out") if n not in taken)
     if len(grads) == 1:
@@ -116,46 +187,203 @@ def _bprop(backward: cst.FunctionDef, ctx_name: str, inputs: list[str], grads: l
 
 
 def _without_staticmethod(function: cst.FunctionDef) -> list[cst.Decorator]:
+    """The decorators but ``@staticmethod`` and ``@once_differentiable`` (which
+    only forbids a second derivative through the backward: first-order
+    gradients are the same without it)."""
     kept = []
     for decorator in function.decorators:
-        name = code_of(decorator.decorator)
-        if name == "staticmethod":
+        parts = chain_parts(decorator.decorator)
+        if parts == ["staticmethod"] or (parts is not None and parts[-1] == "once_differentiable"):
             continue
-        if name.endswith("once_differentiable"):
-            raise Unconvertible("@once_differentiable backward: MindSpore bprop has no such restriction marker")
         kept.append(decorator)
     return kept
 
 
-def _names(node: cst.CSTNode) -> set[str]:
-    found: set[str] = set()
+# -- gradient checkpointing written as a Function ---------------------------------
 
-    class Names(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            found.add(name.value)
+def recomputed_function(node: cst.ClassDef, analysis) -> str | None:
+    """The parameter of ``forward`` holding the function a gradient-checkpoint
+    Function runs, if ``node`` is one: ``forward(ctx, fn, ...)`` calls ``fn``
+    (directly or as ``ctx.A`` after ``ctx.A = fn``), and ``backward`` calls it
+    again (``ctx.A(...)``) and takes ``torch.autograd.grad`` of what it gives.
+    Such a backward is the gradient of the forward's function: MindSpore's own
+    autodiff gives it."""
+    methods = _methods(node)
+    forward, backward = methods.get("forward"), methods.get("backward")
+    if forward is None or backward is None or not isinstance(forward.body, cst.IndentedBlock):
+        return None
+    params, backward_params = _params(forward), _params(backward)
+    if len(params) < 2 or not backward_params or _default_or_star(forward, 2):
+        return None
+    ctx_name, function = params[0], params[1]
+    stored = _stored_as(forward.body, ctx_name, function)
+    forward_calls = _calls(forward.body)
+    if not stored or not any(_callee(c, ctx_name, stored) or _is_name(c.func, function) for c in forward_calls):
+        return None
+    backward_calls = _calls(backward.body)
+    if not any(_callee(c, backward_params[0], stored) for c in backward_calls):
+        return None
+    if not any(_resolve(c.func, analysis) in _AUTOGRAD_GRAD for c in backward_calls):
+        return None
+    return function
 
-    node.visit(Names())
+
+def _recompute_cell(ctx, node, base, forward, backward, function: str) -> cst.ClassDef:
+    ctx_name = _params(forward)[0]
+    if ctx_name != "self" and "self" in _names(forward):
+        raise Unconvertible("forward uses a name self besides ctx: rename it, then convert")
+    stored = _stored_as(forward.body, ctx_name, function)
+    attributes = _CtxAttributes(ctx_name)
+    forward.body.visit(attributes)
+    locals_ = attributes.read - stored
+    unset = locals_ - attributes.assigned
+    if unset:
+        raise Unconvertible(f"forward reads ctx.{sorted(unset)[0]}, which it does not set: convert by hand")
+    taken = _names(forward) - {ctx_name}
+    clash = sorted(name for name in locals_ if name in taken)
+    if clash:
+        raise Unconvertible(f"ctx.{clash[0]} would become a local variable {clash[0]}, a name forward already uses")
+    recompute = ctx.ref("mindspore.recompute")
+    body = forward.body.visit(_RecomputeForward(ctx_name, function, stored, locals_, recompute))
+    params = forward.params.params
+    construct = forward.with_changes(
+        name=cst.Name("construct"),
+        decorators=_without_staticmethod(forward),
+        params=forward.params.with_changes(params=[params[0].with_changes(name=cst.Name("self")), *params[1:]]),
+        body=body,
+    )
+    statements = [construct if s is forward else s for s in node.body.body if s is not backward]
+    cell = ctx.ref("mindspore.nn.Cell")
+    bases = [b.with_changes(value=cell) if b is base else b for b in node.bases]
+    ctx.report(node.name, "torch.autograd.Function", Severity.INFO,
+               f"{node.name.value} is gradient checkpointing: its construct runs {function} under "
+               "mindspore.recompute, which recomputes the activations in the backward pass and gives the same "
+               "values and gradients; the hand-written backward (torch.autograd.grad of the recomputed "
+               "function) is MindSpore's autodiff and is dropped")
+    return node.with_changes(bases=bases, body=node.body.with_changes(body=statements))
+
+
+def _default_or_star(function: cst.FunctionDef, count: int) -> bool:
+    """One of the first ``count`` parameters has a default, or there are fewer."""
+    params = function.params.params
+    return len(params) < count or any(p.default is not None for p in params[:count])
+
+
+def _is_name(node: cst.CSTNode, name: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == name
+
+
+def _ctx_attribute(node: cst.CSTNode, ctx_name: str) -> str | None:
+    """``A`` for ``ctx.A``."""
+    if isinstance(node, cst.Attribute) and _is_name(node.value, ctx_name):
+        return node.attr.value
+    return None
+
+
+def _stored_as(body: cst.CSTNode, ctx_name: str, function: str) -> set[str]:
+    """The ctx attributes ``forward`` sets to the function (``ctx.run_function = run_function``)."""
+    stored: set[str] = set()
+
+    class Stores(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if len(node.targets) == 1 and _is_name(node.value, function):
+                attribute = _ctx_attribute(node.targets[0].target, ctx_name)
+                if attribute is not None:
+                    stored.add(attribute)
+
+    body.visit(Stores())
+    return stored
+
+
+def _calls(body: cst.CSTNode) -> list[cst.Call]:
+    found: list[cst.Call] = []
+
+    class Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            found.append(node)
+
+    body.visit(Calls())
     return found
 
 
-class _CtxToSelf(cst.CSTTransformer):
-    """``ctx.x`` -> ``self.x``; ``ctx.save_for_backward(a, b)`` -> ``self.saved_tensors = (a, b)``."""
+def _callee(call: cst.Call, ctx_name: str, stored: set[str]) -> bool:
+    return _ctx_attribute(call.func, ctx_name) in stored
+
+
+def _resolve(func: cst.CSTNode, analysis) -> str | None:
+    """The qualified name a callee refers to, through the file's imports."""
+    qualified = analysis.qualified(func)
+    if qualified is not None:
+        return qualified
+    parts = chain_parts(func)
+    binding = analysis.imports.get(parts[0]) if parts else None
+    return ".".join([binding.qualified, *parts[1:]]) if binding is not None else None
+
+
+class _CtxAttributes(cst.CSTVisitor):
+    """The ctx attributes a forward sets (``ctx.A = ...``) and reads."""
 
     def __init__(self, ctx_name: str):
         super().__init__()
         self.ctx_name = ctx_name
+        self.assigned: set[str] = set()
+        self.read: set[str] = set()
+        self._targets: set[int] = set()
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        attribute = _ctx_attribute(node.target, self.ctx_name)
+        if attribute is not None:
+            self.assigned.add(attribute)
+            self._targets.add(id(node.target))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if _ctx_attribute(node.func, self.ctx_name) in _CTX_CALLS:
+            self._targets.add(id(node.func))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        attribute = _ctx_attribute(node, self.ctx_name)
+        if attribute is not None and id(node) not in self._targets:
+            self.read.add(attribute)
+
+
+class _RecomputeForward(cst.CSTTransformer):
+    """A checkpoint Function's forward as a construct: ``ctx.A = fn`` goes
+    (``ctx.A`` is ``fn``), what forward keeps on ctx for itself is a local
+    variable, what it keeps for backward goes, and ``fn(...)`` runs under
+    ``mindspore.recompute``."""
+
+    def __init__(self, ctx_name: str, function: str, stored: set[str], locals_: set[str], recompute):
+        super().__init__()
+        self.ctx_name, self.function, self.stored, self.locals = ctx_name, function, stored, locals_
+        self.recompute = recompute
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        if not updated_node.body:
+            return cst.RemoveFromParent()
+        return updated_node
+
+    def leave_Assign(self, original_node, updated_node):
+        if len(original_node.targets) == 1:
+            attribute = _ctx_attribute(original_node.targets[0].target, self.ctx_name)
+            if attribute is not None and attribute not in self.locals:
+                return cst.RemoveFromParent()  # the function itself, or kept for backward alone
+        return updated_node
+
+    def leave_Expr(self, original_node, updated_node):
+        call = original_node.value
+        if isinstance(call, cst.Call) and _ctx_attribute(call.func, self.ctx_name) in _CTX_CALLS:
+            return cst.RemoveFromParent()  # save_for_backward and the like: for backward alone
+        return updated_node
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        return not (isinstance(node.value, cst.Name) and node.value.value == self.ctx_name)
+        return not _is_name(node.value, self.ctx_name)
 
     def leave_Attribute(self, original_node, updated_node):
-        if isinstance(updated_node.value, cst.Name) and updated_node.value.value == self.ctx_name:
-            attribute = updated_node.attr.value
-            if attribute in _CTX_UNSUPPORTED:
-                raise Unconvertible(f"ctx.{attribute} has no MindSpore bprop counterpart")
-            if attribute == "saved_variables":
-                return updated_node.with_changes(value=cst.Name("self"), attr=cst.Name("saved_tensors"))
-            return updated_node.with_changes(value=cst.Name("self"))
+        attribute = _ctx_attribute(updated_node, self.ctx_name)
+        if attribute in self.stored:
+            return cst.Name(self.function)
+        if attribute in self.locals:
+            return cst.Name(attribute)
         return updated_node
 
     def leave_Name(self, original_node, updated_node):
@@ -163,18 +391,148 @@ class _CtxToSelf(cst.CSTTransformer):
             raise Unconvertible("ctx is passed on or stored: convert by hand")
         return updated_node
 
+    def leave_Call(self, original_node, updated_node):
+        if _is_name(updated_node.func, self.function):
+            return updated_node.with_changes(
+                func=self.recompute,
+                args=[cst.Arg(cst.Name(self.function)), *updated_node.args,
+                      keyword_arg("use_reentrant", cst.Name("False")), keyword_arg("early_stop", cst.Name("False"))],
+            )
+        return updated_node
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        if not updated_node.body:
+            return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
+        return updated_node
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+
+def _names(node: cst.CSTNode) -> set[str]:
+    """The names used in ``node`` (not the attribute names of ``a.b``)."""
+    found: set[str] = set()
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.add(name.value)
+
+        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
+            attribute.value.visit(self)
+            return False
+
+    node.visit(Names())
+    return found
+
+
+class _CtxToSelf(cst.CSTTransformer):
+    """``ctx.x`` -> ``self.x``; ``ctx.save_for_backward(a, b)`` -> ``self.saved_tensors = (a, b)``;
+    ``ctx.needs_input_grad`` -> True for each input (a bprop gives every input's gradient);
+    ``ctx.set_materialize_grads(...)`` goes (MindSpore passes zeros, which is what None means)."""
+
+    def __init__(self, ctx_name: str, inputs: int):
+        super().__init__()
+        self.ctx_name = ctx_name
+        self.inputs = inputs
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        return not _is_name(node.value, self.ctx_name)
+
+    def leave_Attribute(self, original_node, updated_node):
+        attribute = _ctx_attribute(updated_node, self.ctx_name)
+        if attribute is None:
+            return updated_node
+        if attribute in _CTX_UNSUPPORTED:
+            raise Unconvertible(f"ctx.{attribute} has no MindSpore bprop counterpart")
+        if attribute in _CTX_DROPPED:
+            raise Unconvertible(f"ctx.{attribute} used other than as a statement: convert by hand")
+        if attribute == "needs_input_grad":
+            return cst.Tuple([cst.Element(cst.Name("True")) for _ in range(self.inputs)])
+        if attribute == "saved_variables":
+            return updated_node.with_changes(value=cst.Name("self"), attr=cst.Name("saved_tensors"))
+        return updated_node.with_changes(value=cst.Name("self"))
+
+    def leave_Subscript(self, original_node, updated_node):
+        # ctx.needs_input_grad[0] -> True
+        if _ctx_attribute(original_node.value, self.ctx_name) == "needs_input_grad" and len(updated_node.slice) == 1:
+            index = updated_node.slice[0].slice
+            if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
+                return cst.Name("True")
+        return updated_node
+
+    def leave_Name(self, original_node, updated_node):
+        if updated_node.value == self.ctx_name:
+            raise Unconvertible("ctx is passed on or stored: convert by hand")
+        return updated_node
+
+    def visit_Expr(self, node: cst.Expr) -> bool:
+        return not (isinstance(node.value, cst.Call) and _ctx_attribute(node.value.func, self.ctx_name) in _CTX_DROPPED)
+
     def leave_Expr(self, original_node, updated_node):
         call = updated_node.value
-        if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
-                and isinstance(call.func.value, cst.Name) and call.func.value.value == "self"
-                and call.func.attr.value == "save_for_backward"):
-            saved = cst.Tuple([cst.Element(a.value) for a in call.args])
+        if isinstance(call, cst.Call) and _ctx_attribute(call.func, self.ctx_name) in _CTX_DROPPED:
+            return cst.RemoveFromParent()
+        if isinstance(call, cst.Call) and _ctx_attribute(call.func, "self") == "save_for_backward":
+            saved = cst.Tuple([cst.StarredElement(a.value) if a.star == "*" else cst.Element(a.value)
+                               for a in call.args])
             target = cst.AssignTarget(cst.Attribute(cst.Name("self"), cst.Name("saved_tensors")))
             return cst.Assign([target], saved)
         return updated_node
 
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        if not updated_node.body:
+            return cst.RemoveFromParent()
+        return updated_node
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        if not updated_node.body:
+            return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
+        return updated_node
+
     def visit_FunctionDef(self, node) -> bool:
         return False  # a nested function has its own names
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+
+class _AlwaysTrue(cst.CSTTransformer):
+    """What ``ctx.needs_input_grad[i]`` left: ``if True:`` keeps its body,
+    ``c and True`` is ``c``."""
+
+    def __init__(self):
+        super().__init__()
+        self.elifs: set[int] = set()
+
+    def visit_If(self, node: cst.If) -> None:
+        if isinstance(node.orelse, cst.If):
+            self.elifs.add(id(node.orelse))
+
+    def leave_BooleanOperation(self, original_node, updated_node):
+        if isinstance(updated_node.operator, cst.And):
+            if _is_name(updated_node.left, "True"):
+                return updated_node.right
+            if _is_name(updated_node.right, "True"):
+                return updated_node.left
+        return updated_node
+
+    def leave_If(self, original_node, updated_node):
+        if id(original_node) in self.elifs or not _is_name(updated_node.test, "True"):
+            return updated_node
+        body = updated_node.body
+        if isinstance(body, cst.IndentedBlock):
+            statements = list(body.body)
+        else:
+            statements = [cst.SimpleStatementLine(list(body.body))]
+        first = statements[0]
+        statements[0] = first.with_changes(leading_lines=[*updated_node.leading_lines, *first.leading_lines])
+        return cst.FlattenSentinel(statements)
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
 
     def visit_Lambda(self, node) -> bool:
         return False
