@@ -68,6 +68,10 @@ def _conv_padding(ndim: int):
 
     def hook(call, ctx):
         known, padding = literal_or_none(call, "padding")
+        if not known and call.for_adapter:  # torch's 'same' / 'valid' arrive as strings too
+            call.add_keyword("pad_mode", 'padding if isinstance(padding, str) else "pad"', before="padding")
+            call.set("padding", cst.parse_expression(f"0 if isinstance(padding, str) else {code_of(_per_side_at_run_time(call.get('padding'), ndim))}"))
+            return
         if not known:
             call.add_keyword("pad_mode", '"pad"', before="padding")
             call.set("padding", _per_side_at_run_time(call.get("padding"), ndim))

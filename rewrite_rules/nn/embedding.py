@@ -12,7 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.helpers import DEVICE
-from rewrite_rules.nn.shared import DTYPE, P, layer_cases
+from rewrite_rules.nn.shared import DTYPE, P, layer_cases, reset_example
 from rewrite_rules.api import ApiRule, Drop, Example, Unsupported
 
 
@@ -21,11 +21,15 @@ def _is_none(expr) -> bool:
 
 
 def _embedding_hook(call, ctx):
+    init = cst.Call(func=ctx.ref("mindspore.common.initializer.Normal"), args=[cst.Arg(cst.Float("1.0"))])
     if call.has("_weight") and not _is_none(call.get("_weight")):
         call.renamed["_weight"] = "embedding_table"
+        weight = call.get("_weight")
+        if call.for_adapter:  # the adapter's own _weight, None unless given
+            call.set("_weight", cst.IfExp(cst.Comparison(weight, [cst.ComparisonTarget(cst.IsNot(), cst.Name("None"))]),
+                                          weight, init))
     else:
         call.remove("_weight")
-        init = cst.Call(func=ctx.ref("mindspore.common.initializer.Normal"), args=[cst.Arg(cst.Float("1.0"))])
         call.add_keyword("embedding_table", init)
 
 
@@ -56,6 +60,9 @@ RULES = [
         hook=_embedding_hook,
         weights={"weight": "embedding_table"},
         attributes={"num_embeddings": "vocab_size", "embedding_dim": "embedding_size"},
+        # torch draws N(0, 1); padding_idx (which torch zeroes) never reaches the adapter
+        reset_parameters=("self.embedding_table.set_data(mindspore.common.initializer.initializer(mindspore.common."
+                          "initializer.Normal(1.0), self.embedding_table.shape, self.embedding_table.dtype))",),
         notes="embedding_table=Normal(1.0) matches torch's N(0, 1) init (MindSpore's default is N(0, 0.01)).",
         examples=(
             Example(
@@ -68,6 +75,7 @@ RULES = [
             *layer_cases("Embedding", [P("num_embeddings", "5"), P("embedding_dim", "3"), P("_weight", "w")],
                          {"i": "randint(0, 5, (2, 4))", "w": "randn(5, 3)"}, call="layer(i)", shapes=("keywords",)),
             Example("layer = nn.Embedding(10, 4, max_norm=1.0)", marked="max_norm"),
+            reset_example("Embedding", "10, 4", "randint(0, 10, (2, 5))"),
         ),
     ),
     ApiRule(

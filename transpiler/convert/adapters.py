@@ -30,7 +30,7 @@ from itertools import combinations
 
 import libcst as cst
 
-from rewrite_rules.spec import ApiRule, NotALiteral, Unconvertible, Unsupported
+from rewrite_rules.spec import ApiRule, Drop, NotALiteral, Unconvertible, Unsupported
 from transpiler.convert.context import FileContext, parse_expr, parse_stmt
 from transpiler.convert.engine import bind, code_of, convert_call, is_literal, literal_value
 from transpiler.convert.formatting import format_compound
@@ -165,6 +165,7 @@ def _build(qualified: str, rule: ApiRule, ctx: FileContext) -> _Adapter:
         construct = _statement(cst.Call(func=cst.Attribute(cst.Call(cst.Name("super")), cst.Name("__init__")),
                                         args=result.args))
         after = chained + [parse_stmt(text + "\n") for text in rule.after_init]
+        after += [parse_stmt(f"self.{name} = {name}\n") for name in _kept_arguments(rule, fixed)]
         methods = _torch_attributes(rule)
         if rule.reset_parameters:
             after.append(_runs_overridden_reset(f"{namespace}.{name}"))
@@ -215,6 +216,28 @@ def _runs_overridden_reset(adapter: str) -> cst.If:
     own version runs there (MindSpore's constructor has drawn the layer's own)."""
     return parse_stmt(f"if type(self).reset_parameters is not {adapter}.reset_parameters:\n"
                                "    self.reset_parameters()  # a subclass's own, as torch's constructor runs it\n")
+
+
+# torch's constructor arguments that are no attribute of the torch layer
+_NOT_ATTRIBUTES = frozenset({"device", "dtype"})
+
+
+def _kept_arguments(rule: ApiRule, fixed: set[str]) -> list[str]:
+    """The constructor arguments MindSpore's Cell does not take (dropped, or only
+    torch's default accepted), kept as torch keeps them: a subclass reads them on
+    ``self`` (a LoRA Embedding passes ``self.max_norm, self.norm_type, self.sparse``
+    to ``F.embedding``). Parameters and renamed attributes are read through
+    their own names (``_torch_attributes``)."""
+    kept = []
+    for param in rule.params:
+        name = param.name
+        if param.kind in ("varargs", "varkw") or name.startswith("_") or name in _NOT_ATTRIBUTES:
+            continue
+        if name in rule.weight_moves or name in rule.attribute_reads:
+            continue
+        if isinstance(rule.args.get(name), (Drop, Unsupported)) or name in fixed:
+            kept.append(name)
+    return kept
 
 
 def _torch_attributes(rule: ApiRule) -> list[cst.FunctionDef]:

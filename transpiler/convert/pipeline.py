@@ -40,8 +40,9 @@ class FileResult:
 def _method_names(rules: RuleSet) -> frozenset[str]:
     from rewrite_rules.tensor.methods_data import TORCH_ONLY_TENSOR_METHODS
 
-    # .apply: autograd Function classes converted to Cells are called through it
-    return frozenset(rules.methods) | TORCH_ONLY_TENSOR_METHODS | {"forward", "register_buffer", "apply"}
+    # .apply: autograd Function classes converted to Cells are called through it;
+    # ._conv_forward: torch's convolution step, called by its subclasses (structural.cells)
+    return frozenset(rules.methods) | TORCH_ONLY_TENSOR_METHODS | {"forward", "register_buffer", "apply", "_conv_forward"}
 
 
 def mentions_torch(text: str, rules: RuleSet | None = None) -> bool:

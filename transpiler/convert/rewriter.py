@@ -27,6 +27,7 @@ from transpiler.convert.engine import code_of, convert_call, convert_method
 from transpiler.convert.marked import LeftReference, MarkedStatements, present_nodes
 from transpiler.convert.markers import add_markers
 from transpiler.convert.structural.autograd_function import convert_function_class, function_base, function_classes
+from transpiler.convert.structural.cells import LAYER_METHOD_NAMES, layer_method_call, parent_layer_call
 from transpiler.convert.structural.feature_checks import answer as feature_answer
 from transpiler.convert.structural.feature_checks import FeatureCheck, feature_check, membership_check
 from transpiler.convert.names import catches_import_error, chain_parts
@@ -392,6 +393,8 @@ class Rewriter(Transformer):
             if attribute is not None and attribute.target is not None:
                 # a callable constant such as a dtype: torch.float32(...)
                 return updated.with_changes(func=self._reference(original.func, qualified))
+            if (parent_call := parent_layer_call(self, original, updated, qualified)) is not None:
+                return parent_call  # nn.Linear.__init__(self, ...) in a subclass
             self.mark(original, qualified, "no MindSpore rule for this API")
             return updated
         try:
@@ -435,6 +438,8 @@ class Rewriter(Transformer):
     def _method_call(self, original, updated, name):
         if self._is_module_function(original.func.value):
             return updated  # np.sum(...), ops.softmax(...): a module's function, not a method
+        if name in LAYER_METHOD_NAMES and (layer_call := layer_method_call(self, original, updated)) is not None:
+            return layer_call  # self._conv_forward(x, w, b)
         on_self_or_super = structural.is_self_or_super(original.func.value)
         if name == "forward" and (self.in_cell_class() or not on_self_or_super):
             # a Module's forward is its Cell's construct (down.forward(y) in timm's HRNet);
