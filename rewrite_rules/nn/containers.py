@@ -2,7 +2,14 @@
 Cell counterparts, nn.Parameter -> mindspore.Parameter.
 
 The containers keep torch's child names ("0", "1", ... / the dict keys), so
-weights copy by name. mindspore.Parameter's second positional parameter is
+weights copy by name. MindSpore's CellDict refuses CellList, CellDict and
+SequentialCell values, which torch's ModuleDict holds (GPT-style
+``nn.ModuleDict(dict(wte=..., h=nn.ModuleList([...]), ln_f=...))``): a
+ModuleDict whose values the file does not show to be plain layers becomes a
+small CellDict written above the code that holds containers too, with the
+same names (``transformer.h.0.attn.weight``). MindSpore builds parameter
+names from the keys and allows only letters, digits, ``_`` and ``-`` in
+them: a literal key with other characters is marked. mindspore.Parameter's second positional parameter is
 ``name``, so torch's ``requires_grad`` is always passed by keyword; torch's
 ``data=None`` (an empty tensor) has no MindSpore meaning and is marked.
 """
@@ -12,7 +19,9 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.cases import P, call_cases
-from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible
+import re
+
+from rewrite_rules.api import CELL, LAYER, ApiRule, Arg, Example, Unconvertible, bind, code_of, define, origin_of
 
 _X = {"x": "randn(2, 4)"}
 _ASSIGNED = ("class ConvNorm(nn.Sequential):\n    def __init__(self):\n        super().__init__()\n"
@@ -69,6 +78,91 @@ def _cell_list(call, ctx):
     _positional_modules(call, ctx, list_only=True)
 
 
+_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Sequential",
+                         "torch.nn.modules.container.ModuleList", "torch.nn.modules.container.ModuleDict",
+                         "torch.nn.modules.container.Sequential"})
+_NAME_PART = re.compile(r"[0-9A-Za-z_\-]+", re.ASCII)  # what MindSpore accepts in a parameter name's path
+_HOLDS_CONTAINERS = '''
+class {name}(CELLDICT):
+    """torch.nn.ModuleDict: a CellDict that holds CellList, CellDict and SequentialCell values too (written by ms-migrate)."""
+
+    def __setitem__(self, key, cell):
+        if isinstance(cell, (CELLLIST, CELLDICT, SEQUENTIALCELL)):
+            # CellDict refuses containers: the child is set under its key, its parameters named key.<name> alike
+            setattr(self, key, cell)
+        else:
+            super().__setitem__(key, cell)
+'''
+
+
+def _dict_entries(expr: cst.BaseExpression | None):
+    """[(key expression or None, value expression)] of a dict written out
+    (``{...}``, ``dict(k=v)``, ``OrderedDict([(k, v), ...])``, a list of pairs),
+    or None when the file does not show the entries (an empty dict is filled later)."""
+    if expr is None:
+        return None
+    if isinstance(expr, cst.Dict):
+        entries = []
+        for element in expr.elements:
+            if not isinstance(element, cst.DictElement):
+                return None  # **other
+            entries.append((element.key, element.value))
+        return entries
+    if isinstance(expr, cst.DictComp):
+        return [(None, expr.value)]
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        entries = []
+        for element in expr.elements:
+            pair = element.value
+            if element.__class__ is not cst.Element or not isinstance(pair, cst.Tuple) or len(pair.elements) != 2:
+                return None
+            entries.append((pair.elements[0].value, pair.elements[1].value))
+        return entries
+    if isinstance(expr, cst.Call) and isinstance(expr.func, (cst.Name, cst.Attribute)):
+        name = expr.func.value if isinstance(expr.func, cst.Name) else expr.func.attr.value
+        if name == "dict" and all(a.keyword is not None for a in expr.args):
+            return [(cst.SimpleString(repr(a.keyword.value)), a.value) for a in expr.args]
+        if name in ("dict", "OrderedDict") and len(expr.args) == 1 and expr.args[0].keyword is None:
+            return _dict_entries(expr.args[0].value)
+    return None
+
+
+def _plain_layer(ctx, value: cst.BaseExpression) -> bool:
+    """The file shows ``value`` is a layer that is no container (a torch layer, or the file's own Module)."""
+    origin = origin_of(ctx, value)
+    if origin is None:
+        return False
+    if origin.kind == LAYER:
+        return origin.qualified not in _CONTAINERS
+    return origin.kind == CELL
+
+
+def _module_dict(call, ctx):
+    if call.for_adapter:
+        _positional_modules(call, ctx)
+        return
+    source = call.source if call.source is not None else call.original
+    try:
+        modules = bind(call.rule, source, ctx).get("modules")
+    except Unconvertible:
+        modules = None
+    entries = _dict_entries(modules)
+    for key, _ in entries or ():
+        text = key.evaluated_value if isinstance(key, cst.SimpleString) else None
+        if isinstance(text, str) and not _NAME_PART.fullmatch(text):
+            raise Unconvertible(f"key {text!r}: MindSpore names a Cell's parameters by its path and allows only "
+                                "letters, digits, '_' and '-' in it; rename the key (and its weights' keys)")
+    _positional_modules(call, ctx)
+    if entries is not None and all(_plain_layer(ctx, value) for _, value in entries):
+        return  # CellDict holds them
+    source_text = _HOLDS_CONTAINERS
+    for name in ("CellList", "CellDict", "SequentialCell"):
+        source_text = source_text.replace(name.upper(), code_of(ctx.ref(f"mindspore.nn.{name}")))
+    holder = define(ctx, "ModuleDict", source_text)
+    result = call.result if call.result is not None else cst.Call(ctx.ref(call.rule.target), [])
+    call.result = result.with_changes(func=holder)
+
+
 RULES = [
     ApiRule(
         "torch.nn.Sequential",
@@ -116,9 +210,23 @@ RULES = [
         "torch.nn.ModuleDict",
         "mindspore.nn.CellDict",
         signature="modules=None",
-        hook=_positional_modules,
-        examples=call_cases("layers = nn.ModuleDict({args})\nresult = layers['b'](layers['a'](x))",
-                            [P("modules", "{'a': nn.Linear(4, 3), 'b': nn.Linear(3, 2)}")], _X),
+        hook=_module_dict,
+        examples=(
+            *call_cases("layers = nn.ModuleDict({args})\nresult = layers['b'](layers['a'](x))",
+                        [P("modules", "{'a': nn.Linear(4, 3), 'b': nn.Linear(3, 2)}")], _X),
+            Example("layers = nn.ModuleDict({'a': nn.Linear(4, 3), 'b': nn.ReLU()})",
+                    'layers = nn.CellDict({"a": nn.Dense(4, 3), "b": nn.ReLU()})', notes="plain layers: a CellDict"),
+            # GPT-style: CellDict refuses a CellList value; the dict written above the code holds it
+            Example("layers = nn.ModuleDict(dict(proj=nn.Linear(4, 4), h=nn.ModuleList([nn.Linear(4, 4), nn.Tanh()])))\n"
+                    "result = layers.h[1](layers['h'][0](layers.proj(x))), len(layers), list(layers.keys())",
+                    inputs=_X, notes="a ModuleList value"),
+            Example("layers = nn.ModuleDict()\nlayers['body'] = nn.Sequential(nn.Linear(4, 3), nn.ReLU())\n"
+                    "layers['head'] = nn.Linear(3, 2)\nresult = layers['head'](layers['body'](x)), list(layers)",
+                    inputs=_X, notes="filled later, a Sequential value"),
+            Example("layers = nn.ModuleDict({name: nn.Sequential(nn.Linear(4, 2)) for name in ('a', 'b')})\n"
+                    "result = layers['b'](x) + layers['a'](x)", inputs=_X, notes="a dict comprehension"),
+            Example("layers = nn.ModuleDict({'conv 1': nn.Linear(4, 3)})", marked="'conv 1'"),
+        ),
     ),
     ApiRule(
         "torch.nn.Parameter",
