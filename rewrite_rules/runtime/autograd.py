@@ -1,7 +1,10 @@
-"""Training patterns that cannot be rewritten faithfully: they are marked with
-a reason that names the pattern (custom autograd Functions, functional
-torch.autograd calls). The training step itself is structural
-(transpiler/convert/structural/training_loop.py); AMP is in amp.py."""
+"""torch.autograd outside the training step: custom autograd Functions (classes
+deriving from ``torch.autograd.Function`` become Cells with a ``bprop``, see
+transpiler/convert/structural/autograd_function.py; the Function used any other
+way is marked), ``once_differentiable`` (dropped), ``Variable``, and the
+functional calls (``torch.autograd.grad``), which are marked. The training step
+itself is structural (transpiler/convert/structural/training_loop.py); AMP is in
+amp.py; activation checkpointing in checkpoint.py."""
 
 from __future__ import annotations
 
@@ -41,6 +44,18 @@ RULES = [
                 "    def bprop(self, x, out, grad):\n        (x,) = self.saved_tensors\n        return (2 * x * grad,)\n"
                 "result = Square()(x)", inputs={"x": "randn(3)"}),
     )),
+    ApiRule("torch.autograd.function.once_differentiable", None, no_op=True,
+            notes="dropped: it only forbids differentiating the backward again; first-order gradients are the same",
+            proven_by=("tests/rules/test_autograd_functions.py::test_values_and_gradients_match_torch",),
+            examples=(Example("from torch.autograd.function import once_differentiable\n\n"
+                              "class Double(torch.autograd.Function):\n"
+                              "    @staticmethod\n    def forward(ctx, x):\n        return x * 2\n\n"
+                              "    @staticmethod\n    @once_differentiable\n    def backward(ctx, grad):\n"
+                              "        return grad * 2\nresult = Double.apply(x)",
+                              "class Double(nn.Cell):\n"
+                              "    def construct(self, x):\n        return x * 2\n\n"
+                              "    def bprop(self, x, out, grad):\n        return (grad * 2,)\nresult = Double()(x)",
+                              inputs={"x": "randn(3)"}),)),
     ApiRule("torch.autograd.grad", None,
             notes="torch.autograd.grad: use mindspore.grad / mindspore.value_and_grad on a function; convert by hand"),
     ApiRule("torch.autograd.backward", None,

@@ -29,8 +29,7 @@ _PROOF = ("tests/convert/test_checkpointing.py::test_checkpoint_values_and_gradi
 
 _SEQUENTIAL = '''
 def {name}(functions, segments, input, **kwargs):
-    """torch.utils.checkpoint.checkpoint_sequential: the layers run in order, each
-    segment but the last under mindspore.recompute."""
+    """torch's checkpoint_sequential: each segment but the last under mindspore.recompute."""
     functions = list(functions)
     size = len(functions) // segments
 
@@ -57,7 +56,7 @@ def _checkpoint(call, ctx):
 
 def _checkpoint_sequential(call, ctx):
     recompute = code_of(ctx.ref("mindspore.recompute"))
-    helper = define(ctx, "checkpoint_sequential", _SEQUENTIAL.replace("RECOMPUTE", recompute))
+    helper = define(ctx, "recompute_sequential", _SEQUENTIAL.replace("RECOMPUTE", recompute))
     args = [cst.Arg(call.get(name)) for name in ("functions", "segments", "input")]
     if call.has("preserve_rng_state"):
         args.append(keyword_arg("save_rng_state", call.get("preserve_rng_state")))
@@ -96,7 +95,7 @@ RULES = [
         "torch.utils.checkpoint.checkpoint_sequential", None,
         signature="functions, segments, input, use_reentrant=None, **kwargs",
         hook=_checkpoint_sequential,
-        notes="written out once above the file's code: the layers run in order, each segment but the last under "
+        notes="recompute_sequential, written out once above the file's code: the layers run in order, each segment but the last under "
               "mindspore.recompute (the same values and gradients)",
         proven_by=_PROOF,
         examples=(

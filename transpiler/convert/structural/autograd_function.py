@@ -125,9 +125,9 @@ def convert_function_class(ctx, node: cst.ClassDef, base: cst.Arg) -> cst.ClassD
     body = []
     for statement in node.body.body:
         if statement is forward:
-            statement = _construct(statement, inputs[0], len(inputs) - 1)
+            statement = _format_changed(ctx, forward, _construct(statement, inputs[0], len(inputs) - 1))
         elif statement is backward:
-            statement = _bprop(statement, grads[0], inputs[1:], grads[1:])
+            statement = _format_changed(ctx, backward, _bprop(statement, grads[0], inputs[1:], grads[1:]))
         body.append(statement)
     cell = ctx.ref("mindspore.nn.Cell")
     bases = [b.with_changes(value=cell) if b is base else b for b in node.bases]
@@ -138,6 +138,27 @@ def _methods(node: cst.ClassDef) -> dict[str, cst.FunctionDef]:
     if not isinstance(node.body, cst.IndentedBlock):
         return {}
     return {s.name.value: s for s in node.body.body if isinstance(s, cst.FunctionDef)}
+
+
+def _format_changed(ctx, before: cst.FunctionDef, after: cst.FunctionDef) -> cst.FunctionDef:
+    """Black formats the simple statements of ``after`` that are not those of ``before``."""
+    kept = {id(line) for line in _lines(before)}
+    for line in _lines(after):
+        if id(line) not in kept:
+            ctx.to_format.add(line)
+    return after
+
+
+def _lines(node: cst.CSTNode) -> list[cst.SimpleStatementLine]:
+    found: list[cst.SimpleStatementLine] = []
+
+    class Lines(cst.CSTVisitor):
+        def visit_SimpleStatementLine(self, line: cst.SimpleStatementLine) -> bool:
+            found.append(line)
+            return False
+
+    node.visit(Lines())
+    return found
 
 
 def _params(function: cst.FunctionDef) -> list[str]:
@@ -246,12 +267,12 @@ def _recompute_cell(ctx, node, base, forward, backward, function: str) -> cst.Cl
     recompute = ctx.ref("mindspore.recompute")
     body = forward.body.visit(_RecomputeForward(ctx_name, function, stored, locals_, recompute))
     params = forward.params.params
-    construct = forward.with_changes(
+    construct = _format_changed(ctx, forward, forward.with_changes(
         name=cst.Name("construct"),
         decorators=_without_staticmethod(forward),
         params=forward.params.with_changes(params=[params[0].with_changes(name=cst.Name("self")), *params[1:]]),
         body=body,
-    )
+    ))
     statements = [construct if s is forward else s for s in node.body.body if s is not backward]
     cell = ctx.ref("mindspore.nn.Cell")
     bases = [b.with_changes(value=cell) if b is base else b for b in node.bases]
