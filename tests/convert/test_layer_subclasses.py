@@ -110,3 +110,58 @@ def test_the_constructor_runs_a_subclass_reset_parameters(modules, name, args, p
     for torch_name, ms_name in parameters.items():
         np.testing.assert_array_equal(cell_parameters[ms_name].asnumpy(),
                                       getattr(model, torch_name).detach().numpy(), err_msg=torch_name)
+
+
+# What a subclass reads on ``self`` that is not torch's value (the layer's adapter
+# cannot give it without changing what MindSpore's Cell computes with)
+KNOWN_DIFFERENCES = {
+    # MindSpore stores the 1-d windows as 2-d (1, k) and pads per side
+    "torch.nn.Conv1d": {"kernel_size", "stride", "padding", "dilation"},
+    "torch.nn.ConvTranspose1d": {"kernel_size", "stride", "padding", "dilation", "output_padding"},
+    # an int (or per side) where torch keeps a tuple: the same padding to F.conv2d
+    "torch.nn.Conv2d": {"padding"}, "torch.nn.Conv3d": {"padding"},
+    "torch.nn.ConvTranspose2d": {"padding", "output_padding"}, "torch.nn.ConvTranspose3d": {"padding"},
+    # passed to MindSpore under torch's name, which it does not keep
+    "torch.nn.BatchNorm1d": {"affine"}, "torch.nn.BatchNorm2d": {"affine"}, "torch.nn.SyncBatchNorm": {"affine"},
+    "torch.nn.BatchNorm3d": {"num_features", "eps", "momentum", "affine"}, "torch.nn.RNN": {"nonlinearity"},
+}
+
+
+def test_a_subclass_reads_torch_attributes_on_self(tmp_path):
+    """Every constructor argument torch keeps as an attribute, read on ``self`` of
+    a subclass of each layer: renamed ones through the adapter's properties
+    (``eps`` -> ``epsilon``), those MindSpore does not take kept by the adapter
+    (Embedding's ``max_norm``, ``sparse``; PReLU's ``init``)."""
+    from rewrite_rules.registry import load_rules
+    from tests.rules.test_layer_attributes import LAYERS
+
+    rules = load_rules()
+    lines = ["import torch.nn as nn", ""]
+    for index, (name, ctor) in enumerate(LAYERS.items()):
+        layer, args = ctor.split("(", 1)
+        lines += [f"class Sub{index}({layer}):", "    pass", "", f"def make{index}():", f"    return Sub{index}({args}", ""]
+    original = tmp_path / "subclasses.py"
+    original.write_text("\n".join(lines))
+    (tmp_path / "out").mkdir()
+    torch_module, ms_module = load(original), load(convert_to(original, tmp_path / "out"))
+    compared = differences = 0
+    for index, name in enumerate(LAYERS):
+        model, cell = getattr(torch_module, f"make{index}")(), getattr(ms_module, f"make{index}")()
+        for param in rules.calls[name].params:
+            if param.name in ("device", "dtype") or param.name.startswith("_") or not hasattr(model, param.name):
+                continue
+            expected = getattr(model, param.name)
+            if isinstance(expected, torch.Tensor):
+                expected = tuple(expected.shape)
+            try:
+                value = getattr(cell, param.name)
+            except AttributeError:
+                value = "<missing>"
+            value = tuple(value.shape) if isinstance(value, mindspore.Tensor) else value
+            same = value == pytest.approx(expected) if isinstance(expected, float) else value == expected
+            if param.name in KNOWN_DIFFERENCES.get(name, ()):
+                differences += 1
+                continue
+            assert same, f"{name}.{param.name}: torch {expected!r}, the subclass reads {value!r}"
+            compared += 1
+    assert compared > 60 and differences == sum(len(v) for v in KNOWN_DIFFERENCES.values())

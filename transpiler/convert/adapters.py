@@ -30,7 +30,7 @@ from itertools import combinations
 
 import libcst as cst
 
-from rewrite_rules.spec import ApiRule, Drop, NotALiteral, Unconvertible, Unsupported
+from rewrite_rules.spec import ApiRule, AttributeRead, NotALiteral, Unconvertible, Unsupported
 from transpiler.convert.context import FileContext, parse_expr, parse_stmt
 from transpiler.convert.engine import bind, code_of, convert_call, is_literal, literal_value
 from transpiler.convert.formatting import format_compound
@@ -165,7 +165,11 @@ def _build(qualified: str, rule: ApiRule, ctx: FileContext) -> _Adapter:
         construct = _statement(cst.Call(func=cst.Attribute(cst.Call(cst.Name("super")), cst.Name("__init__")),
                                         args=result.args))
         after = chained + [parse_stmt(text + "\n") for text in rule.after_init]
-        after += [parse_stmt(f"self.{name} = {name}\n") for name in _kept_arguments(rule, fixed)]
+        after += [parse_stmt(f"self.{name} = {name}\n") for name in _kept_arguments(rule, result)]
+        if isinstance(rule.attribute_reads.get("padding"), AttributeRead) and any(p.name == "padding" for p in params):
+            # torch keeps 'same' / 'valid' as given; MindSpore makes them its pad_mode and keeps padding 0,
+            # which a subclass passing self.padding on (F.conv2d) would silently use
+            after.append(parse_stmt("if isinstance(padding, str):\n    self.padding = padding\n"))
         methods = _torch_attributes(rule)
         if rule.reset_parameters:
             after.append(_runs_overridden_reset(f"{namespace}.{name}"))
@@ -218,26 +222,46 @@ def _runs_overridden_reset(adapter: str) -> cst.If:
                                "    self.reset_parameters()  # a subclass's own, as torch's constructor runs it\n")
 
 
-# torch's constructor arguments that are no attribute of the torch layer
-_NOT_ATTRIBUTES = frozenset({"device", "dtype"})
+# torch's constructor arguments that are no attribute of the torch layer, or name its parameter
+# (``bias=True`` makes the Parameter ``self.bias``)
+_NOT_ATTRIBUTES = frozenset({"device", "dtype", "weight", "bias"})
 
 
-def _kept_arguments(rule: ApiRule, fixed: set[str]) -> list[str]:
-    """The constructor arguments MindSpore's Cell does not take (dropped, or only
-    torch's default accepted), kept as torch keeps them: a subclass reads them on
-    ``self`` (a LoRA Embedding passes ``self.max_norm, self.norm_type, self.sparse``
-    to ``F.embedding``). Parameters and renamed attributes are read through
-    their own names (``_torch_attributes``)."""
+def _kept_arguments(rule: ApiRule, construct: cst.Call) -> list[str]:
+    """torch's constructor arguments that MindSpore's constructor (``construct``)
+    does not take under their own name (dropped, only torch's default accepted,
+    or renamed: ``track_running_stats`` -> ``use_batch_statistics``), kept as
+    torch keeps them: a subclass reads them on ``self`` (a LoRA Embedding passes
+    ``self.max_norm, self.norm_type, self.sparse`` to ``F.embedding``). The
+    Cell keeps no attribute of that name. Parameters and attributes the rule
+    maps are read through their own names (``_torch_attributes``)."""
+    own_name: dict[str, bool] = {}  # parameter -> passed to MindSpore under its own name (or by position)
+    for arg in construct.args:
+        for name in _names_in(arg.value):
+            same = arg.keyword is None or arg.keyword.value == name
+            own_name[name] = own_name.get(name, False) or same
     kept = []
     for param in rule.params:
         name = param.name
         if param.kind in ("varargs", "varkw") or name.startswith("_") or name in _NOT_ATTRIBUTES:
             continue
-        if name in rule.weight_moves or name in rule.attribute_reads:
+        if name in rule.weight_moves or name in rule.attribute_reads or own_name.get(name, False):
             continue
-        if isinstance(rule.args.get(name), (Drop, Unsupported)) or name in fixed:
-            kept.append(name)
+        kept.append(name)
     return kept
+
+
+def _names_in(expr: cst.BaseExpression) -> set[str]:
+    class _Names(cst.CSTVisitor):
+        def __init__(self):
+            self.found = set()
+
+        def visit_Name(self, node: cst.Name) -> None:
+            self.found.add(node.value)
+
+    finder = _Names()
+    expr.visit(finder)
+    return finder.found
 
 
 def _torch_attributes(rule: ApiRule) -> list[cst.FunctionDef]:

@@ -267,7 +267,8 @@ def conv_forward(rewriter, layer: str, cell: cst.BaseExpression, args) -> cst.Ba
     """torch's ``Conv._conv_forward(input, weight, bias)`` on the MindSpore Cell ``cell``:
     its function with the Cell's stride, pad_mode, padding, dilation and groups.
     The Cell keeps an explicit padding per side (top, bottom, left, right) or as
-    one int; the functions take one value per dimension. Conv1d is a 2-d
+    one int (the functions take one value per dimension), and padding 0 with
+    pad_mode 'same' / 'valid' (the adapter keeps torch's string there). Conv1d is a 2-d
     convolution over (out, in, 1, k) weights in MindSpore, as the Cell computes it."""
     if len(args) != 3 or any(a.star or a.keyword is not None for a in args):
         raise Unconvertible("_conv_forward takes (input, weight, bias) by position")
@@ -279,7 +280,7 @@ def conv_forward(rewriter, layer: str, cell: cst.BaseExpression, args) -> cst.Ba
         x = f"{x}.expand_dims(2)"
     call = cst.parse_expression(
         f"f({x}, {weight}, {bias}, stride={c}.stride, pad_mode={c}.pad_mode, "
-        f"padding={c}.padding if isinstance({c}.padding, int) else {c}.padding[::2], "
+        f"padding={c}.padding[::2] if isinstance({c}.padding, tuple) else {c}.padding if {c}.pad_mode == 'pad' else 0, "
         f"dilation={c}.dilation, groups={c}.group)"
     ).with_changes(func=function)
     return cst.Call(cst.Attribute(call, cst.Name("squeeze")), [cst.Arg(cst.Integer("2"))]) if ndim == 1 else call
