@@ -20,7 +20,7 @@ import libcst as cst
 
 from rewrite_rules.helpers import DEVICE
 from rewrite_rules.nn.shared import DTYPE, P, layer_cases
-from rewrite_rules.api import ApiRule, Drop, Example, Unsupported, code_of
+from rewrite_rules.api import ApiRule, Drop, Example, Unsupported, code_of, define, render
 from rewrite_rules.torch_functions.builders import wrapped
 
 
@@ -39,6 +39,64 @@ _ZERO_BIAS_NOTE = "out_proj.bias starts at zero as in torch (MindSpore draws it 
 # walrus binds it, so that its initial draws are not replayed either)
 _FRESH = ("result = list(map(lambda item: item[1] * 1, filter(lambda item: item[0].endswith('out_proj.bias'), "
           "(fresh := nn.{}).named_parameters())))")
+
+_MULTIHEAD_ATTENTION = '''
+class {name}(NN.MultiheadAttention):
+    """torch.nn.MultiheadAttention (written by ms-migrate): torch's call forms and masks."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # torch starts the output bias at zero, MindSpore draws it at random
+        if self.out_proj.bias is not None:
+            self.out_proj.bias.set_data(OPS.zeros_like(self.out_proj.bias))
+
+    def __call__(self, query, key, value, *args, **kwargs):
+        # MindSpore's __call__ reads query, key and value by position only
+        return super().__call__(query, key, value, *args, **kwargs)
+
+    def construct(
+        self,
+        query,
+        key,
+        value,
+        key_padding_mask=None,
+        need_weights=True,
+        attn_mask=None,
+        average_attn_weights=True,
+        is_causal=False,
+    ):
+        if is_causal and attn_mask is None:  # a hint that attn_mask is causal
+            raise RuntimeError("Need attn_mask if specifying the is_causal hint.")
+        if attn_mask is not None and key_padding_mask is not None:
+            # torch adds a boolean mask to a float one as -inf where True, MindSpore as 1
+            attn_mask = self.float_mask(attn_mask, key_padding_mask, query.dtype)
+            key_padding_mask = self.float_mask(key_padding_mask, attn_mask, query.dtype)
+        masks = (key_padding_mask, need_weights, attn_mask, average_attn_weights)
+        output = super().construct(query, key, value, *masks)
+        return output if need_weights else (output[0], None)
+
+    def float_mask(self, mask, other, dtype):
+        if mask.dtype != MS.bool_ or other.dtype == MS.bool_:
+            return mask
+        return OPS.zeros_like(mask, dtype=dtype).masked_fill(mask, float("-inf"))
+'''
+
+
+def _multihead_attention(call, ctx):
+    """MindSpore's layer, under a subclass that takes torch's call forms (query, key and value by
+    keyword; is_causal), adds a boolean mask to a float one as torch does, returns
+    (output, None) when need_weights=False, and starts out_proj.bias at zero."""
+    source = (_MULTIHEAD_ATTENTION.replace("NN.", code_of(ctx.ref("mindspore.nn")) + ".")
+              .replace("OPS.", code_of(ctx.ref("mindspore.ops")) + ".").replace("MS.", code_of(ctx.ref("mindspore")) + "."))
+    call.result = render(call, define(ctx, "MultiheadAttention", source))
+
+
+_MHA_NOTES = ("mindspore.nn.MultiheadAttention under a subclass written above the code: torch's call forms "
+              "(query/key/value by keyword, is_causal), a boolean mask added to a float one as -inf (MindSpore "
+              "adds 0/1), (output, None) for need_weights=False (MindSpore returns (output,)), out_proj.bias "
+              "starting at zero; bias -> has_bias; parameters keep torch's names")
+_MASKS = {"q": "randn(2, 5, 8)", "k": "randn(2, 4, 8)", "v": "randn(2, 4, 8)", "am": "randn(5, 4)",
+          "kpm": "tensor([[False, True, False, False], [False, False, False, True]])"}
 
 _NO_BIAS = Unsupported("bias=False is not supported by MindSpore's Transformer layers")
 _RTOL = {"rtol": 1e-4, "atol": 1e-5}
@@ -102,9 +160,33 @@ RULES = [
         "vdim=None, batch_first=False, device=None, dtype=None",
         args={"bias": "has_bias", "device": DEVICE, "dtype": DTYPE},
         positional=3,
-        hook=_ZERO_BIAS,
-        notes="bias -> has_bias; parameters keep torch's names (in_proj_weight, out_proj.weight, ...); " + _ZERO_BIAS_NOTE,
+        hook=_multihead_attention,
+        notes=_MHA_NOTES,
         examples=(
+            # the call form of public code: value, attn_mask and key_padding_mask by keyword, [0] read
+            Example("layer = nn.MultiheadAttention(8, 2, batch_first=True)\n"
+                    "result = layer(q, k, value=v, attn_mask=am, key_padding_mask=kpm)[0]", inputs=_MASKS, **_RTOL),
+            Example("layer = nn.MultiheadAttention(8, 2, batch_first=True)\n"
+                    "causal = torch.triu(torch.ones(5, 4, dtype=torch.bool), 1)\n"
+                    "result = layer(query=q, key=k, value=v, key_padding_mask=kpm, attn_mask=causal)", inputs=_MASKS,
+                    **_RTOL),
+            Example("layer = nn.MultiheadAttention(8, 2, batch_first=True)\n"
+                    "causal = torch.triu(torch.ones(5, 4, dtype=torch.bool), 1)\n"
+                    "result = layer(q, k, v, key_padding_mask=kpm.float() * -2.0, attn_mask=causal)", inputs=_MASKS,
+                    notes="bool attn_mask, float key_padding_mask", **_RTOL),
+            Example("layer = nn.MultiheadAttention(8, 2, batch_first=True)\nresult = layer(q, k, v, kpm, attn_mask=am)",
+                    inputs=_MASKS, notes="float attn_mask, bool key_padding_mask", **_RTOL),
+            Example("layer = nn.MultiheadAttention(8, 2, kdim=6, vdim=4)\n"
+                    "result = layer(q.transpose(0, 1), k.transpose(0, 1)[..., :6], v.transpose(0, 1)[..., :4], "
+                    "key_padding_mask=kpm, attn_mask=am.exp(), average_attn_weights=False)",
+                    inputs=_MASKS, notes="kdim, vdim, mixed masks", **_RTOL),
+            Example("layer = nn.MultiheadAttention(8, 2, batch_first=True)\n"
+                    "out, weights = layer(q, q, q, need_weights=False)\nresult = (out, weights is None)",
+                    inputs=_MASKS, notes="need_weights=False", **_RTOL),
+            Example("layer = nn.MultiheadAttention(8, 2, batch_first=True)\n"
+                    "causal = torch.triu(torch.ones(5, 5, dtype=torch.bool), 1)\n"
+                    "result = layer(q, q, q, attn_mask=causal, is_causal=True, need_weights=False)[0]",
+                    inputs=_MASKS, notes="is_causal", **_RTOL),
             Example(_FRESH.format("MultiheadAttention(8, 2)"), inputs={}, notes="fresh"),
             Example(_FRESH.format("MultiheadAttention(8, 2, bias=False)"), inputs={}, notes="fresh"),
             *layer_cases("MultiheadAttention", [P("embed_dim", "8"), P("num_heads", "2")], {"x": "randn(5, 8)", "m": "randn(4, 8)"},
