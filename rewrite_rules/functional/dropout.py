@@ -1,7 +1,8 @@
 """torch.nn.functional dropout -> mindspore.ops dropout.
 
 Same parameter meaning (p = drop probability, measured) and the same
-``training=True`` default; ``inplace=`` is dropped (same value). The
+``training=True`` default; ``inplace=`` is dropped (same value); ``p`` is
+written as a float (``ops.dropout`` and ``ops.dropout1d`` refuse an int). The
 execution cases compare training=False (identity), p=0, and training with
 p>0, where the harness replays torch's mask to MindSpore.
 """
@@ -9,8 +10,9 @@ p>0, where the harness replays torch's mask to MindSpore.
 from __future__ import annotations
 
 from rewrite_rules.cases import call_cases
+from rewrite_rules.nn.float_args import as_float
 from rewrite_rules.nn.shared import INPLACE, P, bool_literal, fn_cases
-from rewrite_rules.api import ApiRule, Example, Unconvertible
+from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible
 
 
 _ONES = {"dropout": "ones(2000)", "dropout1d": "ones(4, 20, 25)", "dropout2d": "ones(4, 20, 5, 5)",
@@ -23,7 +25,7 @@ def _dropout(name: str, x: str, extra=()) -> ApiRule:
         f"torch.nn.functional.{name}",
         f"mindspore.ops.{name}",
         signature="input, p=0.5, training=True, inplace=False",
-        args={"inplace": INPLACE},
+        args={"p": Arg(value=as_float), "inplace": INPLACE},
         positional=3,
         examples=(
             *extra,
@@ -31,6 +33,8 @@ def _dropout(name: str, x: str, extra=()) -> ApiRule:
                              P("inplace", "False", default=True)], inputs, notes="training=False: identity"),
             *fn_cases(name, [P("input", "x"), P("p", "0.0"), P("training", "True", default=True)], inputs,
                       shapes=("positional", "keywords", "defaults"), notes="p=0: identity"),
+            # an int p, as research code writes it (F.dropout(x, 0)), and one held in a variable
+            *fn_cases(name, [P("input", "x"), P("p", "0")], inputs, shapes=("positional", "variables"), notes="int_p"),
             # p means "drop": with p=0.9 most entries are zeroed
             *call_cases(f"result = (F.{name}({{args}}) == 0).sum().item() > 0.5 * x.numel()",
                         [P("input", "x"), P("p", "0.9")], {"x": _ONES[name]}, shapes=("positional",), notes="drop rate"),

@@ -12,7 +12,9 @@ Measured on MindSpore 2.10 CPU:
 - instance norm has no CPU kernel: with batch statistics it equals group norm
   with one group per channel (``ops.group_norm(x, x.shape[1], ...)``, 2.4e-7);
 - local_response_norm is the TF-style ``ops.LRN`` (odd sizes only);
-- rms_norm is composed: ``x * rsqrt(mean(x**2) + eps) * weight``.
+- rms_norm is composed: ``x * rsqrt(mean(x**2) + eps) * weight``;
+- eps (and batch_norm's momentum) are written as floats: MindSpore's kernels
+  refuse an int ("Failed calling BatchNorm with ... epsilon=int").
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ import libcst as cst
 from rewrite_rules.helpers import literal_or_none
 from rewrite_rules.cases import SHAPES
 from rewrite_rules.nn.shared import P, fn_cases
-from rewrite_rules.api import ApiRule, Example, Unconvertible, UnknownValue, code_of
+from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible, UnknownValue, code_of
+from rewrite_rules.nn.float_args import as_float
 
 
 def _is_none(expr) -> bool:
@@ -58,7 +61,7 @@ def _layer_norm(call, ctx):
     bias = call.get("bias")
     weight_text = f"{ops}.ones({shape})" if _is_none(weight) else code_of(weight)
     bias_text = f"{ops}.zeros({shape})" if _is_none(bias) else code_of(bias)
-    eps = code_of(call.get("eps", "1e-05"))
+    eps = code_of(as_float(call.get("eps", "1e-05")))
     call.result = cst.parse_expression(
         f"{ops}.LayerNorm({begin}, {begin}, {eps})({code_of(x)}, {weight_text}, {bias_text})[0]"
     )
@@ -104,7 +107,7 @@ def _instance_norm(call, ctx):
     for name in ("weight", "bias"):
         if not _is_none(call.get(name)):
             args.append(cst.Arg(call.get(name), keyword=cst.Name(name)))
-    args.append(cst.Arg(call.get("eps", "1e-05"), keyword=cst.Name("eps")))
+    args.append(cst.Arg(as_float(call.get("eps", "1e-05")), keyword=cst.Name("eps")))
     call.result = cst.Call(ctx.ref("mindspore.ops.group_norm"), args)
 
 
@@ -167,6 +170,8 @@ RULES = [
         extra=(
             *fn_cases("layer_norm", [P("input", "x"), P("normalized_shape", "(3, 5)"), P("weight", "w2")], _X,
                       shapes=("positional", "variables"), atol=1e-5),
+            *fn_cases("layer_norm", [P("input", "x"), P("normalized_shape", "(5,)"), P("eps", "1", kind="keyword")], _X,
+                      shapes=("keywords", "variables"), atol=1e-5, notes="int_eps"),
         ),
         atol=1e-5,
     ),
@@ -174,7 +179,7 @@ RULES = [
         "torch.nn.functional.batch_norm",
         "mindspore.ops.batch_norm",
         signature="input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-05",
-        args={"input": "input_x"},
+        args={"input": "input_x", "momentum": Arg(value=as_float), "eps": Arg(value=as_float)},
         positional=8,
         hook=_batch_norm,
         notes="weight/bias None become ones/zeros (MindSpore requires them).",
@@ -202,15 +207,22 @@ RULES = [
                     "y = ops.batch_norm(\n    x,\n    ops.zeros(x.shape[1]),\n    ops.ones(x.shape[1]),\n"
                     "    weight=ops.ones(x.shape[1]),\n    bias=ops.zeros(x.shape[1]),\n    training=True,\n)"),
             Example("y = F.batch_norm(x, None, None)", marked="needs running statistics"),
+            *fn_cases("batch_norm", [P("input", "x"), P("running_mean", "m"), P("running_var", "v"),
+                                     P("training", "True", kind="keyword"), P("momentum", "0", kind="keyword"),
+                                     P("eps", "1", kind="keyword")], _BN,
+                      shapes=("keywords", "variables"), results=("result", "m", "v"), atol=1e-5, notes="int_eps"),
         ),
     ),
     ApiRule(
         "torch.nn.functional.group_norm",
         "mindspore.ops.group_norm",
         signature="input, num_groups, weight=None, bias=None, eps=1e-05",
-        examples=fn_cases("group_norm", [P("input", "x"), P("num_groups", "2"), P("weight", "w", default=True),
-                                         P("bias", "b", default=True), P("eps", "0.001", default=True)],
-                          {"x": "randn(2, 4, 3)", "w": "rand(4)", "b": "randn(4)"}, atol=1e-5),
+        args={"eps": Arg(value=as_float)},
+        examples=(*fn_cases("group_norm", [P("input", "x"), P("num_groups", "2"), P("weight", "w", default=True),
+                                           P("bias", "b", default=True), P("eps", "0.001", default=True)],
+                            {"x": "randn(2, 4, 3)", "w": "rand(4)", "b": "randn(4)"}, atol=1e-5),
+                  *fn_cases("group_norm", [P("input", "x"), P("num_groups", "2"), P("eps", "1", kind="keyword")],
+                            {"x": "randn(2, 4, 3)"}, atol=1e-5, shapes=("keywords", "variables"), notes="int_eps")),
     ),
     _composed(
         "instance_norm",
@@ -223,6 +235,7 @@ RULES = [
         shapes=("keywords", "reordered", "defaults"),
         extra=(
             Example("y = F.instance_norm(x, rm, rv)", marked="running statistics"),
+            Example("result = F.instance_norm(x, eps=1)", inputs={"x": "randn(2, 3, 5)"}, atol=1e-5, notes="int_eps"),
             Example("v_w = w\nv_eps = 0.001\nresult = F.instance_norm(x, None, None, v_w, None, True, 0.1, v_eps)",
                     inputs={"x": "randn(2, 3, 5)", "w": "rand(3)"}, atol=1e-5, notes="variables"),
         ),

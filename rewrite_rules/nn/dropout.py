@@ -9,6 +9,7 @@ MindSpore so that the kept entries and their 1/(1-p) scaling compare by value.
 
 from __future__ import annotations
 
+from rewrite_rules.nn.float_args import as_float
 from rewrite_rules.nn.shared import INPLACE, P, layer_cases
 from rewrite_rules.api import ApiRule, Arg, Example
 
@@ -20,15 +21,20 @@ def _dropout(name: str, x: str, extra=()) -> ApiRule:
         f"torch.nn.{name}",
         f"mindspore.nn.{name}",
         signature="p=0.5, inplace=False",
-        args={"p": Arg(explicit=True), "inplace": INPLACE},
+        # nn.Dropout takes an int p; Dropout1d/2d/3d refuse one ("the type of 'p' should be 'float'")
+        args={"p": Arg(explicit=True, value=None if name == "Dropout" else as_float), "inplace": INPLACE},
         positional=0,
-        notes="p is written by keyword (MindSpore's nn.Dropout takes keep_prob positionally).",
+        notes="p is written by keyword (MindSpore's nn.Dropout takes keep_prob positionally)"
+              + ("." if name == "Dropout" else "; as a float (MindSpore refuses an int p)."),
         examples=(
             *extra,
             *layer_cases(name, [P("p", "0.3", default=True), P("inplace", "False", default=True)], inputs,
                          setup="layer.eval()\n", notes="eval mode: identity"),
             *layer_cases(name, [P("p", "0.0")], inputs, setup="layer.train()\n", shapes=("positional", "keywords"),
                          notes="training mode with p=0: identity"),
+            # an int p, as research code writes it (nn.Dropout(0)), and one held in a variable
+            *layer_cases(name, [P("p", "0")], inputs, setup="layer.train()\n", shapes=("positional", "variables"),
+                         notes="int_p"),
             # p means "drop": with p=0.9 most entries are zeroed (nn.Dropout(0.9) would keep 90% in MindSpore)
             *layer_cases(name, [P("p", "0.9")], {"x": "ones(4, 20, 5, 5, 5)"}, setup="layer.train()\n",
                          call="(layer(x.reshape(%s)) == 0).sum().item() > 0.5 * x.numel()" % _SHAPE[name],

@@ -15,7 +15,9 @@ Differences carried (measured against torch with copied weights):
   InstanceNormNd(C) becomes GroupNorm(C, C) (equal to 2.4e-7), valid while
   running statistics are not tracked;
 - LocalResponseNorm is MindSpore's (TF-style) LRN with depth_radius =
-  (size - 1) / 2 and alpha / size; equal for odd sizes only.
+  (size - 1) / 2 and alpha / size; equal for odd sizes only;
+- every eps is written as a float: MindSpore refuses an int (``eps=1``,
+  ``eps=0``: "Failed calling BatchNorm with ... epsilon=int").
 """
 
 from __future__ import annotations
@@ -24,11 +26,13 @@ import libcst as cst
 
 from rewrite_rules.helpers import DEVICE, as_tuple, literal_or_none, one_minus
 from rewrite_rules.cases import SHAPES
+from rewrite_rules.nn.float_args import as_float
 from rewrite_rules.nn.shared import DTYPE, P, layer_cases, norm_reset, reset_example
 from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible, UnknownValue, Unsupported, WeightMove, code_of
 from rewrite_rules.torch_functions.builders import wrapped
 
 _NO_BIAS = Unsupported("bias=False (affine weight without bias) has no MindSpore equivalent")
+_EPS = Arg(value=as_float)  # MindSpore refuses an int eps
 
 
 def _track_running_stats(expr, ctx):
@@ -72,6 +76,7 @@ def _batch_norm(ndim: int, examples=()) -> ApiRule:
         signature="num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, device=None, "
         "dtype=None, *, bias=True",
         args={
+            "eps": _EPS,
             "momentum": Arg(explicit=True, value=one_minus),
             "track_running_stats": Arg(to="use_batch_statistics", value=_track_running_stats),
             "device": DEVICE,
@@ -96,6 +101,9 @@ def _batch_norm(ndim: int, examples=()) -> ApiRule:
             Example(f"layer = nn.{name}(4, momentum=None)", marked="cumulative moving average"),
             *layer_cases(name, [P("num_features", "4")], x, atol=1e-5, shapes=("positional", "keywords"),
                          notes="used right after construction: training mode"),
+            # an int eps, as research code writes it, and one held in a variable
+            *layer_cases(name, [P("num_features", "4"), P("eps", "1")], x, atol=1e-5, setup="layer.eval()\n",
+                         shapes=("keywords", "variables"), notes="int_eps"),
         ),
     )
 
@@ -139,7 +147,7 @@ def _instance_norm(ndim: int) -> ApiRule:
         "mindspore.nn.GroupNorm",
         signature="num_features, eps=1e-05, momentum=0.1, affine=False, track_running_stats=False, device=None, "
         "dtype=None, *, bias=True",
-        args={"device": DEVICE, "dtype": DTYPE, "bias": _NO_BIAS},
+        args={"eps": _EPS, "device": DEVICE, "dtype": DTYPE, "bias": _NO_BIAS},
         positional=0,
         hook=_instance_norm_hook,
         weights={"weight": "gamma", "bias": "beta"},
@@ -153,6 +161,8 @@ def _instance_norm(ndim: int) -> ApiRule:
                                 P("affine", "True", default=True)], x, atol=1e-5),
             reset_example(name, "4, affine=True", _BN_X[ndim], before=_CHANGE_AFFINE),
             Example(f"layer = nn.{name}(4, track_running_stats=True)", marked="running statistics"),
+            *layer_cases(name, [P("num_features", "4"), P("eps", "1"), P("momentum", "0")], x, atol=1e-5,
+                         shapes=("keywords", "variables"), notes="int_eps_and_momentum"),
         ),
     )
 
@@ -183,7 +193,7 @@ RULES = [
         signature="normalized_shape, eps=1e-05, elementwise_affine=True, bias=True, device=None, dtype=None",
         args={
             "normalized_shape": Arg(value=as_tuple),
-            "eps": Arg(to="epsilon", explicit=True),
+            "eps": Arg(to="epsilon", explicit=True, value=as_float),
             "device": DEVICE,
             "dtype": DTYPE,
         },
@@ -204,6 +214,8 @@ RULES = [
                     inputs={"x": "randn(2, 3, 5)"}, atol=1e-5,
                     notes="through a variable: the torch.nn.LayerNorm adapter checks the value at run time"),
             reset_example("LayerNorm", "5", "randn(2, 3, 5)", before=_CHANGE_AFFINE),
+            *layer_cases("LayerNorm", [P("normalized_shape", "5"), P("eps", "1")], {"x": "randn(2, 3, 5)"},
+                         shapes=("keywords", "variables"), atol=1e-5, notes="int_eps"),
             Example("ln = nn.LayerNorm((3, 5))", marked="several axes"),
             Example("ln = nn.LayerNorm(8, elementwise_affine=False)", marked="elementwise_affine=False"),
         ),
@@ -212,11 +224,13 @@ RULES = [
         "torch.nn.GroupNorm",
         "mindspore.nn.GroupNorm",
         signature="num_groups, num_channels, eps=1e-05, affine=True, device=None, dtype=None, *, bias=True",
-        args={"device": DEVICE, "dtype": DTYPE, "bias": _NO_BIAS},
+        args={"eps": _EPS, "device": DEVICE, "dtype": DTYPE, "bias": _NO_BIAS},
         weights={"weight": "gamma", "bias": "beta"},
         reset_parameters=norm_reset(),
         examples=(*layer_cases("GroupNorm", [P("num_groups", "2"), P("num_channels", "4"), P("eps", "0.001", default=True),
                                             P("affine", "False", default=True)], {"x": "randn(2, 4, 3, 5)"}, atol=1e-5),
+                  *layer_cases("GroupNorm", [P("num_groups", "2"), P("num_channels", "4"), P("eps", "1")],
+                               {"x": "randn(2, 4, 3, 5)"}, atol=1e-5, shapes=("keywords", "variables"), notes="int_eps"),
                   reset_example("GroupNorm", "2, 4", "randn(2, 4, 3, 5)", before=_CHANGE_AFFINE)),
     ),
     _instance_norm(1),
@@ -242,6 +256,7 @@ RULES = [
         signature="num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, process_group=None, "
         "device=None, dtype=None, *, bias=True",
         args={
+            "eps": _EPS,
             "momentum": Arg(explicit=True, value=one_minus),
             "track_running_stats": Arg(to="use_batch_statistics", value=_track_running_stats),
             "process_group": Unsupported("torch process groups have no MindSpore counterpart; "

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from rewrite_rules.helpers import DEVICE
 from rewrite_rules.nn.shared import DTYPE, P, layer_cases
-from rewrite_rules.api import ApiRule, AttributeRead, Example, Unsupported
+from rewrite_rules.api import ApiRule, Arg, AttributeRead, Example, Unsupported
+from rewrite_rules.nn.float_args import as_float
 
 _SEQ = {"x": "randn(5, 2, 3)", "h": "randn(2, 2, 4)", "c": "randn(2, 2, 4)"}
 _BATCH_FIRST = {"x": "randn(2, 5, 3)", "h": "randn(4, 2, 4)", "c": "randn(4, 2, 4)"}
@@ -22,7 +23,8 @@ _RTOL = {"rtol": 1e-4, "atol": 1e-5}
 def _rnn(name: str, extra_sig: str = "", extra_args=None, extra=(), hidden="h") -> ApiRule:
     signature = "input_size, hidden_size, num_layers=1, " + extra_sig + "bias=True, batch_first=False, dropout=0.0, " \
         "bidirectional=False, " + ("proj_size=0, " if name == "LSTM" else "") + "device=None, dtype=None"
-    args = {"bias": "has_bias", "device": DEVICE, "dtype": DTYPE, **(extra_args or {})}
+    # MindSpore refuses an int dropout ("the type of 'dropout' must be 'float', but got 'int'")
+    args = {"bias": "has_bias", "dropout": Arg(value=as_float), "device": DEVICE, "dtype": DTYPE, **(extra_args or {})}
     if name == "LSTM":
         args["proj_size"] = Unsupported("projected LSTMs (proj_size > 0) are not supported")
     positional = 3
@@ -39,7 +41,8 @@ def _rnn(name: str, extra_sig: str = "", extra_args=None, extra=(), hidden="h") 
         args=args,
         positional=positional,
         attributes={"input_size": AttributeRead("{cell}.w_ih_list[0].shape[1]"), "bias": "has_bias"},
-        notes="bias -> has_bias; the parameters keep torch's names and layouts.",
+        notes="bias -> has_bias; dropout as a float (MindSpore refuses an int); the parameters keep torch's "
+              "names and layouts.",
         examples=(
             *extra,
             *layer_cases(name, params, _SEQ, call=f"layer(x, {state})", results=("result",), **_RTOL),
@@ -49,6 +52,10 @@ def _rnn(name: str, extra_sig: str = "", extra_args=None, extra=(), hidden="h") 
             *layer_cases(name, [P("input_size", "3"), P("hidden_size", "4"), P("num_layers", "2"), P("dropout", "0.5")],
                          _SEQ, call="layer(x)", setup="layer.eval()\n", shapes=("keywords",),
                          notes="dropout between layers, eval mode", **_RTOL),
+            # an int dropout, as research code writes it, and one held in a variable
+            *layer_cases(name, [P("input_size", "3"), P("hidden_size", "4"), P("num_layers", "2"), P("dropout", "0", kind="keyword")],
+                         _SEQ, call="layer(x)", setup="layer.train()\n", shapes=("keywords", "variables"),
+                         notes="int_dropout", **_RTOL),
         ),
     )
 
