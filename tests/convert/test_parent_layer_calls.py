@@ -222,6 +222,39 @@ class UpConv(nn.ConvTranspose2d):
         return torch.relu(super().forward(x))
 
 
+class CastLinear(nn.Linear):
+    def forward(self, x):
+        return F.linear(x, self.weight.to(x.dtype), None if self.bias is None else self.bias.to(x.dtype))
+
+
+class CastConv1d(nn.Conv1d):
+    """Overrides only the convolution step: torch's forward runs it."""
+
+    def _conv_forward(self, x, weight, bias):
+        return super()._conv_forward(x, weight.to(x.dtype) * 0.5, None if bias is None else bias.to(x.dtype))
+
+
+class HalfConv2d(StdConv2d):
+    def forward(self, x):
+        return self._conv_forward(x, self.weight * 0.5, self.bias)
+
+
+class GroupNorm32(nn.GroupNorm):
+    def forward(self, x):
+        return super().forward(x.float()).type(x.dtype)
+
+
+class Tower(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = CastConv1d(4, 8, 3, padding=1)
+        self.norm = GroupNorm32(2, 8)
+        self.fc = CastLinear(8, 3)
+
+    def forward(self, x):
+        return self.fc(self.norm(self.conv(x)).transpose(1, 2))
+
+
 class Head(nn.Module):
     def __init__(self):
         nn.Module.__init__(self)
@@ -254,7 +287,8 @@ def test_parent_calls_become_calls_of_the_adapter_cells(converted):
                      "nn.Cell.__init__(self)", "torch_nn.GroupNorm.construct(self, x)"):
         assert expected in text, expected
     # torch's _conv_forward: the convolution with the Cell's own settings
-    assert text.count("ops.conv2d(") == 4 and "groups=self.conv.group" in text
+    assert text.count("ops.conv2d(") == 6 and "groups=self.conv.group" in text
+    assert "return self._conv_forward(x, self.weight, self.bias)" in text  # CastConv1d's construct
 
 
 def _torch_and_cell(converted, name, args, kwargs):
@@ -292,6 +326,8 @@ CASES = [
     ("ScaledGroupNorm", (3, 6), {}, _RNG.standard_normal((2, 6, 4, 4)).astype(np.float32)),
     ("UpConv", (3, 2, 3), {"stride": 2, "padding": 1}, _IMAGE),
     ("Head", (), {}, _RNG.standard_normal((2, 6)).astype(np.float32)),
+    ("Tower", (), {}, _RNG.standard_normal((2, 4, 5)).astype(np.float32)),
+    ("HalfConv2d", (3, 4, 3), {"padding": "valid", "stride": 2}, _IMAGE),
 ]
 
 

@@ -109,7 +109,9 @@ def run_assigned_children(rewriter, original: cst.ClassDef, updated: cst.ClassDe
     timm's ConvNorm) and runs them with Sequential's own forward: torch runs
     every registered child in order, MindSpore's SequentialCell runs only the
     cells it was constructed with (its ``cell_list``). Such a class gets the
-    ``construct`` torch's forward is; its subclasses inherit it."""
+    ``construct`` torch's forward is; its subclasses inherit it.
+    (So does a convolution subclass overriding only ``_conv_forward``: below.)"""
+    updated = _run_overridden_conv_forward(rewriter, original, updated)
     if not any(rewriter.analysis.qualified(base.value) in _SEQUENTIAL_BASES for base in original.bases):
         return updated
     methods = [s for s in original.body.body if isinstance(s, cst.FunctionDef)] \
@@ -322,3 +324,30 @@ def provenance_origin(rewriter, receiver: cst.BaseExpression) -> str | None:
     """The torch layer API that made ``receiver`` (``self.conv = nn.Conv2d(...)``), if the file shows it."""
     origin = provenance_of(rewriter.ctx, rewriter.module).origin(receiver)
     return origin.qualified if origin is not None and origin.kind == LAYER else None
+
+
+_CONV_FORWARD_CONSTRUCT = '''\
+def construct(self, x):
+    # torch's {layer}.forward runs the _conv_forward this class overrides; MindSpore's construct does not
+    return self._conv_forward(x, self.weight, self.bias)
+'''
+
+
+def _run_overridden_conv_forward(rewriter, original: cst.ClassDef, updated: cst.ClassDef):
+    """A convolution subclass that overrides ``_conv_forward`` and keeps torch's
+    forward (a cast of the weight to the input's dtype) gets the ``construct``
+    that torch's forward is: the Cell's own construct would not run the override."""
+    if not isinstance(original.body, cst.IndentedBlock):
+        return updated
+    methods = {s.name.value for s in original.body.body if isinstance(s, cst.FunctionDef)}
+    if "_conv_forward" not in methods or methods & {"forward", "construct"}:
+        return updated
+    layer = _torch_layer_base(rewriter, original.name.value)
+    if layer not in _CONV_FORWARDS:
+        return updated
+    construct = cst.parse_statement(_CONV_FORWARD_CONSTRUCT.format(layer=layer.rsplit(".", 1)[-1]))
+    rewriter.changed()
+    rewriter.ctx.report(original, f"{layer}._conv_forward", Severity.INFO,
+                        "_conv_forward overridden: construct runs it, as torch's forward")
+    return updated.with_changes(body=updated.body.with_changes(
+        body=[*updated.body.body, construct.with_changes(leading_lines=[cst.EmptyLine(indent=False)])]))
