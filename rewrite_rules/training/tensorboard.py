@@ -1,4 +1,5 @@
-"""torch.utils.tensorboard.SummaryWriter -> tensorboardX.SummaryWriter.
+"""torch.utils.tensorboard.SummaryWriter -> tensorboardX.SummaryWriter, a new
+requirement the output names on its import line.
 
 torch's writer is a port of tensorboardX: same constructor, same ``add_*``
 methods, same event files, read by the same TensorBoard, and no torch
@@ -8,6 +9,17 @@ arrays (``np.asarray``); values the file shows are Python numbers are passed
 as they are. ``add_graph`` traces a torch model and is marked.
 tests/rules/test_tensorboard_rules.py proves each method by reading back what torch's
 writer and the converted one log from the same values.
+
+Why tensorboardX, although the user of torch.utils.tensorboard had only the
+``tensorboard`` package (measured with tensorboard 2.21 and MindSpore 2.10):
+``mindspore.SummaryRecord`` writes MindInsight's format, in which TensorBoard
+finds no tag at all; tensorboard's own writer (``tensorboard.summary.Writer``,
+marked experimental) runs without torch or TensorFlow but logs scalars only,
+so images, histograms, audio, PR curves and embeddings would be lost; the
+rest of tensorboard is a reader. tensorboardX is pure Python and what it
+requires (numpy, packaging, protobuf) comes with tensorboard and MindSpore:
+the new requirement is this one package, named in a comment on the import
+(``transpiler.convert.requirements``).
 """
 
 from __future__ import annotations
@@ -134,7 +146,8 @@ RULES = [
         proven_by=("tests/training/test_training_scripts.py::test_training_script_trains_like_torch_at_every_step",
                    "tests/rules/test_tensorboard_rules.py::test_the_same_tags_are_logged"),
         notes="the same writer API and event files (torch's writer is a port of tensorboardX); values that may be "
-              "MindSpore tensors are passed as NumPy arrays",
+              "MindSpore tensors are passed as NumPy arrays; tensorboardX is a new requirement (pip install "
+              "tensorboardX), named on its import line",
         examples=(
             Example('writer = torch.utils.tensorboard.SummaryWriter("runs/exp")',
                     'writer = tensorboardX.SummaryWriter("runs/exp")'),

@@ -4,8 +4,8 @@ torchvision's grid and writes torchvision's PNG, without torch.
 For each argument combination, the same images go through torchvision's
 functions (tests/training/torchvision_utils.py: torchvision cannot be
 installed next to this torch build) and through the converted snippet
-(scikit-image's montage, NumPy, Pillow) under MindSpore; the grids must agree
-to float32 rounding and the PNG files pixel for pixel.
+(NumPy and Pillow only: nothing the user did not have) under MindSpore; the
+grids must agree to float32 rounding and the PNG files pixel for pixel.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import sys
 import numpy as np
 from tests.golden_files import ROOT
 from transpiler.convert.pipeline import convert_source
+from transpiler.convert.requirements import new_third_party_imports
 
 CASES = {  # name -> (shape of the images, arguments)
     "defaults": ((5, 3, 4, 6), ""),
@@ -30,6 +31,10 @@ CASES = {  # name -> (shape of the images, arguments)
     "normalize, value range": ((4, 3, 4, 4), "normalize=True, value_range=(-1, 1)"),
     "normalize each": ((4, 3, 4, 4), "normalize=True, scale_each=True"),
     "pad value": ((4, 3, 4, 4), "nrow=2, pad_value=0.5"),
+    "no padding, a full last row": ((6, 3, 3, 5), "nrow=3, padding=0"),
+    "many images, wide padding": ((11, 3, 2, 3), "nrow=4, padding=3, pad_value=1.0"),
+    "normalize each, value range": ((3, 3, 4, 4), "nrow=2, normalize=True, value_range=(-0.5, 0.5), scale_each=True"),
+    "four channels": ((3, 4, 4, 4), "nrow=2"),
 }
 
 SNIPPET = """import numpy as np
@@ -74,6 +79,7 @@ def test_grids_and_files_match_torchvision(tmp_path):
         snippet = SNIPPET.format(args=args).replace(", )", ")")
         converted = convert_source(snippet, "grid.py").output
         assert "TODO(ms-migrate)" not in converted and "torch" not in converted, converted
+        assert new_third_party_imports(snippet, converted) == [], converted  # NumPy and Pillow come with MindSpore
         (case_dir / "torch_program.py").write_text(snippet)
         (case_dir / "mindspore_program.py").write_text(converted)
         for framework, cases in (("torch", torch_cases), ("mindspore", ms_cases)):

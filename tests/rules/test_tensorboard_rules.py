@@ -221,3 +221,17 @@ def test_add_embedding(logged):
     for index in range(5):
         cell = np.s_[index // 3 * height:(index // 3 + 1) * height, index % 3 * width:(index % 3 + 1) * width]
         np.testing.assert_array_equal(ms_sprite[cell], torch_sprite[cell], err_msg=f"thumbnail {index}")
+
+
+def test_the_one_new_requirement_is_named_on_its_import_line():
+    """tensorboardX is the one package the converted program needs that the
+    torch program did not (torch's writer needs tensorboard, which it keeps):
+    the import line says so, and the requirements check finds nothing else."""
+    from transpiler.convert.requirements import new_third_party_imports
+
+    converted = convert_source(PROGRAM, "program.py").output
+    line = next(line for line in converted.splitlines() if line.startswith("import tensorboardX"))
+    assert "# new requirement: pip install tensorboardX" in line
+    assert new_third_party_imports(PROGRAM, converted) == ["tensorboardX"]
+    again = convert_source(converted, "program.py").output  # converted output read again: one comment
+    assert again.count("new requirement") == 1

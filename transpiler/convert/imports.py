@@ -7,6 +7,7 @@ from __future__ import annotations
 import libcst as cst
 
 from transpiler.convert.comments import keep_in_statement
+from transpiler.convert.requirements import import_comment
 from transpiler.convert.context import FileContext, parse_stmt
 from transpiler.convert.engine import code_of
 from transpiler.convert.names import is_torch_name
@@ -84,7 +85,9 @@ def _new_import_statements(ctx: FileContext) -> list[cst.SimpleStatementLine]:
     lines = sorted(plain, key=lambda s: (not s.startswith("import mindspore"), s))
     for parent, names in sorted(from_names.items()):
         lines.append(f"from {parent} import {', '.join(sorted(names))}")
-    return [parse_stmt(line + "\n") for line in lines]  # type: ignore[misc]
+    # a package the user did not have is named where it is imported (transpiler.convert.requirements)
+    return [parse_stmt("  ".join(filter(None, [line, import_comment(line.split()[1])])) + "\n")  # type: ignore[misc]
+            for line in lines]
 
 
 class _ImportEditor(Transformer):

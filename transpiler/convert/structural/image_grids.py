@@ -1,17 +1,23 @@
-"""torchvision.utils.make_grid / save_image without torch: scikit-image's
-``montage`` lays the images out (the same layout: ``padding`` pixels between
-the tiles and around them, ``nrow`` tiles a row, ``pad_value`` around), NumPy
-does torchvision's preparation (single-channel images shown as RGB,
-``normalize`` / ``value_range`` / ``scale_each``), Pillow writes the file with
-torchvision's rounding.
+"""torchvision.utils.make_grid / save_image without torch, with NumPy and
+Pillow only (MindSpore's own dependencies): NumPy does torchvision's
+preparation (single-channel images shown as RGB, ``normalize`` /
+``value_range`` / ``scale_each``) and lays the images out as torchvision
+does (``padding`` pixels of ``pad_value`` between the tiles and around them,
+``nrow`` tiles a row); Pillow writes the file with torchvision's rounding
+(``grid.mul(255).add_(0.5).clamp_(0, 255)`` to uint8).
 
     save_image(fake, path, nrow=8,            grid_images = np.asarray(fake, dtype=np.float32)
                normalize=True)                grid_images = grid_images.reshape((-1,) + grid_images.shape[-3:])
                                               grid_images = grid_images.repeat(3 if grid_images.shape[1] == 1 else 1, axis=1)
                                               grid_images = (grid_images - grid_images.min()) / max(
                                                   grid_images.max() - grid_images.min(), 1e-5)
-                                              grid = skimage.util.montage(grid_images.transpose(0, 2, 3, 1), fill=0.0,
-                                                  grid_shape=(...), padding_width=..., channel_axis=-1)
+                                              grid_columns = min(8, len(grid_images))
+                                              grid_padding = 2 if len(grid_images) > 1 else 0
+                                              grid = np.pad(grid_images, ((0, -len(grid_images) % grid_columns),
+                                                  (0, 0), (grid_padding, 0), (grid_padding, 0)), constant_values=0.0)
+                                              grid = grid.reshape((-1, grid_columns) + grid.shape[1:]).transpose(0, 3, 1, 4, 2)
+                                              grid = grid.reshape(rows * height, columns * width, channels)
+                                              grid = np.pad(grid, ((0, grid_padding), (0, grid_padding), (0, 0)), ...)
                                               Image.fromarray((grid * 255 + 0.5).clip(0, 255).astype(np.uint8)).save(path)
 
 ``make_grid(...)`` inside an expression becomes ``mindspore.Tensor(grid.transpose(2, 0, 1))`` with the
@@ -87,7 +93,6 @@ class GridBuilder:
         normalize = _literal(values, "normalize")
         scale_each = _literal(values, "scale_each")
         np = code_of(self.ctx.ref("numpy"))
-        self.ctx.imports_needed.add(("skimage", "skimage"))
         as_array = cst.Call(self.ctx.ref("numpy.asarray"),
                             [cst.Arg(values["tensor"]), cst.Arg(self.ctx.ref("numpy.float32"), keyword=cst.Name("dtype"),
                                                                 equal=cst.AssignEqual(cst.SimpleWhitespace(""),
@@ -116,23 +121,28 @@ class GridBuilder:
             else:
                 lines.append(self._assign(self.images, self._n(
                     "(IMAGES - IMAGES.min()) / max(IMAGES.max() - IMAGES.min(), 1e-5)")))
-        columns = cst.Call(cst.Name("min"), [cst.Arg(values["nrow"]), cst.Arg(self._n("len(IMAGES)"))])
-        rows = cst.UnaryOperation(cst.Minus(), cst.BinaryOperation(
-            cst.UnaryOperation(cst.Minus(), self._n("len(IMAGES)")), cst.FloorDivide(), columns,
-            lpar=[cst.LeftParen()], rpar=[cst.RightParen()]))
-        padding = cst.IfExp(test=self._n("len(IMAGES) > 1"), body=values["padding"], orelse=cst.Integer("0"))
-        montage = cst.Call(
-            cst.parse_expression("skimage.util.montage"),
-            [
-                cst.Arg(self._n("IMAGES.transpose(0, 2, 3, 1)")),
-                _keyword("fill", cst.BinaryOperation(  # one value per channel
-                    cst.Tuple([cst.Element(values["pad_value"])]), cst.Multiply(), self._n("IMAGES.shape[1]"))),
-                _keyword("grid_shape", cst.Tuple([cst.Element(rows), cst.Element(columns.deep_clone())])),
-                _keyword("padding_width", padding),
-                _keyword("channel_axis", cst.UnaryOperation(cst.Minus(), cst.Integer("1"))),
-            ],
-        )
-        lines.append(self._assign(self.grid, montage))
+        # torchvision's layout: nrow tiles a row, each image after `padding` pixels of pad_value above and to its
+        # left, blank tiles to fill the last row, `padding` pixels below and right of the whole; one image alone
+        # is returned as it is
+        columns, padding = f"{self.grid}_columns", f"{self.grid}_padding"
+        lines.append(self._assign(columns, cst.Call(cst.Name("min"), [cst.Arg(values["nrow"]),
+                                                                        cst.Arg(self._n("len(IMAGES)"))])))
+        lines.append(self._assign(padding, cst.IfExp(test=self._n("len(IMAGES) > 1"), body=values["padding"],
+                                                     orelse=cst.Integer("0"))))
+        fill = _keyword("constant_values", values["pad_value"])
+        lines.append(self._assign(self.grid, cst.Call(self.ctx.ref("numpy.pad"), [
+            cst.Arg(cst.Name(self.images)),
+            cst.Arg(self._n(f"((0, -len(IMAGES) % {columns}), (0, 0), ({padding}, 0), ({padding}, 0))")),
+            fill,
+        ])))
+        lines.append(self._assign(self.grid, self._n(f"GRID.reshape((-1, {columns}) + GRID.shape[1:]).transpose(0, 3, 1, 4, 2)")))
+        lines.append(self._assign(self.grid, self._n(
+            "GRID.reshape(GRID.shape[0] * GRID.shape[1], GRID.shape[2] * GRID.shape[3], GRID.shape[4])")))
+        lines.append(self._assign(self.grid, cst.Call(self.ctx.ref("numpy.pad"), [
+            cst.Arg(cst.Name(self.grid)),
+            cst.Arg(self._n(f"((0, {padding}), (0, {padding}), (0, 0))")),
+            fill.deep_clone(),
+        ])))
         return lines
 
     def grid_value(self) -> cst.BaseExpression:

@@ -10,7 +10,7 @@
         generator=torch.Generator()             a, b = GeneratorDataset(ds, ...).split([8, 2], randomize=True)
             .manual_seed(42))
     print(f"loss {loss:.3f}")                   print(f"loss {float(loss):.3f}")
-    save_image(fake, path, normalize=True)      the grid laid out by scikit-image, written by Pillow (rewrite_rules/vision/image_grids.py)
+    save_image(fake, path, normalize=True)      the grid laid out by NumPy, written by Pillow (rewrite_rules/vision/image_grids.py)
 
 The last: torch formats a 0-d tensor with a format spec (through ``.item()``),
 MindSpore's Tensor takes no format spec. A value formatted as a float
@@ -149,7 +149,7 @@ class Surroundings:
         values = arguments(converted, _SAVE_PARAMS if is_save else _GRID_PARAMS)
         lines = builder.grid_statements(values)
         api = SAVE_IMAGE if is_save else MAKE_GRID
-        self.ctx.converted(original, api, f"{api} -> skimage.util.montage (the grid) + NumPy"
+        self.ctx.converted(original, api, f"{api} -> NumPy (the grid)"
                                           + (" + Pillow (the file)" if is_save else ""))
         if is_save:
             lines.append(builder.save_statement(values))
