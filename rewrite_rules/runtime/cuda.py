@@ -13,8 +13,23 @@ and single-process data-parallel wrappers.
   are RuntimeErrors): ``except`` clauses catch Python's ``MemoryError``, so
   an out-of-memory on the device is not swallowed by the handler.
 
+Queries code asks once, often at module level, to choose a branch (a dtype, a
+device, a code path) get the answer the converted code's own run has:
+
+- ``torch.cuda.is_bf16_supported()``, ``torch.backends.cudnn.is_available()``:
+  whether MindSpore runs on a GPU (as ``torch.cuda.is_available()``,
+  rewrite_rules/runtime/devices.py); ``torch.cuda.device_count()``: MindSpore's
+  GPU count there, 0 elsewhere (torch's answer without CUDA);
+  ``torch.backends.mps.is_available()`` / ``is_built()``: False (MindSpore has
+  no Metal backend);
+- ``torch.get_default_dtype()``: ``mindspore.float32``, MindSpore's float dtype;
+- ``torch.__version__``: the torch release the converted code follows (2.13.0,
+  the release the rules are proven against), so version checks take torch 2.x's
+  branch; comparisons of it fold to their answer
+  (transpiler/convert/structural/feature_checks.py).
+
 Backend flags (``torch.backends.cudnn.benchmark = True`` ...) are statements,
-handled in transpiler/convert/structural/runtime_flags.py.
+handled in transpiler/convert/structural/surroundings.py.
 """
 
 from __future__ import annotations
@@ -22,6 +37,10 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.api import ApiRule, AttributeRule, Example, Unconvertible
+from rewrite_rules.runtime.devices import on_gpu
+
+# torch.__version__ in the converted code: the torch release the rules are proven against
+TORCH_VERSION = "2.13.0"
 
 
 def _first_argument(call, ctx):
@@ -36,6 +55,28 @@ def _deterministic(call, ctx):
     if call.literal("warn_only", False) is not False:
         raise Unconvertible("warn_only=True has no MindSpore counterpart")
     call.remove("warn_only")
+
+
+def _bf16_supported(call, ctx):
+    """Also torch.backends.cudnn.is_available(), which takes no argument."""
+    if call.literal("including_emulation", True) is not True:
+        raise Unconvertible("including_emulation=False asks for the GPU's native bfloat16 units, which MindSpore "
+                            "does not report")
+    call.result = on_gpu(ctx)
+
+
+def _gpu_count(call, ctx):
+    # MindSpore's GPU query raises where there is no GPU; torch's count is 0 there
+    count = cst.Call(ctx.ref("mindspore.device_context.gpu.device_count"), [])
+    call.result = cst.IfExp(test=on_gpu(ctx), body=count, orelse=cst.Integer("0"),
+                            lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def _answer(value: str):
+    def hook(call, ctx):
+        call.result = ctx.ref(value) if value.startswith("mindspore.") else cst.parse_expression(value)
+
+    return hook
 
 
 def _runs(statement: str, converted: str) -> Example:
@@ -53,7 +94,50 @@ def _returns_none(statement: str, torch_error: str) -> Example:
 _DATA_PARALLEL_NOTES = ("one process: the model itself (MindSpore data parallelism runs one process per device "
                         "with mindspore.communication)")
 
+_GPU = 'mindspore.get_context("device_target") == "GPU"'
+
 RULES = [
+    ApiRule("torch.cuda.is_bf16_supported", None, signature="including_emulation=True", hook=_bf16_supported,
+            notes="whether MindSpore runs on a GPU (bfloat16 needs CUDA in torch; with emulation, any CUDA device)",
+            examples=(Example("ok = torch.cuda.is_bf16_supported()", f"ok = {_GPU}"),
+                      Example("dtype = 'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() "
+                              "else 'float16'", f'dtype = (\n    "bfloat16"\n    if {_GPU}\n    and {_GPU}\n'
+                                                '    else "float16"\n)'),
+                      # both sides run on CPU here: False
+                      Example("result = torch.cuda.is_bf16_supported()", inputs={}),
+                      Example("result = torch.cuda.is_bf16_supported(including_emulation=False)",
+                              marked="including_emulation=False"))),
+    ApiRule("torch.cuda.device_count", None, signature="", hook=_gpu_count,
+            notes="MindSpore's GPU count on a GPU, 0 elsewhere (as torch without CUDA)",
+            examples=(Example("n = torch.cuda.device_count()",
+                              f"n = (\n    mindspore.device_context.gpu.device_count()\n    if {_GPU}\n    else 0\n)"),
+                      Example("result = torch.cuda.device_count()", inputs={}),
+                      Example("result = torch.cuda.device_count() * 2 + 1", inputs={}, notes="inside an expression"))),
+    ApiRule("torch.backends.cudnn.is_available", None, signature="", hook=_bf16_supported,
+            notes="cuDNN runs MindSpore's GPU kernels: whether MindSpore runs on a GPU",
+            examples=(Example("ok = torch.backends.cudnn.is_available()", f"ok = {_GPU}"),
+                      Example("result = torch.backends.cudnn.is_available()", inputs={}))),
+    *(ApiRule(f"torch.backends.mps.{name}", None, signature="", hook=_answer("False"),
+              notes="MindSpore has no Metal (MPS) backend",
+              examples=(Example(f"ok = torch.backends.mps.{name}()", "ok = False"),
+                        Example(f'result = "mps" if torch.backends.mps.{name}() else "cpu"', inputs={})))
+      for name in ("is_available", "is_built")),
+    ApiRule("torch.get_default_dtype", None, signature="", hook=_answer("mindspore.float32"),
+            notes="MindSpore's floating point dtype is float32 (it has no settable default)",
+            examples=(Example("dtype = torch.get_default_dtype()", "dtype = mindspore.float32"),
+                      Example("result = torch.zeros(2, dtype=torch.get_default_dtype())", inputs={}))),
+    AttributeRule("torch.__version__", f'"{TORCH_VERSION}"', aliases=("torch.version.__version__",),
+                  reason="the torch release the converted code follows: version checks take torch 2.x's branch",
+                  examples=(Example("v = torch.__version__", f'v = "{TORCH_VERSION}"'),
+                            Example('result = [int(x) for x in torch.__version__.split(".")[:2]]', inputs={}),
+                            Example("result = int(torch.__version__.split('.')[0]) >= 2", inputs={}),
+                            Example('result = "new" if torch.__version__ >= "1.10" else "old"', inputs={}),
+                            Example('result = torch.__version__ < "2.2"', inputs={},
+                                    notes="compared as a version, as torch compares it (not as text)"),
+                            Example("result = torch.__version__ >= (1, 10)", inputs={}, notes="with a tuple"),
+                            Example('from packaging import version\n'
+                                    'result = version.parse(torch.__version__) >= version.parse("1.8")', inputs={}),
+                            Example("result = torch.version.__version__.startswith('2.')", inputs={}))),
     ApiRule("torch.cuda.empty_cache", "mindspore.runtime.empty_cache", signature="",
             examples=(_runs("torch.cuda.empty_cache()", "mindspore.runtime.empty_cache()"),)),
     # torch without CUDA cannot run these two: compared with what torch documents (None, values untouched)

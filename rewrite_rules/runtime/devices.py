@@ -106,6 +106,13 @@ def _device_attribute(name: str):
     return hook
 
 
+def on_gpu(ctx) -> cst.BaseExpression:
+    """``mindspore.get_context("device_target") == "GPU"``: MindSpore runs on a GPU
+    (where torch code asks about CUDA)."""
+    ctx.imports_needed.add(("mindspore", "mindspore"))
+    return cst.parse_expression('mindspore.get_context("device_target") == "GPU"')
+
+
 def _from_device_target(template: str):
     """A hook answering from MindSpore's device target: ``template`` with
     ``{target}`` for ``mindspore.get_context("device_target")``."""

@@ -114,8 +114,11 @@ def test_markers_and_diagnostics_are_in_their_cells():
     result, notebook = _convert(text)
     marker_line = "# TODO(ms-migrate): torch.frobnicate: no MindSpore rule for this API\n"
     # a marked statement at the top level needs torch where it stands, and only there
+    # (without torch, y fails where it is used, naming the marker's cell)
     assert notebook.cells[1].source == ("\n\nx = 1\n" + marker_line + "try:\n    import torch\n    y = torch.frobnicate(x)\n"
-                                        "except ImportError:\n    pass  # without torch what this defines stays undefined")
+                                        'except ImportError:\n    y = NotConverted("y", "nb.ipynb:cell 2: torch.frobnicate: '
+                                        'no MindSpore rule for this API")')
+    assert "class NotConverted:" in notebook.cells[0].source
     marker = next(d for d in result.diagnostics if d.rule == "torch.frobnicate")
     assert (marker.cell, marker.line, marker.col) == (2, 4, 5)
     assert marker.one_line().startswith("nb.ipynb:cell 2:4:5: marker:")

@@ -144,6 +144,8 @@ class FileContext:
 
     def ref(self, qualified: str) -> cst.BaseExpression:
         """An expression naming a MindSpore (or numpy) object, with its import queued."""
+        if not qualified[:1].isidentifier():
+            return _fresh(parse_expr(qualified))  # a literal ('"2.13.0"'), which imports nothing
         for module, local, from_module in SPELLINGS:
             if qualified != module and not qualified.startswith(module + "."):
                 continue

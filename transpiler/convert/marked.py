@@ -17,19 +17,45 @@ for MindSpore (``nn``, ``ops``, ...): a function-local ``import torch.nn as nn``
 would hide MindSpore's ``nn`` from the whole function, so such references are
 spelled out (``torch.nn.Foo``) under ``import torch.nn``.
 
+A statement that runs when the module is imported (module or class level)
+goes with its imports into ``try: ... except ImportError:``, so that the module
+imports without torch. What it defines must not then go silently missing (a
+NameError far away, saying nothing of the marker): the ``except`` branch binds
+each name the statement defines to a stand-in that fails where it is used,
+naming the marker, its line and its reason:
+
+    # TODO(ms-migrate): torch.frobnicate: no MindSpore rule for this API
+    try:
+        import torch
+
+        table = torch.frobnicate(3)
+    except ImportError:
+        table = NotConverted("table", "model.py:12: torch.frobnicate: no MindSpore rule for this API")
+
+``NotConverted`` (written once at the top of the file) raises on any use of
+the value; a class or function the statement defines becomes a class or
+function of that name that raises when called, so importing it from elsewhere,
+deriving from it and ``isinstance`` still work. A statement that defines
+nothing warns, when the module is imported, that it did not run. The line is
+the marker's line in the output (``number_stand_ins``, after rendering).
+
 Converting the output again changes nothing: imports already standing right
-above the statement are kept instead of added twice.
+above the statement are kept instead of added twice, and a statement already
+in its ``try`` keeps the stand-ins it has.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 from dataclasses import dataclass, field
 
 import libcst as cst
 
-from transpiler.convert.context import SPELLINGS, FileContext, parse_expr
-from transpiler.convert.markers import is_marked
+from transpiler.convert.context import SPELLINGS, FileContext, parse_expr, parse_stmt
+from transpiler.convert.diagnostics import MARKER_PREFIX
+from transpiler.convert.markers import LINE, REASONS, is_marked
 from transpiler.convert.names import ImportBinding
 from transpiler.convert.walk import LAYOUT_TYPES, walk
 
@@ -65,7 +91,8 @@ class MarkedStatements:
         ``guard``: the statement runs when the module is imported (module or
         class level): the imports and the statement go into ``try: ... except
         ImportError:``, so that the module imports without torch; what the
-        statement defines is then missing, and fails where it is used.
+        statement defines is then a stand-in that fails where it is used,
+        naming the marker (see the module docstring).
         ``inside``: the ``try ... except ImportError`` the statement stands in."""
         present = _present(result, left)
         if not present:
@@ -108,13 +135,42 @@ class MarkedStatements:
         if new and guard:
             first = statements[0]
             body = [*new, first.with_changes(leading_lines=()), *statements[1:]]
-            return _guarded(body, first.leading_lines), frozenset(already)
+            return self._guarded(body, new, first.leading_lines), frozenset(already)
         if new:
             first = statements[0]
             new[0] = new[0].with_changes(leading_lines=first.leading_lines)
             statements = [*new, first.with_changes(leading_lines=()), *statements[1:]]
         result = statements[0] if len(statements) == 1 else cst.FlattenSentinel(statements)
         return result, frozenset(already)
+
+    def _guarded(self, body: list, new: list, leading_lines) -> cst.Try:
+        """``try: <body> except ImportError: <stand-ins>``: without torch, each
+        name the body defines is a stand-in that fails where it is used, naming
+        the marker (whose text ``add_markers`` and whose line
+        ``number_stand_ins`` fill in); a body that defines nothing warns that
+        it did not run."""
+        placed = {id(statement) for statement in new}
+        names: dict[str, cst.CSTNode | None] = {}
+        for statement in body:
+            if id(statement) not in placed:
+                _bindings(statement, names)
+        where = f"{os.path.basename(self.ctx.path)}:{LINE}: {REASONS}"
+        self.ctx.facts[_STAND_INS] = True
+        stand_ins = []
+        for name, definition in names.items():
+            if definition is None:
+                definition = define_not_converted(self.ctx)
+            stand_ins.append(_stand_in(name, definition, where))
+        if not stand_ins:
+            message = json.dumps(f"not run: this statement needs torch, and ms-migrate could not convert it "
+                                 f"(TODO(ms-migrate) at {where})", ensure_ascii=False)
+            if "warnings" in self.ctx.analysis.bound_names:
+                stand_ins = [parse_stmt("pass  # without torch this statement does not run\n")]
+            else:
+                self.ctx.imports_needed.add(("warnings", "warnings"))
+                stand_ins = [parse_stmt(f"warnings.warn({message})\n")]
+        handler = cst.ExceptHandler(body=cst.IndentedBlock(stand_ins), type=cst.Name("ImportError"))
+        return cst.Try(body=cst.IndentedBlock(body), handlers=[handler], leading_lines=leading_lines)
 
     def _imports_above(self, original, guarded: bool) -> dict[str, cst.SimpleStatementLine]:
         """The import statements an earlier conversion placed directly above
@@ -196,28 +252,16 @@ def _import_as_written(binding: ImportBinding) -> str:
     return f"import {binding.module} as {binding.local}"
 
 
-def _guarded(body: list, leading_lines) -> cst.Try:
-    """``try: <body> except ImportError: <stand-ins>``: without torch, a class
-    or function the body defines is a stand-in that raises when it is used
-    (so importing it from elsewhere still works); other names stay undefined."""
-    stand_ins = [_stand_in(s) for s in body if isinstance(s, (cst.ClassDef, cst.FunctionDef))]
-    if not stand_ins:
-        comment = cst.TrailingWhitespace(
-            whitespace=cst.SimpleWhitespace("  "),
-            comment=cst.Comment("# without torch what this defines stays undefined"),
-        )
-        stand_ins = [cst.SimpleStatementLine([cst.Pass()], trailing_whitespace=comment)]
-    handler = cst.ExceptHandler(body=cst.IndentedBlock(stand_ins), type=cst.Name("ImportError"))
-    return cst.Try(body=cst.IndentedBlock(body), handlers=[handler], leading_lines=leading_lines)
-
-
-def _stand_in(definition: cst.ClassDef | cst.FunctionDef) -> cst.BaseCompoundStatement:
-    name = definition.name.value
-    message = f"{name} needs torch: ms-migrate did not convert it (see the TODO(ms-migrate) marker at its definition)"
-    if isinstance(definition, cst.ClassDef):
-        return cst.parse_statement(
-            f"class {name}:\n    def __init__(self, *args, **kwargs):\n        raise NotImplementedError({json.dumps(message)})\n")
-    return cst.parse_statement(f"def {name}(*args, **kwargs):\n    raise NotImplementedError({json.dumps(message)})\n")
+def _stand_in(name: str, definition, where: str) -> cst.BaseStatement:
+    """A class or function that raises when called, or ``NotConverted(...)``."""
+    if isinstance(definition, (cst.ClassDef, cst.FunctionDef)):
+        message = json.dumps(f"{name} needs torch: ms-migrate could not convert it (TODO(ms-migrate) at {where})",
+                             ensure_ascii=False)
+        if isinstance(definition, cst.ClassDef):
+            return parse_stmt(f"class {name}:\n    def __init__(self, *args, **kwargs):\n"
+                              f"        raise NotImplementedError({message})\n")
+        return parse_stmt(f"def {name}(*args, **kwargs):\n    raise NotImplementedError({message})\n")
+    return parse_stmt(f"{name} = {definition}({json.dumps(name)}, {json.dumps(where, ensure_ascii=False)})\n")
 
 
 def _comments(statement) -> list[str]:
@@ -237,3 +281,196 @@ def _bound_name(alias: cst.ImportAlias) -> str:
     if alias.asname is not None:
         return cst.Module([]).code_for_node(alias.asname.name)
     return cst.Module([]).code_for_node(alias.name).split(".", 1)[0]
+
+
+# -- the names a guarded statement defines ------------------------------------------
+
+def _bindings(statement: cst.CSTNode, names: dict) -> None:
+    """Add to ``names`` each name ``statement`` binds in the scope it runs in
+    (the class or function node for a definition, else None), in order."""
+    walk(statement, _Bindings(names), prune=LAYOUT_TYPES)
+
+
+class _Bindings(cst.CSTVisitor):
+    """Assignment and loop targets, ``with ... as``, imports, ``:=``, and the
+    names of classes and functions; not what a nested scope binds."""
+
+    def __init__(self, names: dict):
+        super().__init__()
+        self.names = names
+        self.handler_names: set[int] = set()  # ``except E as e``: Python unbinds e after the handler
+
+    def _bind(self, target, definition=None) -> None:
+        if isinstance(target, cst.Name):
+            if definition is not None or target.value not in self.names:
+                self.names[target.value] = definition
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bind(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._bind(target.value)
+
+    def visit_ClassDef(self, node) -> bool:
+        self._bind(node.name, node)
+        return False
+
+    def visit_FunctionDef(self, node) -> bool:
+        self._bind(node.name, node)
+        return False
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+    def visit_ListComp(self, node) -> bool:
+        return False
+
+    def visit_SetComp(self, node) -> bool:
+        return False
+
+    def visit_DictComp(self, node) -> bool:
+        return False
+
+    def visit_GeneratorExp(self, node) -> bool:
+        return False
+
+    def visit_AssignTarget(self, node) -> None:
+        self._bind(node.target)
+
+    def visit_AnnAssign(self, node) -> None:
+        if node.value is not None:
+            self._bind(node.target)
+
+    def visit_AugAssign(self, node) -> None:
+        self._bind(node.target)
+
+    def visit_For(self, node) -> None:
+        self._bind(node.target)
+
+    def visit_AsName(self, node) -> None:
+        if id(node) not in self.handler_names:
+            self._bind(node.name)
+
+    def visit_NamedExpr(self, node) -> None:
+        self._bind(node.target)
+
+    def visit_Import(self, node) -> bool:
+        for alias in node.names:
+            if alias.asname is None:
+                self._bind(cst.Name(_bound_name(alias)))
+        return True
+
+    def visit_ImportFrom(self, node) -> bool:
+        if not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                if alias.asname is None:
+                    self._bind(cst.Name(_bound_name(alias)))
+        return True
+
+    def visit_ExceptHandler(self, node) -> None:
+        if node.name is not None:
+            self.handler_names.add(id(node.name))
+
+
+# -- the helper the stand-ins of values use ----------------------------------------
+
+_NOT_CONVERTED = '''
+class {name}:
+    """A value ms-migrate could not convert: any use raises, naming its marker."""
+
+    def __init__(self, name, marker):
+        self.message = (
+            f"{{name}} is undefined: ms-migrate could not convert the statement "
+            f"that defines it (TODO(ms-migrate) at {{marker}})"
+        )
+
+    def __repr__(self):
+        return f"<{{self.message}}>"
+
+    def fail(self, *args, **kwargs):
+        raise NotImplementedError(self.message)
+
+    __getattr__ = __call__ = __getitem__ = __setitem__ = __delitem__ = fail
+    __iter__ = __len__ = __contains__ = __bool__ = __hash__ = fail
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = fail
+    __str__ = __format__ = __int__ = __float__ = __index__ = __fspath__ = fail
+    __enter__ = __exit__ = __instancecheck__ = __subclasscheck__ = fail
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = fail
+    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = fail
+    __mod__ = __rmod__ = __pow__ = __rpow__ = __matmul__ = __rmatmul__ = fail
+    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = fail
+    __neg__ = __pos__ = __abs__ = __invert__ = fail
+'''
+
+
+def define_not_converted(ctx: FileContext) -> str:
+    """The name the file's ``NotConverted`` class is written under (once, above the code)."""
+    from rewrite_rules.api import define
+
+    return define(ctx, "NotConverted", _NOT_CONVERTED).value
+
+
+# -- after rendering: the marker's line in the stand-ins ---------------------------
+
+_STAND_INS = "stand-ins written"  # ctx.facts key: this conversion wrote stand-ins
+_MARKER = MARKER_PREFIX.strip()
+
+
+def number_stand_ins(code: str, ctx: FileContext) -> str:
+    """``code`` (the rendered output) with the line of its marker in each
+    stand-in's message. A stand-in stands in the ``except ImportError:`` of a
+    ``try:`` whose markers are the comment lines right above the ``try``.
+    Replacing the placeholder with a number keeps every line where it is."""
+    if not ctx.facts.get(_STAND_INS) or LINE not in code:
+        return code
+    lines = code.splitlines(keepends=True)
+    for index, line in enumerate(lines):
+        if LINE in line:
+            lines[index] = line.replace(LINE, _where(lines, _marker_line(lines, index)))
+    return "".join(lines)
+
+
+# the line a notebook's cells are joined at (transpiler/batch/notebooks.py)
+_CELL_BOUNDARY = re.compile(r"[ \t]*# ms-migrate-cell-[0-9a-f]+-(\d+)[ \t]*$")
+
+
+def _where(lines: list[str], marker: int | None) -> str:
+    """The marker's 1-based line; in a notebook, its cell ("cell 3"), where
+    the cell's lines are not those of the joined code being converted."""
+    if marker is None:
+        return "?"
+    for index in range(marker - 1, -1, -1):
+        boundary = _CELL_BOUNDARY.match(lines[index])
+        if boundary is not None:
+            return f"cell {int(boundary[1]) + 1}"
+    return str(marker + 1)
+
+
+def _marker_line(lines: list[str], index: int) -> int | None:
+    """The index of the first marker line above the ``try`` whose ``except``
+    branch holds line ``index`` (None if the layout is not the one written)."""
+    handler = _upward(lines, index, lambda text, indent: text.startswith("except ImportError")
+                      and indent < _indent(lines[index]))
+    if handler is None:
+        return None
+    level = _indent(lines[handler])
+    opening = _upward(lines, handler, lambda text, indent: text == "try:" and indent == level)
+    if opening is None:
+        return None
+    first = None
+    for above in range(opening - 1, -1, -1):
+        if not lines[above].strip().startswith(_MARKER):
+            break
+        first = above
+    return first
+
+
+def _upward(lines: list[str], start: int, wanted) -> int | None:
+    for index in range(start - 1, -1, -1):
+        text = lines[index].strip()
+        if text and wanted(text, _indent(lines[index])):
+            return index
+    return None
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))

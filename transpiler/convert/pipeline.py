@@ -14,6 +14,7 @@ from transpiler.convert.context import FileContext
 from transpiler.convert.definitions import add_definitions
 from transpiler.convert.diagnostics import Diagnostic, Severity
 from transpiler.convert.formatting import render
+from transpiler.convert.marked import number_stand_ins
 from transpiler.convert.imports import fix_imports
 from transpiler.convert.names import TORCH_ROOTS, analyse
 from transpiler.convert.project import SiblingFacts
@@ -119,7 +120,7 @@ def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, ti
     timings["rewrite"] = time.perf_counter() - start
     start = time.perf_counter()
     rendered = render(converted, ctx.to_format, ctx.passed)  # black runs on changed statements as they are written
-    output, timings["format"] = rendered.code, rendered.format_seconds
+    output, timings["format"] = number_stand_ins(rendered.code, ctx), rendered.format_seconds
     timings["render"] = time.perf_counter() - start - timings["format"]
     start = time.perf_counter()
     ctx.resolve_positions(module, rendered.passed_lines)

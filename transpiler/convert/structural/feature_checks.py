@@ -6,7 +6,15 @@ using it. After conversion the question is whether the converted code has it:
 ``hasattr`` becomes True when a rule converts ``module.name`` and False when
 none does, so the code takes the branch it can run; ``getattr`` becomes the
 MindSpore form of ``module.name`` when it can stand as a value, else the
-default the code gave for a missing API."""
+default the code gave for a missing API.
+
+Version checks ask which torch release runs: the converted code follows torch
+2.x (``TORCH_VERSION``, rewrite_rules/runtime/cuda.py, the value
+``torch.__version__`` becomes). A comparison of ``torch.__version__`` (or of
+``version.parse(torch.__version__)``, ``LooseVersion(...)``) with a literal
+version becomes its answer, compared as torch compares versions (``"2.13.0" <
+"2.2"`` is True as text, False as versions); a method of it (``.split(".")``)
+applies to that version string."""
 
 from __future__ import annotations
 
@@ -15,18 +23,34 @@ from dataclasses import dataclass
 import libcst as cst
 
 from rewrite_rules.registry import converts
+from rewrite_rules.runtime.cuda import TORCH_VERSION
 from rewrite_rules.spec import Unconvertible
+from transpiler.convert.names import chain_parts
+
+VERSIONS = frozenset({"torch.__version__", "torch.version.__version__"})
+# functions that make a comparable version of a version string
+_VERSION_TYPES = frozenset({
+    "packaging.version.parse", "packaging.version.Version", "pkg_resources.parse_version",
+    "distutils.version.LooseVersion", "distutils.version.StrictVersion", "looseversion.LooseVersion",
+})
+_COMPARISONS = {cst.LessThan: "__lt__", cst.LessThanEqual: "__le__", cst.GreaterThan: "__gt__",
+                cst.GreaterThanEqual: "__ge__", cst.Equal: "__eq__", cst.NotEqual: "__ne__"}
 
 
 @dataclass
 class FeatureCheck:
-    function: str  # "hasattr" or "getattr"
-    module: cst.BaseExpression  # the torch module reference asked
+    function: str  # "hasattr", "getattr", "version" (a comparison) or "version method"
+    module: cst.BaseExpression  # the torch module reference asked (torch.__version__ for a version check)
     api: str  # the torch API asked about
+    answer: bool | None = None  # a version comparison's
 
 
 def feature_check(rewriter, call: cst.Call) -> FeatureCheck | None:
-    """``hasattr(torch_module, "name")`` or ``getattr(torch_module, "name", default)``."""
+    """``hasattr(torch_module, "name")`` or ``getattr(torch_module, "name", default)``;
+    or a method of the torch version, ``torch.__version__.split(".")``."""
+    method = rewriter.analysis.qualified(call.func) if isinstance(call.func, cst.Attribute) else None
+    if method is not None and method.rsplit(".", 1)[0] in VERSIONS:
+        return FeatureCheck("version method", call.func, method.rsplit(".", 1)[0])
     function = call.func.value if isinstance(call.func, cst.Name) else None
     if function not in ("hasattr", "getattr") or function in rewriter.analysis.bound_names:
         return None
@@ -40,7 +64,11 @@ def feature_check(rewriter, call: cst.Call) -> FeatureCheck | None:
 
 
 def membership_check(rewriter, comparison: cst.Comparison) -> FeatureCheck | None:
-    """``"name" in dir(torch_module)``: the same question as hasattr."""
+    """``"name" in dir(torch_module)``: the same question as hasattr; or a
+    comparison of the torch version with literal versions."""
+    version = version_check(rewriter, comparison)
+    if version is not None:
+        return version
     if len(comparison.comparisons) != 1 or not isinstance(comparison.left, cst.SimpleString):
         return None
     target = comparison.comparisons[0]
@@ -57,7 +85,81 @@ def membership_check(rewriter, comparison: cst.Comparison) -> FeatureCheck | Non
     return FeatureCheck("hasattr", call.args[0].value, f"{qualified}.{comparison.left.evaluated_value}")
 
 
+def version_check(rewriter, comparison: cst.Comparison) -> FeatureCheck | None:
+    """``torch.__version__ >= "1.10"``, ``(1, 10) <= torch.__version__ < "3"``,
+    ``version.parse(torch.__version__) < version.parse("2.1")``: the answer
+    under torch ``TORCH_VERSION``. None for any other comparison."""
+    operands = [comparison.left, *(target.comparator for target in comparison.comparisons)]
+    values, reference = [], None
+    for operand in operands:
+        found = _torch_version(rewriter, operand)
+        if found is not None:
+            values.append(found[0])
+            reference = found[1]
+        else:
+            values.append(_literal_version(rewriter, operand))
+    if reference is None or any(value is None for value in values):
+        return None
+    if len({wrapped for wrapped, _ in values}) != 1:
+        return None  # a parsed version compared with a string: not a comparison the code can make
+    try:
+        from packaging.version import InvalidVersion, Version
+    except ImportError:  # black depends on packaging: always there
+        return None
+    answer = True
+    for (_, left), target, (_, right) in zip(values, comparison.comparisons, values[1:]):
+        method = _COMPARISONS.get(type(target.operator))
+        if method is None:
+            return None
+        try:
+            answer = answer and getattr(Version(left), method)(Version(right))
+        except InvalidVersion:
+            return None
+    return FeatureCheck("version", reference, rewriter.analysis.qualified(reference), bool(answer))
+
+
+def _torch_version(rewriter, expr) -> tuple[tuple[bool, str], cst.BaseExpression] | None:
+    """((wrapped, TORCH_VERSION), the torch.__version__ reference) for ``torch.__version__``
+    or ``version.parse(torch.__version__)``."""
+    analysis = rewriter.analysis
+    if analysis.qualified(expr) in VERSIONS:
+        return (False, TORCH_VERSION), expr
+    argument = _version_type_argument(rewriter, expr)
+    if argument is not None and analysis.qualified(argument) in VERSIONS:
+        return (True, TORCH_VERSION), argument
+    return None
+
+
+def _literal_version(rewriter, expr) -> tuple[bool, str] | None:
+    """(wrapped, text) of ``"1.10"``, ``(1, 10)`` or ``version.parse("1.10")``."""
+    argument = _version_type_argument(rewriter, expr)
+    if argument is not None:
+        return (True, argument.evaluated_value) if isinstance(argument, cst.SimpleString) else None
+    if isinstance(expr, cst.SimpleString):
+        return False, expr.evaluated_value
+    if isinstance(expr, cst.Tuple) and expr.elements and all(
+            isinstance(e.value, cst.Integer) and not isinstance(e, cst.StarredElement) for e in expr.elements):
+        return False, ".".join(e.value.value for e in expr.elements)  # torch compares a tuple as its dotted text
+    return None
+
+
+def _version_type_argument(rewriter, expr) -> cst.BaseExpression | None:
+    """X in ``version.parse(X)`` (or another of ``_VERSION_TYPES``)."""
+    if not isinstance(expr, cst.Call) or len(expr.args) != 1 or expr.args[0].star or expr.args[0].keyword:
+        return None
+    parts = chain_parts(expr.func)
+    analysis = rewriter.analysis
+    if parts is None or parts[0] in analysis.bound_names:
+        return None
+    binding = analysis.imports.get(parts[0])
+    if binding is None or ".".join([binding.qualified, *parts[1:]]) not in _VERSION_TYPES:
+        return None
+    return expr.args[0].value
+
+
 def answer(rewriter, original: cst.Call, updated: cst.Call, check: FeatureCheck) -> cst.BaseExpression:
+    if check.function.startswith("version"):
+        return _version_answer(rewriter, original, updated, check)
     rules = rewriter.rules
     rule, attribute = rules.calls.get(check.api), rules.attributes.get(check.api)
     exists = any(r is not None and converts(r) for r in (rule, attribute))
@@ -74,6 +176,19 @@ def answer(rewriter, original: cst.Call, updated: cst.Call, check: FeatureCheck)
         return updated.args[2].value
     rewriter.ctx.converted(original, "getattr", f"getattr(..., {check.api!r}) -> its MindSpore form")
     return value
+
+
+def _version_answer(rewriter, original, updated, check: FeatureCheck) -> cst.BaseExpression:
+    rewriter.ctx.consume(check.module)
+    rewriter.changed()
+    if check.function == "version":
+        rewriter.ctx.converted(original, check.api, f"{check.api} compared with a literal version -> {check.answer}: "
+                               f"the converted code follows torch {TORCH_VERSION}")
+        return cst.Name("True" if check.answer else "False")
+    version = cst.SimpleString(f'"{TORCH_VERSION}"')
+    rewriter.ctx.converted(original, check.api, f"{check.api} -> \"{TORCH_VERSION}\": the torch release the "
+                                                "converted code follows")
+    return updated.with_changes(func=cst.Attribute(version, original.func.attr))
 
 
 def _as_value(rewriter, api: str, rule, attribute) -> cst.BaseExpression | None:
