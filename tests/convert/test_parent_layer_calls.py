@@ -255,6 +255,21 @@ class Tower(nn.Module):
         return self.fc(self.norm(self.conv(x)).transpose(1, 2))
 
 
+class ScaledAttention(nn.MultiheadAttention):
+    def forward(self, query, key, value):
+        out = super().forward(query, key, value, need_weights=False)[0]
+        return out * (self.embed_dim // self.num_heads)
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.attn = ScaledAttention(dim, heads, batch_first=True)
+
+    def forward(self, x):
+        return self.attn(x, x, x)
+
+
 class Head(nn.Module):
     def __init__(self):
         nn.Module.__init__(self)
@@ -327,6 +342,7 @@ CASES = [
     ("UpConv", (3, 2, 3), {"stride": 2, "padding": 1}, _IMAGE),
     ("Head", (), {}, _RNG.standard_normal((2, 6)).astype(np.float32)),
     ("Tower", (), {}, _RNG.standard_normal((2, 4, 5)).astype(np.float32)),
+    ("SelfAttention", (8, 2), {}, _RNG.standard_normal((2, 5, 8)).astype(np.float32)),
     ("HalfConv2d", (3, 4, 3), {"padding": "valid", "stride": 2}, _IMAGE),
 ]
 

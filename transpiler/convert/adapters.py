@@ -161,7 +161,10 @@ def _build(qualified: str, rule: ApiRule, ctx: FileContext) -> _Adapter:
     # anything else (a tensor, a dataset) is made by a function
     makes_a_class = (rule.target or "").startswith("mindspore.nn.") and rule.target.rsplit(".", 1)[-1][:1].isupper()
     result, chained = _peel_self_returning(result)
-    if isinstance(result, cst.Call) and target is not None and target == rule.target and makes_a_class:
+    # a rule may make the layer a class of its own, written above the code (MultiheadAttention's)
+    defined_class = (isinstance(result, cst.Call) and isinstance(result.func, cst.Name)
+                     and isinstance(ctx.definitions.get(result.func.value), cst.ClassDef))
+    if isinstance(result, cst.Call) and (defined_class or target is not None and target == rule.target and makes_a_class):
         construct = _statement(cst.Call(func=cst.Attribute(cst.Call(cst.Name("super")), cst.Name("__init__")),
                                         args=result.args))
         after = chained + [parse_stmt(text + "\n") for text in rule.after_init]
