@@ -40,9 +40,30 @@ RULES = [
                 "    @staticmethod\n    def backward(ctx, grad):\n        (x,) = ctx.saved_tensors\n        return 2 * x * grad\n"
                 "result = Square.apply(x)",
                 "class Square(nn.Cell):\n"
-                "    def construct(self, x):\n        self.saved_tensors = (x,)\n        return x * x\n\n"
-                "    def bprop(self, x, out, grad):\n        (x,) = self.saved_tensors\n        return (2 * x * grad,)\n"
+                "    def construct(self, x):\n        return x * x\n\n"
+                "    def bprop(self, x, out, grad):\n        return (2 * x * grad,)\n"
                 "result = Square()(x)", inputs={"x": "randn(3)"}),
+        # what forward saves beyond its inputs and output stays on the Cell, for the same instance's bprop
+        Example("class Exp(torch.autograd.Function):\n"
+                "    @staticmethod\n    def forward(ctx, x, scale):\n        result = torch.exp(x) * scale\n"
+                "        ctx.save_for_backward(result)\n        ctx.scale = scale\n        return result\n\n"
+                "    @staticmethod\n    def backward(ctx, grad):\n        result, = ctx.saved_tensors\n"
+                "        return grad * result, None\n"
+                "class Norm(torch.autograd.Function):\n"
+                "    @staticmethod\n    def forward(ctx, x):\n        norm = x.norm()\n"
+                "        ctx.save_for_backward(x, norm)\n        return x / norm\n\n"
+                "    @staticmethod\n    def backward(ctx, grad):\n        x, norm = ctx.saved_tensors\n"
+                "        y = x / norm\n        return (grad - y * (grad * y).sum()) / norm\n"
+                "result = Exp.apply(x, 2.0) + Norm.apply(x)",
+                "class Exp(nn.Cell):\n"
+                "    def construct(self, x, scale):\n        result = ops.exp(x) * scale\n        return result\n\n"
+                "    def bprop(self, x, scale, out, grad):\n        result = out\n        return grad * result, None\n"
+                "class Norm(nn.Cell):\n"
+                "    def construct(self, x):\n        norm = ops.vector_norm(x)\n        self.saved_tensors = (x, norm)\n"
+                "        return x / norm\n\n"
+                "    def bprop(self, x, out, grad):\n        x, norm = self.saved_tensors\n        y = x / norm\n"
+                "        return ((grad - y * (grad * y).sum()) / norm,)\n"
+                "result = Exp()(x, 2.0) + Norm()(x)", inputs={"x": "randn(3)"}),
     )),
     ApiRule("torch.autograd.function.once_differentiable", None, no_op=True,
             notes="dropped: it only forbids differentiating the backward again; first-order gradients are the same",

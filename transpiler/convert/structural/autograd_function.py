@@ -1,23 +1,31 @@
 """Custom autograd Functions become Cells with a ``bprop``.
 
-    class SwishFn(torch.autograd.Function):        class SwishFn(nn.Cell):
-        @staticmethod                                  def construct(self, x):
-        def forward(ctx, x):                               self.saved_tensors = (x,)
-            ctx.save_for_backward(x)                       return x * ops.sigmoid(x)
-            return x * torch.sigmoid(x)
-                                                       def bprop(self, x, out, grad):
-        @staticmethod                                      (x,) = self.saved_tensors
-        def backward(ctx, grad):                           return (grad * ...,)
+    class ScaledSwish(torch.autograd.Function):     class ScaledSwish(nn.Cell):
+        @staticmethod                                   def construct(self, x, beta):
+        def forward(ctx, x, beta):                          return x * ops.sigmoid(x * beta)
+            ctx.save_for_backward(x)
+            ctx.beta = beta                             def bprop(self, x, beta, out, grad):
+            return x * torch.sigmoid(x * beta)              s = ops.sigmoid(x * beta)
+                                                            return grad * (s + ...), None
+        @staticmethod
+        def backward(ctx, grad):                    y = ScaledSwish()(x, 1.5)
             (x,) = ctx.saved_tensors
-            return grad * ...                      y = SwishFn()(x)
+            s = torch.sigmoid(x * ctx.beta)
+            return grad * (s + ...), None
 
-    y = SwishFn.apply(x)
+    y = ScaledSwish.apply(x, 1.5)
 
 MindSpore calls a Cell's ``bprop`` with the inputs, the output and the output's
-gradient, for the same instance whose ``construct`` ran, so what ``forward``
-kept on ``ctx`` is kept on ``self`` (measured on CPU, PyNative: gradients equal
-the hand-written ones; a None gradient counts as zero, as in torch). ``apply``
-calls an instance. MindSpore's bprop computes the gradient of every input, so
+gradient, so what ``forward`` saves of its inputs and output, and the inputs it
+keeps on ``ctx``, are read from bprop's arguments (``out`` for the output): no
+state on the Cell, which a construct compiled in graph mode could not set for
+its bprop (measured: ``mindspore.jit`` runs such a bprop, and fails on one
+reading ``self.beta`` set in construct). Anything else forward keeps on ``ctx``
+(a tensor it computed) is kept on ``self``: bprop runs for the instance whose
+construct ran (measured on CPU, PyNative: gradients equal the hand-written ones;
+a None gradient counts as zero, as in torch). ``apply`` calls an instance.
+
+MindSpore's bprop computes the gradient of every input, so
 ``ctx.needs_input_grad`` reads True (``if ctx.needs_input_grad[0]:`` keeps its
 body); it always passes zeros for the gradient of an unused output, which is
 what torch's ``None`` gradients mean (``ctx.set_materialize_grads`` is dropped);
@@ -122,12 +130,14 @@ def convert_function_class(ctx, node: cst.ClassDef, base: cst.Arg) -> cst.ClassD
     pairs = ((inputs[0], forward), (grads[0], backward))
     if any(ctx != "self" and "self" in _names(function) for ctx, function in pairs):
         raise Unconvertible("forward/backward use a name self besides ctx: rename it, then convert")
+    out = next(n for n in ("out", "_out", "__out") if n not in set(inputs) | _names(backward.body))
+    kept = _kept_as_arguments(forward, backward, out)
     body = []
     for statement in node.body.body:
         if statement is forward:
-            statement = _format_changed(ctx, forward, _construct(statement, inputs[0], len(inputs) - 1))
+            statement = _format_changed(ctx, forward, _construct(statement, inputs[0], len(inputs) - 1, kept))
         elif statement is backward:
-            statement = _format_changed(ctx, backward, _bprop(statement, grads[0], inputs[1:], grads[1:]))
+            statement = _format_changed(ctx, backward, _bprop(statement, grads[0], inputs[1:], grads[1:], out, kept))
         body.append(statement)
     cell = ctx.ref("mindspore.nn.Cell")
     bases = [b.with_changes(value=cell) if b is base else b for b in node.bases]
@@ -172,8 +182,8 @@ def _takes_more(function: cst.FunctionDef) -> bool:
         or bool(params.posonly_params)
 
 
-def _construct(forward: cst.FunctionDef, ctx_name: str, inputs: int) -> cst.FunctionDef:
-    body = forward.body.visit(_CtxToSelf(ctx_name, inputs)).visit(_AlwaysTrue())
+def _construct(forward: cst.FunctionDef, ctx_name: str, inputs: int, kept: "_Kept") -> cst.FunctionDef:
+    body = forward.body.visit(_CtxToSelf(ctx_name, inputs, kept.forward())).visit(_AlwaysTrue())
     params = forward.params.params
     return forward.with_changes(
         name=cst.Name("construct"),
@@ -183,10 +193,12 @@ def _construct(forward: cst.FunctionDef, ctx_name: str, inputs: int) -> cst.Func
     )
 
 
-def _bprop(backward: cst.FunctionDef, ctx_name: str, inputs: list[str], grads: list[str]) -> cst.FunctionDef:
-    body = backward.body.visit(_CtxToSelf(ctx_name, len(inputs))).visit(_AlwaysTrue())
+def _bprop(backward: cst.FunctionDef, ctx_name: str, inputs: list[str], grads: list[str], out: str,
+           kept: "_Kept") -> cst.FunctionDef:
+    body = backward.body.visit(_CtxToSelf(ctx_name, len(inputs), kept)).visit(_AlwaysTrue())
+    if kept.saved is not None or kept.attributes:
+        body = body.visit(_PlainAssignments())
     taken = set(inputs) | _names(body)
-    out = next(n for n in ("out", "_out", "__out") if n not in taken)
     if len(grads) == 1:
         dout, unpack = grads[0], []
     else:
@@ -218,6 +230,238 @@ def _without_staticmethod(function: cst.FunctionDef) -> list[cst.Decorator]:
             continue
         kept.append(decorator)
     return kept
+
+
+# -- what forward keeps that bprop is given anyway ---------------------------------
+
+class _Kept:
+    """What ``forward`` keeps on ctx that MindSpore passes to ``bprop`` anyway:
+    ``saved``, the expressions ``ctx.saved_tensors`` stands for (inputs, and the
+    output as ``out``), or None; ``attributes``, ``ctx.A`` -> the input it holds.
+    Read from bprop's arguments, they need no state on the Cell (which a
+    construct compiled in graph mode cannot set for its bprop)."""
+
+    def __init__(self, saved: list[str] | None = None, attributes: dict[str, str] | None = None):
+        self.saved = saved
+        self.attributes = attributes or {}
+
+    def forward(self) -> "_Kept":
+        return self  # the same facts: forward drops the statements that keep them
+
+
+def _kept_as_arguments(forward: cst.FunctionDef, backward: cst.FunctionDef, out: str) -> _Kept:
+    ctx_name, inputs = _params(forward)[0], _params(forward)[1:]
+    rebound = _bound_names(forward.body)
+    free = [name for name in inputs if name not in rebound]
+    saves, assigned = [], {}
+    for statement in _simple_statements(forward.body):
+        if isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call) \
+                and _ctx_attribute(statement.value.func, ctx_name) == "save_for_backward":
+            saves.append(statement.value)
+        elif isinstance(statement, cst.Assign) and len(statement.targets) == 1:
+            attribute = _ctx_attribute(statement.targets[0].target, ctx_name)
+            if attribute is not None:
+                assigned.setdefault(attribute, []).append(statement.value)
+    returned = _returned_name(forward, rebound)
+    saved = None
+    if len(saves) == 1 and all(not a.star and isinstance(a.value, cst.Name) for a in saves[0].args):
+        names = [a.value.value for a in saves[0].args]
+        if all(n in free or n == returned for n in names):
+            saved = [n if n in free else out for n in names]
+    attributes = {a: values[0].value for a, values in assigned.items()
+                  if len(values) == 1 and isinstance(values[0], cst.Name) and values[0].value in free}
+    # backward must not rebind what these names are in bprop (the unpacking of saved_tensors aside)
+    backward_ctx = _params(backward)[0] if _params(backward) else None
+    bound = _bound_names(backward.body, skip_unpacking_of=backward_ctx)
+    targets = set(attributes.values()) | set(saved or ())
+    if bound & targets or _assigns_ctx(backward.body, backward_ctx):
+        return _Kept()
+    return _Kept(saved, attributes)
+
+
+def _returned_name(forward: cst.FunctionDef, rebound: set[str]) -> str | None:
+    """``r`` when forward's one return is ``return r`` and ``r`` is assigned once."""
+    returns = [s for s in _simple_statements(forward.body) if isinstance(s, cst.Return)]
+    if len(returns) != 1 or not isinstance(returns[0].value, cst.Name):
+        return None
+    name = returns[0].value.value
+    counts = _assignment_counts(forward.body)
+    return name if counts.get(name) == 1 else None
+
+
+def _simple_statements(body: cst.CSTNode) -> list[cst.BaseSmallStatement]:
+    found: list[cst.BaseSmallStatement] = []
+
+    class Small(cst.CSTVisitor):
+        def visit_SimpleStatementLine(self, line) -> bool:
+            found.extend(line.body)
+            return False
+
+        def visit_SimpleStatementSuite(self, suite) -> bool:
+            found.extend(suite.body)
+            return False
+
+        def visit_FunctionDef(self, node) -> bool:
+            return False
+
+        def visit_ClassDef(self, node) -> bool:
+            return False
+
+    body.visit(Small())
+    return found
+
+
+class _Bindings(cst.CSTVisitor):
+    """Names bound in a function body (not in nested functions, classes, lambdas or comprehensions)."""
+
+    def __init__(self, skip_unpacking_of: str | None = None):
+        super().__init__()
+        self.counts: dict[str, int] = {}
+        self.skip = skip_unpacking_of
+
+    def _bind(self, target: cst.CSTNode) -> None:
+        if isinstance(target, cst.Name):
+            self.counts[target.value] = self.counts.get(target.value, 0) + 1
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bind(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._bind(target.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if self.skip is not None and _saved_tensors_read(node.value, self.skip):
+            return
+        for target in node.targets:
+            self._bind(target.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind(node.asname.name)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None:
+            self._bind(node.name.name)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._bind(node.target)
+
+    def visit_FunctionDef(self, node) -> bool:
+        self._bind(node.name)
+        return False
+
+    def visit_ClassDef(self, node) -> bool:
+        self._bind(node.name)
+        return False
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+    def visit_ListComp(self, node) -> bool:
+        return False
+
+    def visit_SetComp(self, node) -> bool:
+        return False
+
+    def visit_DictComp(self, node) -> bool:
+        return False
+
+    def visit_GeneratorExp(self, node) -> bool:
+        return False
+
+    def visit_Import(self, node) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node) -> bool:
+        return False
+
+
+def _bound_names(body: cst.CSTNode, skip_unpacking_of: str | None = None) -> set[str]:
+    bindings = _Bindings(skip_unpacking_of)
+    body.visit(bindings)
+    return set(bindings.counts)
+
+
+def _assignment_counts(body: cst.CSTNode) -> dict[str, int]:
+    bindings = _Bindings()
+    body.visit(bindings)
+    return bindings.counts
+
+
+def _saved_tensors_read(value: cst.CSTNode, ctx_name: str) -> bool:
+    """``ctx.saved_tensors`` or ``ctx.saved_tensors[i]``."""
+    if isinstance(value, cst.Subscript):
+        value = value.value
+    return _ctx_attribute(value, ctx_name) in ("saved_tensors", "saved_variables")
+
+
+def _assigns_ctx(body: cst.CSTNode, ctx_name: str | None) -> bool:
+    return ctx_name is not None and any(
+        isinstance(s, cst.Assign) and any(_ctx_attribute(t.target, ctx_name) for t in s.targets)
+        for s in _simple_statements(body))
+
+
+class _PlainAssignments(cst.CSTTransformer):
+    """What reading bprop's arguments left: ``x, = (x,)`` goes, ``a, b = (x, out)`` is
+    ``a, b = x, out``, ``(x,)[0]`` is ``x``."""
+
+    def leave_Subscript(self, original_node, updated_node):
+        if isinstance(updated_node.value, cst.Tuple) and len(updated_node.slice) == 1:
+            index = updated_node.slice[0].slice
+            if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
+                position = int(index.value.value)
+                if position < len(updated_node.value.elements):
+                    return updated_node.value.elements[position].value
+        return updated_node
+
+    def leave_Assign(self, original_node, updated_node):
+        if len(updated_node.targets) != 1:
+            return updated_node
+        target, value = updated_node.targets[0].target, updated_node.value
+        if isinstance(target, cst.Name) and isinstance(value, cst.Name) and target.value == value.value:
+            return cst.RemoveFromParent()
+        if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, cst.Tuple)):
+            return updated_node
+        names = [e.value for e in target.elements]
+        values = [e.value for e in value.elements]
+        if len(names) != len(values) or any(isinstance(e, cst.StarredElement) for e in (*target.elements,
+                                                                                         *value.elements)):
+            return updated_node
+        if all(isinstance(n, cst.Name) and isinstance(v, cst.Name) and n.value == v.value
+               for n, v in zip(names, values)):
+            return cst.RemoveFromParent()
+        if len(names) == 1:
+            return updated_node.with_changes(targets=[cst.AssignTarget(names[0])], value=values[0])
+        return updated_node.with_changes(
+            targets=[cst.AssignTarget(target.with_changes(lpar=[], rpar=[]))],
+            value=value.with_changes(lpar=[], rpar=[]))
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        if not updated_node.body:
+            return cst.RemoveFromParent()
+        return updated_node
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        if not updated_node.body:
+            return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
+        return updated_node
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_Lambda(self, node) -> bool:
+        return False
 
 
 # -- gradient checkpointing written as a Function ---------------------------------
@@ -454,10 +698,11 @@ class _CtxToSelf(cst.CSTTransformer):
     ``ctx.needs_input_grad`` -> True for each input (a bprop gives every input's gradient);
     ``ctx.set_materialize_grads(...)`` goes (MindSpore passes zeros, which is what None means)."""
 
-    def __init__(self, ctx_name: str, inputs: int):
+    def __init__(self, ctx_name: str, inputs: int, kept: _Kept | None = None):
         super().__init__()
         self.ctx_name = ctx_name
         self.inputs = inputs
+        self.kept = kept or _Kept()
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         return not _is_name(node.value, self.ctx_name)
@@ -466,6 +711,10 @@ class _CtxToSelf(cst.CSTTransformer):
         attribute = _ctx_attribute(updated_node, self.ctx_name)
         if attribute is None:
             return updated_node
+        if attribute in self.kept.attributes:
+            return cst.Name(self.kept.attributes[attribute])  # an input: bprop is given it
+        if attribute in ("saved_tensors", "saved_variables") and self.kept.saved is not None:
+            return cst.Tuple([cst.Element(cst.Name(n)) for n in self.kept.saved])
         if attribute in _CTX_UNSUPPORTED:
             raise Unconvertible(f"ctx.{attribute} has no MindSpore bprop counterpart")
         if attribute in _CTX_DROPPED:
@@ -492,10 +741,20 @@ class _CtxToSelf(cst.CSTTransformer):
     def visit_Expr(self, node: cst.Expr) -> bool:
         return not (isinstance(node.value, cst.Call) and _ctx_attribute(node.value.func, self.ctx_name) in _CTX_DROPPED)
 
+    def leave_Assign(self, original_node, updated_node):
+        if len(original_node.targets) == 1:
+            attribute = _ctx_attribute(original_node.targets[0].target, self.ctx_name)
+            if attribute is not None and attribute in self.kept.attributes:
+                return cst.RemoveFromParent()  # ctx.alpha = alpha: bprop is given alpha
+        return updated_node
+
     def leave_Expr(self, original_node, updated_node):
         call = updated_node.value
         if isinstance(call, cst.Call) and _ctx_attribute(call.func, self.ctx_name) in _CTX_DROPPED:
             return cst.RemoveFromParent()
+        if isinstance(original_node.value, cst.Call) and self.kept.saved is not None \
+                and _ctx_attribute(original_node.value.func, self.ctx_name) == "save_for_backward":
+            return cst.RemoveFromParent()  # bprop is given the inputs and the output
         if isinstance(call, cst.Call) and _ctx_attribute(call.func, "self") == "save_for_backward":
             saved = cst.Tuple([cst.StarredElement(a.value) if a.star == "*" else cst.Element(a.value)
                                for a in call.args])
