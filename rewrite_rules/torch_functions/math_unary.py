@@ -5,6 +5,7 @@ from __future__ import annotations
 from rewrite_rules.cases import P
 from rewrite_rules.tensor.math import DOUBLE, HALF, SIGNED, TANH_NOTE, TANH_RANGE, signbit_of, tanh_of
 from rewrite_rules.torch_functions.builders import ABOVE_ONE, POSITIVE, UNIT, X, case, fn
+from rewrite_rules.torch_functions.integer_inputs import float_input
 
 # name -> (input set, MindSpore name of the first parameter when it is not `input`)
 _SAME_NAME = {
@@ -21,11 +22,36 @@ _FIRST_PARAM_X = {"arcsin": UNIT, "deg2rad": X, "rad2deg": X, "frac": X, "sqrt":
 
 _NO_OUT = {"positive", "isnan", "isinf", "isfinite", "isreal"}
 
+# torch computes these in float32 for an integer or bool input; MindSpore's CPU kernels
+# refuse one (measured for log, exp, sin, cos, rsqrt, erf, log1p, expm1, log2, log10 ...):
+# an input the source shows to be an integer tensor is cast to float32 first
+_FLOAT_RESULT = {
+    "acos", "arccos", "acosh", "arccosh", "asin", "arcsin", "asinh", "arcsinh", "atan", "arctan", "atanh",
+    "arctanh", "cos", "cosh", "digamma", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "i0", "lgamma", "log",
+    "log10", "log1p", "log2", "reciprocal", "rsqrt", "sin", "sinc", "sinh", "tan", "deg2rad", "rad2deg", "sqrt",
+}
+# integer inputs in the shapes research code writes them
+_INTEGER_CASES = {
+    "log": ("result = torch.log(torch.arange(1, 6))", "result = torch.log(torch.tensor([1, 2, 4]))",
+            "result = torch.log(i.long() + 1)"),
+    "exp": ("result = torch.exp(-torch.arange(0, 8, 2))", "result = torch.exp(i > 2)",
+            "result = torch.exp(torch.arange(4, dtype=torch.int32))"),
+}
 
-def _unary(name: str, inputs, rename_input: str | None = None, **options):
+
+def _integer_cases(name):
+    if name not in _FLOAT_RESULT:
+        return ()
+    snippets = _INTEGER_CASES.get(name, (f"result = torch.{name}(i.long())",))
+    return tuple(case(snippet, {"i": "randint(1, 4, (3, 4))"}) for snippet in snippets)
+
+
+def _unary(name: str, inputs, rename_input: str | None = None, extra=(), **options):
     signature = "input" if name in _NO_OUT else "input, *, out=None"
     args = {"input": rename_input} if rename_input else {}
-    return fn(f"torch.{name}", signature=signature, args=args, positional=1, inputs=inputs, **options)
+    hook = float_input() if name in _FLOAT_RESULT else None
+    return fn(f"torch.{name}", signature=signature, args=args, positional=1, inputs=inputs, hook=hook,
+              extra=(*extra, *_integer_cases(name)), **options)
 
 
 def _tanh(call, ctx):

@@ -1,0 +1,119 @@
+"""Integer and bool tensors that torch promotes and MindSpore's CPU kernels refuse.
+
+Measured on MindSpore 2.10 CPU (each op in a fresh process): ``ops.log``,
+``exp``, ``log1p``, ``expm1``, ``log2``, ``log10``, ``sin``, ``cos``, ``rsqrt``,
+``erf`` ... of an int8/16/32/64, uint8 or bool tensor fail ("Select CPU
+operator[Log] fail! Unsupported data type!"); torch computes them in float32
+(its default dtype) on the values cast to float32. So where the source shows
+that the input is an integer or bool tensor, the converted call casts it to
+float32 first, which is exactly what torch computes. A float input (or one the
+source does not show) is passed as it is.
+
+What the source shows: integer factories (``torch.arange`` without a float
+dtype -- its float form is float32 already, so the cast is exact there too --,
+``torch.randint``, ``torch.randperm``, ``torch.tensor`` of int literals, any
+factory with an integer ``dtype=``), integer casts (``.long()``, ``.int()``,
+``.bool()``, ``.to(torch.long)`` ...), comparisons, and integer arithmetic of
+those. This module declares no rules.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from rewrite_rules.api import code_of, literal_value
+
+RULES: list = []
+
+_INTEGER_DTYPES = frozenset(f"torch.{name}" for name in (
+    "int8", "int16", "int32", "int64", "uint8", "int", "long", "short", "bool", "uint16", "uint32", "uint64"))
+_INTEGER_CASTS = frozenset({"long", "int", "short", "byte", "char", "bool"})
+_INTEGER_FACTORIES = frozenset({"torch.arange", "torch.randint", "torch.randperm", "torch.randint_like"})
+_DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor"})
+_ANY_DTYPE_FACTORIES = frozenset({"torch.zeros", "torch.ones", "torch.full", "torch.empty", "torch.zeros_like",
+                                  "torch.ones_like", "torch.full_like", "torch.eye"})
+_INTEGER_LEGACY = frozenset(f"torch.{name}" for name in (
+    "LongTensor", "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"))
+_INTEGER_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
+
+
+def _qualified(ctx, node) -> str | None:
+    return ctx.analysis.qualified(node)
+
+
+def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    return next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+
+
+def _integer_data(node: cst.BaseExpression) -> bool:
+    try:
+        value = literal_value(node)
+    except (ValueError, SyntaxError, TypeError):
+        return False
+    items = [value]
+    while items:
+        item = items.pop()
+        if isinstance(item, (list, tuple)):
+            items.extend(item)
+        elif not isinstance(item, int):  # bool is an int
+            return False
+    return True
+
+
+def is_integer_tensor(node: cst.BaseExpression | None, ctx) -> bool:
+    """``node`` (torch source) is an integer or bool tensor, as the source shows."""
+    if node is None:
+        return False
+    if isinstance(node, cst.Comparison):
+        return True
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        return is_integer_tensor(node.expression, ctx)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _INTEGER_OPERATORS):
+        sides = (node.left, node.right)
+        return any(is_integer_tensor(s, ctx) for s in sides) and all(
+            isinstance(s, cst.Integer) or is_integer_tensor(s, ctx) for s in sides)
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    if isinstance(func, cst.Attribute) and _qualified(ctx, func) is None:  # a tensor method
+        method = func.attr.value
+        if method in _INTEGER_CASTS and not node.args:
+            return True
+        if method in ("to", "type") and len(node.args) == 1:
+            return _qualified(ctx, node.args[0].value) in _INTEGER_DTYPES
+        return False
+    qualified = _qualified(ctx, func)
+    dtype = _keyword(node, "dtype")
+    if qualified in _INTEGER_FACTORIES | _DATA_FACTORIES | _ANY_DTYPE_FACTORIES and dtype is not None:
+        return _qualified(ctx, dtype) in _INTEGER_DTYPES
+    if qualified in _INTEGER_FACTORIES or qualified in _INTEGER_LEGACY:
+        return True
+    if qualified in _DATA_FACTORIES and node.args and node.args[0].keyword is None:
+        return _integer_data(node.args[0].value)
+    return False
+
+
+def source_argument(call, name: str, position: int = 0) -> cst.BaseExpression | None:
+    """The argument ``name`` of the torch call as written (before nested rewrites)."""
+    source = call.source
+    if source is None:
+        return None
+    keyword = _keyword(source, name)
+    if keyword is not None:
+        return keyword
+    positional = [a.value for a in source.args if a.keyword is None and not a.star]
+    return positional[position] if position < len(positional) else None
+
+
+def float_input(name: str = "input"):
+    """A hook casting argument ``name`` to float32 when the source shows an integer or bool tensor."""
+
+    def hook(call, ctx):
+        if is_integer_tensor(source_argument(call, name), ctx):
+            value = call.get(name)
+            text = code_of(value)
+            if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+                text = f"({text})"
+            call.set(name, f"{text}.astype({code_of(ctx.ref('mindspore.float32'))})")
+
+    return hook
