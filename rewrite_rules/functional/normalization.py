@@ -55,7 +55,9 @@ def _layer_norm(call, ctx):
     elif _simple(x):
         begin = f"{code_of(x)}.ndim - len({shape})"
     else:
-        raise Unconvertible("normalized_shape of unknown length with a compound input: MindSpore needs the begin axis")
+        # the last axis (a channels-first LayerNorm's self.normalized_shape), which MindSpore's kernel takes
+        # as -1; over several axes it refuses a negative begin axis, loudly
+        begin = f"-len({shape})"
     ops = code_of(ctx.ref("mindspore.ops"))
     weight = call.get("weight")
     bias = call.get("bias")
@@ -172,6 +174,8 @@ RULES = [
                       shapes=("positional", "variables"), atol=1e-5),
             *fn_cases("layer_norm", [P("input", "x"), P("normalized_shape", "(5,)"), P("eps", "1", kind="keyword")], _X,
                       shapes=("keywords", "variables"), atol=1e-5, notes="int_eps"),
+            Example("shape = (5,)\nresult = F.layer_norm(x.permute(1, 0, 2), shape, w, b, 1e-3)", inputs=_X, atol=1e-5,
+                    notes="a compound input, the shape through a variable"),
         ),
         atol=1e-5,
     ),

@@ -212,6 +212,15 @@ class ChannelsFirstLayerNorm(nn.LayerNorm):
         return x.permute(0, 3, 1, 2)
 
 
+class LayerNorm2d(nn.LayerNorm):
+    def __init__(self, num_channels, eps=1e-6):
+        super().__init__(num_channels, eps=eps)
+
+    def forward(self, x):
+        return F.layer_norm(x.permute(0, 2, 3, 1), self.normalized_shape, self.weight, self.bias, self.eps).permute(
+            0, 3, 1, 2)
+
+
 class ScaledGroupNorm(nn.GroupNorm):
     def forward(self, x):
         return F.group_norm(x, self.num_groups, self.weight * 2, self.bias, self.eps) + nn.GroupNorm.forward(self, x)
@@ -338,6 +347,7 @@ CASES = [
     ("StdConv2dPrivate", (3, 6, 3), {"padding": "same", "groups": 3}, _IMAGE),
     ("CausalConv1d", (3, 4, 3), {"dilation": 2}, _RNG.standard_normal((2, 3, 9)).astype(np.float32)),
     ("ChannelsFirstLayerNorm", (3,), {"eps": 1e-4}, _IMAGE),
+    ("LayerNorm2d", (3,), {}, _IMAGE),
     ("ScaledGroupNorm", (3, 6), {}, _RNG.standard_normal((2, 6, 4, 4)).astype(np.float32)),
     ("UpConv", (3, 2, 3), {"stride": 2, "padding": 1}, _IMAGE),
     ("Head", (), {}, _RNG.standard_normal((2, 6)).astype(np.float32)),
