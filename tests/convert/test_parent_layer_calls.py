@@ -203,6 +203,20 @@ class CausalConv1d(nn.Conv1d):
         return super(CausalConv1d, self).forward(F.pad(x, (self.left, 0)))
 
 
+class TimeConv3d(nn.Conv3d):
+    """Sets the settings it was given on itself, as torch keeps them, and passes them on."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding=0, groups=1):
+        super().__init__(in_channels, out_channels, kernel_size, stride=stride, padding=padding, groups=groups)
+        self.stride = stride
+        self.padding = padding
+        self.groups = groups
+
+    def forward(self, x):
+        half = F.conv3d(x, self.weight * 0.5, self.bias, stride=self.stride, padding=self.padding, groups=self.groups)
+        return half + super().forward(x)
+
+
 class ChannelsFirstLayerNorm(nn.LayerNorm):
     """A LayerNorm over the channels of an (N, C, H, W) tensor."""
 
@@ -346,6 +360,7 @@ CASES = [
     ("StdConv2d", (3, 4, 3), {"padding": 1, "groups": 1}, _IMAGE),
     ("StdConv2dPrivate", (3, 6, 3), {"padding": "same", "groups": 3}, _IMAGE),
     ("CausalConv1d", (3, 4, 3), {"dilation": 2}, _RNG.standard_normal((2, 3, 9)).astype(np.float32)),
+    ("TimeConv3d", (2, 4, 3, 1), {"padding": 1, "groups": 2}, _RNG.standard_normal((1, 2, 3, 4, 4)).astype(np.float32)),
     ("ChannelsFirstLayerNorm", (3,), {"eps": 1e-4}, _IMAGE),
     ("LayerNorm2d", (3,), {}, _IMAGE),
     ("ScaledGroupNorm", (3, 6), {}, _RNG.standard_normal((2, 6, 4, 4)).astype(np.float32)),

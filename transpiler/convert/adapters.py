@@ -268,9 +268,10 @@ def _names_in(expr: cst.BaseExpression) -> set[str]:
 
 
 def _torch_attributes(rule: ApiRule) -> list[cst.FunctionDef]:
-    """Read-only properties with torch's attribute names (``eps`` -> ``self.epsilon``,
+    """Properties with torch's attribute names (``eps`` -> ``self.epsilon``,
     ``weight`` -> ``self.gamma``), for code that subclasses the layer and reads
-    them on ``self``."""
+    them on ``self`` (or sets them: a renamed one has a setter; one MindSpore
+    stores differently is read-only)."""
     properties = []
     for name, read in rule.attribute_reads.items():
         if isinstance(read, str):
@@ -280,6 +281,8 @@ def _torch_attributes(rule: ApiRule) -> list[cst.FunctionDef]:
         else:
             continue  # not kept by MindSpore, or stored under the same name
         properties.append(parse_stmt(f"@property\ndef {name}(self):\n    return {value}\n"))
+        if isinstance(read, str):  # a subclass may set it too (self.groups = groups)
+            properties.append(parse_stmt(f"@{name}.setter\ndef {name}(self, value):\n    self.{read} = value\n"))
     return properties
 
 
