@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -63,6 +64,13 @@ _CHILD = textwrap.dedent(
         out = run(*inputs)
         outs = out if isinstance(out, (tuple, list)) else (out,)
         grad = mindspore.value_and_grad(loss, grad_position=tuple(range(len(inputs))), weights=weights or None)
+        if case["jit"]:  # the forward and backward compiled as one graph
+            eager = grad
+
+            def grad(*xs):
+                return eager(*xs)
+
+            grad = mindspore.jit(grad)
         _, grads = grad(*inputs)
         if weights:
             input_grads, weight_grads = grads
@@ -88,6 +96,7 @@ class Case:
     args: list | None = None
     outputs: int = 1
     seed: int = 0
+    jit: bool = False  # MindSpore side: value_and_grad compiled with mindspore.jit
     cotangents: list[np.ndarray] = field(default_factory=list)
 
 
@@ -129,11 +138,14 @@ def mindspore_side(converted: pathlib.Path, cases: list[Case], torch_results: li
         arrays.update({k: v for k, v in result.items() if k.startswith("w:")})
         np.savez(data, **arrays)
         specs.append({"name": case.name, "args": case.args, "inputs": len(case.inputs), "outputs": case.outputs,
+                      "jit": case.jit,
                       "data": str(data), "result": str(work / f"case{index}_out.npz")})
     spec = {"directory": str(converted.parent), "module": converted.stem, "cases": specs}
     root = pathlib.Path(__file__).resolve().parents[1]
-    done = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(spec)], capture_output=True, text=True,
-                          timeout=900, cwd=root)
+    script = work / "mindspore_side.py"  # a file: mindspore.jit reads the source of what it compiles
+    script.write_text(_CHILD)
+    done = subprocess.run([sys.executable, str(script), json.dumps(spec)], capture_output=True, text=True,
+                          timeout=900, cwd=work, env={**os.environ, "PYTHONPATH": str(root)})
     assert done.returncode == 0, done.stderr[-4000:]
     return [dict(np.load(s["result"])) for s in specs]
 

@@ -6,7 +6,8 @@ research code writes: a straight-through estimator, a clamp with its own
 gradient, a scaled gradient reversal layer, a Function with two outputs, one
 reading ``ctx.needs_input_grad`` (torch's own LinearFunction example), one with
 ``set_materialize_grads`` and ``@once_differentiable``, and Functions used
-inside a Module (its parameters passed through ``apply``)."""
+inside a Module (its parameters passed through ``apply``), also with the
+gradient compiled by ``mindspore.jit`` (graph mode)."""
 
 from __future__ import annotations
 
@@ -178,6 +179,7 @@ def _cases() -> list[Case]:
         Case("linear", [randn(5, 3), randn(4, 3), randn(4)]),
         Case("scaled_square", [randn(2, 3)]),
         Case("Net", [randn(6, 3)], args=[]),
+        Case("Net", [randn(6, 3)], args=[], jit=True),
     ]
 
 
@@ -225,7 +227,7 @@ def test_functions_become_cells_with_a_bprop_and_nothing_is_marked(converted):
     assert "self.saved_tensors" not in text and "self.scale" not in text and "self.alpha" not in text
 
 
-@pytest.mark.parametrize("index", range(len(_cases())), ids=[c.name for c in _cases()])
+@pytest.mark.parametrize("index", range(len(_cases())), ids=[c.name + ("-jit" * c.jit) for c in _cases()])
 def test_values_and_gradients_match_torch(both_sides, index):
     cases, torch_results, ms_results = both_sides
     assert any(k.startswith("dx") for k in torch_results[index])
