@@ -427,3 +427,64 @@ def test_the_converted_layers_import_and_run_without_torch(converted):
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {"lora": [1, 4, 5, 5], "norm": [1, 3, 5, 5],
                                                               "embedding": [1, 2, 4]}
+
+
+def test_parent_methods_without_a_cell_counterpart_are_marked_with_the_reason(tmp_path):
+    from transpiler.convert.pipeline import convert_source
+
+    source = textwrap.dedent("""
+        import torch.nn as nn
+
+
+        class Restoring(nn.Linear):
+            def _load_from_state_dict(self, *args):
+                nn.Linear._load_from_state_dict(self, *args)
+
+            def reset(self):
+                nn.Module.reset_parameters(self)
+
+            def eval_mode(self):
+                return nn.Linear.eval(self)
+    """)
+    result = convert_source(source, "restoring.py")
+    markers = [d.message for d in result.diagnostics if d.severity.name == "MARKER"]
+    assert any("_load_from_state_dict has no counterpart on the MindSpore Cell" in m for m in markers), markers
+    assert any("torch.nn.Module has no reset_parameters" in m for m in markers), markers
+    assert "return torch_nn.Linear.set_train(self, False)" in result.output
+
+
+GRAPH_LAYERS = [case for case in CASES if case[0] in {
+    "LoraEmbedding", "LoraConv2d", "WrappedLoraConv", "StdConv2d", "CausalConv1d", "LayerNorm2d", "ScaledGroupNorm",
+    "UpConv", "Tower", "HalfConv2d", "TimeConv3d"}]
+
+
+def test_the_converted_layers_compile_in_graph_mode(converted, tmp_path):
+    """The migration guide's GRAPH_MODE compiles construct: the parent calls, the
+    convolution step and the kept attributes compile too."""
+    expected = {}
+    for index, (name, args, kwargs, x) in enumerate(GRAPH_LAYERS):
+        model, cell = _torch_and_cell(converted, name, args, kwargs)
+        model.eval()
+        mindspore.save_checkpoint(cell, str(tmp_path / f"{index}.ckpt"))
+        np.save(tmp_path / f"{index}.npy", x)
+        expected[index] = model(torch.from_numpy(x)).detach().numpy()
+    script = textwrap.dedent(f"""
+        import json, sys
+        import numpy as np, mindspore
+        mindspore.set_context(mode=mindspore.GRAPH_MODE)
+        sys.path.insert(0, {str(converted[2].parent)!r})
+        import layers
+        errors = {{}}
+        for index, (name, args, kwargs) in enumerate({[(n, a, k) for n, a, k, _ in GRAPH_LAYERS]!r}):
+            cell = getattr(layers, name)(*args, **kwargs)
+            mindspore.load_checkpoint({str(tmp_path)!r} + f"/{{index}}.ckpt", cell, strict_load=True)
+            cell.set_train(False)
+            out = cell(mindspore.Tensor(np.load({str(tmp_path)!r} + f"/{{index}}.npy"))).asnumpy()
+            np.save({str(tmp_path)!r} + f"/{{index}}.out.npy", out)
+        print("done")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    for index, (name, *_) in enumerate(GRAPH_LAYERS):
+        np.testing.assert_allclose(np.load(tmp_path / f"{index}.out.npy"), expected[index], rtol=1e-5, atol=1e-5,
+                                   err_msg=name)
