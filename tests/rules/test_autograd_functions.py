@@ -148,6 +148,56 @@ SOURCE = textwrap.dedent(
         return square  # the second output is left unused: its gradient is zero
 
 
+    # a VQ-VAE's codebook lookup: indices marked non-differentiable, gradients straight through
+    class NearestCode(Function):
+        @staticmethod
+        def forward(ctx, inputs, codebook):
+            with torch.no_grad():
+                embedding_size = codebook.size(1)
+                inputs_flatten = inputs.view(-1, embedding_size)
+                codebook_sqr = torch.sum(codebook ** 2, dim=1)
+                inputs_sqr = torch.sum(inputs_flatten ** 2, dim=1, keepdim=True)
+                distances = torch.addmm(codebook_sqr + inputs_sqr, inputs_flatten, codebook.t(), alpha=-2.0, beta=1.0)
+                _, indices_flatten = torch.min(distances, dim=1)
+                indices = indices_flatten.view(*inputs.size()[:-1])
+                ctx.mark_non_differentiable(indices)
+                return indices
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            raise RuntimeError("no gradient through NearestCode")
+
+
+    class QuantizeStraightThrough(Function):
+        @staticmethod
+        def forward(ctx, inputs, codebook):
+            indices = NearestCode.apply(inputs, codebook)
+            indices_flatten = indices.view(-1)
+            ctx.save_for_backward(indices_flatten, codebook)
+            ctx.mark_non_differentiable(indices_flatten)
+            codes_flatten = torch.index_select(codebook, dim=0, index=indices_flatten)
+            codes = codes_flatten.view_as(inputs)
+            return (codes, indices_flatten)
+
+        @staticmethod
+        def backward(ctx, grad_output, grad_indices):
+            grad_inputs, grad_codebook = None, None
+            if ctx.needs_input_grad[0]:
+                grad_inputs = grad_output.clone()
+            if ctx.needs_input_grad[1]:
+                indices, codebook = ctx.saved_tensors
+                embedding_size = codebook.size(1)
+                grad_output_flatten = grad_output.contiguous().view(-1, embedding_size)
+                grad_codebook = torch.zeros_like(codebook)
+                grad_codebook.index_add_(0, indices, grad_output_flatten)
+            return (grad_inputs, grad_codebook)
+
+
+    def vq_st(inputs, codebook):
+        codes, indices = QuantizeStraightThrough.apply(inputs, codebook)
+        return codes
+
+
     class Net(nn.Module):
         def __init__(self):
             super().__init__()
@@ -178,6 +228,7 @@ def _cases() -> list[Case]:
         Case("sin_cos", [randn(2, 3)]),
         Case("linear", [randn(5, 3), randn(4, 3), randn(4)]),
         Case("scaled_square", [randn(2, 3)]),
+        Case("vq_st", [randn(2, 3, 4), randn(5, 4)]),
         Case("Net", [randn(6, 3)], args=[]),
         Case("Net", [randn(6, 3)], args=[], jit=True),
     ]
@@ -206,9 +257,11 @@ def both_sides(converted, tmp_path_factory):
 def test_functions_become_cells_with_a_bprop_and_nothing_is_marked(converted):
     text = converted[1].read_text()
     assert "TODO(ms-migrate)" not in text and "torch" not in text.replace("torch_", ""), text
-    for name in ("RoundSTE", "ClampWithGrad", "ReverseGrad", "SinCos", "LinearFunction", "ScaledSquare"):
+    for name in ("RoundSTE", "ClampWithGrad", "ReverseGrad", "SinCos", "LinearFunction", "ScaledSquare",
+                 "NearestCode", "QuantizeStraightThrough"):
         assert f"class {name}(nn.Cell):" in text
-    assert text.count("def bprop(self,") == 6
+    assert text.count("def bprop(self,") == 8
+    assert "mark_non_differentiable" not in text
     assert "RoundSTE()(x * 4)" in text  # .apply above the class
     # needs_input_grad reads True: the conditions go, the gradients are computed
     assert "needs_input_grad" not in text and "if True" not in text
@@ -224,7 +277,8 @@ def test_functions_become_cells_with_a_bprop_and_nothing_is_marked(converted):
             def bprop(self, x, low, high, out, grad_output):
                 inside = (x >= low) & (x <= high)
         ''') in text
-    assert "self.saved_tensors" not in text and "self.scale" not in text and "self.alpha" not in text
+    assert "self.scale" not in text and "self.alpha" not in text
+    assert text.count("self.saved_tensors") == 2  # the VQ indices: neither an input nor the output
 
 
 @pytest.mark.parametrize("index", range(len(_cases())), ids=[c.name + ("-jit" * c.jit) for c in _cases()])
@@ -256,13 +310,13 @@ def test_a_wrong_backward_is_caught(converted, tmp_path):
         ("""
          @staticmethod
          def forward(ctx, x):
-             idx = x.argmax(-1)
-             ctx.mark_non_differentiable(idx)
-             return x * 2, idx
+             y = x * 2
+             ctx.mark_non_differentiable(y)
+             return x * 3, y
 
          @staticmethod
-         def backward(ctx, grad, grad_idx):
-             return grad * 2
+         def backward(ctx, grad, grad_y):
+             return grad * 3 + grad_y
          """, "mark_non_differentiable"),
         ("""
          @staticmethod

@@ -29,9 +29,12 @@ MindSpore's bprop computes the gradient of every input, so
 ``ctx.needs_input_grad`` reads True (``if ctx.needs_input_grad[0]:`` keeps its
 body); it always passes zeros for the gradient of an unused output, which is
 what torch's ``None`` gradients mean (``ctx.set_materialize_grads`` is dropped);
-``@once_differentiable`` is dropped (first-order gradients are the same). What
-the pattern cannot carry (``setup_context``, ``mark_non_differentiable``,
-``mark_dirty``) is marked.
+``@once_differentiable`` is dropped (first-order gradients are the same);
+``ctx.mark_non_differentiable(idx)`` is dropped when ``idx`` is an output
+returned by name whose gradient backward never reads (a VQ-VAE's code indices:
+torch gives it no gradient, MindSpore gives one that bprop ignores). What the
+pattern cannot carry (``setup_context``, ``mark_dirty``, a non-differentiable
+output whose gradient backward reads) is marked.
 
 Gradient checkpointing written as a Function (improved-diffusion's and
 consistency_models' ``CheckpointFunction``: ``forward`` runs a function it is
@@ -132,10 +135,11 @@ def convert_function_class(ctx, node: cst.ClassDef, base: cst.Arg) -> cst.ClassD
         raise Unconvertible("forward/backward use a name self besides ctx: rename it, then convert")
     out = next(n for n in ("out", "_out", "__out") if n not in set(inputs) | _names(backward.body))
     kept = _kept_as_arguments(forward, backward, out)
+    dropped = _CTX_DROPPED + (("mark_non_differentiable",) if _unread_gradients(forward, backward) else ())
     body = []
     for statement in node.body.body:
         if statement is forward:
-            statement = _format_changed(ctx, forward, _construct(statement, inputs[0], len(inputs) - 1, kept))
+            statement = _format_changed(ctx, forward, _construct(statement, inputs[0], len(inputs) - 1, kept, dropped))
         elif statement is backward:
             statement = _format_changed(ctx, backward, _bprop(statement, grads[0], inputs[1:], grads[1:], out, kept))
         body.append(statement)
@@ -182,8 +186,8 @@ def _takes_more(function: cst.FunctionDef) -> bool:
         or bool(params.posonly_params)
 
 
-def _construct(forward: cst.FunctionDef, ctx_name: str, inputs: int, kept: "_Kept") -> cst.FunctionDef:
-    body = forward.body.visit(_CtxToSelf(ctx_name, inputs, kept.forward())).visit(_AlwaysTrue())
+def _construct(forward: cst.FunctionDef, ctx_name: str, inputs: int, kept: "_Kept", dropped) -> cst.FunctionDef:
+    body = forward.body.visit(_CtxToSelf(ctx_name, inputs, kept, dropped)).visit(_AlwaysTrue())
     params = forward.params.params
     return forward.with_changes(
         name=cst.Name("construct"),
@@ -245,8 +249,33 @@ class _Kept:
         self.saved = saved
         self.attributes = attributes or {}
 
-    def forward(self) -> "_Kept":
-        return self  # the same facts: forward drops the statements that keep them
+
+
+def _unread_gradients(forward: cst.FunctionDef, backward: cst.FunctionDef) -> bool:
+    """Every output ``ctx.mark_non_differentiable`` names is returned by name (``return
+    out, idx``) and backward never reads its gradient: torch gives it none (zeros) and
+    MindSpore's bprop, given one, ignores it; the call can go."""
+    ctx_name = _params(forward)[0]
+    marked = [s.value for s in _simple_statements(forward.body) if isinstance(s, cst.Expr)
+              and isinstance(s.value, cst.Call) and _ctx_attribute(s.value.func, ctx_name) == "mark_non_differentiable"]
+    if not marked:
+        return False
+    names = [a.value for call in marked for a in call.args]
+    if not all(isinstance(n, cst.Name) for n in names):
+        return False
+    grads, read = _params(backward)[1:], _names(backward.body)
+    for statement in _simple_statements(forward.body):
+        if not isinstance(statement, cst.Return) or statement.value is None:
+            continue
+        value = statement.value
+        outputs = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
+        for name in names:
+            positions = [i for i, o in enumerate(outputs) if _is_name(o, name.value)]
+            if not positions or len(grads) != len(outputs):
+                return False
+            if any(grads[i] in read for i in positions):
+                return False
+    return True
 
 
 def _kept_as_arguments(forward: cst.FunctionDef, backward: cst.FunctionDef, out: str) -> _Kept:
@@ -698,11 +727,12 @@ class _CtxToSelf(cst.CSTTransformer):
     ``ctx.needs_input_grad`` -> True for each input (a bprop gives every input's gradient);
     ``ctx.set_materialize_grads(...)`` goes (MindSpore passes zeros, which is what None means)."""
 
-    def __init__(self, ctx_name: str, inputs: int, kept: _Kept | None = None):
+    def __init__(self, ctx_name: str, inputs: int, kept: _Kept | None = None, dropped=_CTX_DROPPED):
         super().__init__()
         self.ctx_name = ctx_name
         self.inputs = inputs
         self.kept = kept or _Kept()
+        self.dropped = dropped
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         return not _is_name(node.value, self.ctx_name)
@@ -715,10 +745,13 @@ class _CtxToSelf(cst.CSTTransformer):
             return cst.Name(self.kept.attributes[attribute])  # an input: bprop is given it
         if attribute in ("saved_tensors", "saved_variables") and self.kept.saved is not None:
             return cst.Tuple([cst.Element(cst.Name(n)) for n in self.kept.saved])
+        if attribute in self.dropped:
+            raise Unconvertible(f"ctx.{attribute} used other than as a statement: convert by hand")
+        if attribute == "mark_non_differentiable":
+            raise Unconvertible("ctx.mark_non_differentiable: backward reads the gradient of an output torch "
+                                "gives none, or the output is not returned by name: convert by hand")
         if attribute in _CTX_UNSUPPORTED:
             raise Unconvertible(f"ctx.{attribute} has no MindSpore bprop counterpart")
-        if attribute in _CTX_DROPPED:
-            raise Unconvertible(f"ctx.{attribute} used other than as a statement: convert by hand")
         if attribute == "needs_input_grad":
             return cst.Tuple([cst.Element(cst.Name("True")) for _ in range(self.inputs)])
         if attribute == "saved_variables":
@@ -739,7 +772,7 @@ class _CtxToSelf(cst.CSTTransformer):
         return updated_node
 
     def visit_Expr(self, node: cst.Expr) -> bool:
-        return not (isinstance(node.value, cst.Call) and _ctx_attribute(node.value.func, self.ctx_name) in _CTX_DROPPED)
+        return not (isinstance(node.value, cst.Call) and _ctx_attribute(node.value.func, self.ctx_name) in self.dropped)
 
     def leave_Assign(self, original_node, updated_node):
         if len(original_node.targets) == 1:
@@ -750,7 +783,7 @@ class _CtxToSelf(cst.CSTTransformer):
 
     def leave_Expr(self, original_node, updated_node):
         call = updated_node.value
-        if isinstance(call, cst.Call) and _ctx_attribute(call.func, self.ctx_name) in _CTX_DROPPED:
+        if isinstance(call, cst.Call) and _ctx_attribute(call.func, self.ctx_name) in self.dropped:
             return cst.RemoveFromParent()
         if isinstance(original_node.value, cst.Call) and self.kept.saved is not None \
                 and _ctx_attribute(original_node.value.func, self.ctx_name) == "save_for_backward":
