@@ -8,9 +8,10 @@ import libcst as cst
 
 from rewrite_rules.cases import P
 from rewrite_rules.helpers import DEVICE, FACTORY_ARGS, GENERATOR
-from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible, Unsupported, code_of
+from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible, Unsupported, code_of, literal_value
 from rewrite_rules.tensor.inplace import bernoulli_of
 from rewrite_rules.torch_functions.builders import IN, X, arg_text, case, compose, fn, ms
+from rewrite_rules.torch_functions.integer_inputs import source_argument
 
 _FACTORY = "*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False"
 _LIKE = "input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None"
@@ -63,17 +64,42 @@ def _randint_like(call):
         call.set("low", "0")
 
 
+_FLOAT_CONSTANTS = frozenset({"math.inf", "math.nan", "math.pi", "math.e", "math.tau",
+                              "numpy.inf", "numpy.nan", "numpy.pi", "numpy.e"})
+_BUILTIN_CASTS = {"float": "float32", "int": "int64", "bool": "bool_"}
+
+
+def _fill_dtype(expr, ctx) -> str | None:
+    """The dtype torch infers from a fill value the source shows: bool, int64 or float32."""
+    try:
+        value = literal_value(expr)
+    except (ValueError, SyntaxError, TypeError):
+        pass
+    else:
+        return "bool_" if isinstance(value, bool) else "int64" if isinstance(value, int) else "float32"
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        return _fill_dtype(expr.expression, ctx)
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in _BUILTIN_CASTS \
+            and expr.func.value not in ctx.analysis.bound_names:
+        return _BUILTIN_CASTS[expr.func.value]
+    if isinstance(expr, cst.Attribute) and ctx.analysis.qualified(expr) in _FLOAT_CONSTANTS:
+        return "float32"
+    return None
+
+
 def _full_dtype(call, ctx):
-    """torch infers bool/int64/float32 from the fill value."""
+    """torch infers bool/int64/float32 from the fill value; MindSpore's ops.full makes int64
+    whatever the value (measured: ops.full((2,), 0.5) is [0, 0], float("-inf") the int64 minimum).
+    A fill value the source does not show takes the dtype MindSpore infers for it as a Tensor
+    (float32 for a Python float, int64 for an int, bool for a bool)."""
     if call.has("dtype"):
         return
-    try:
-        value = call.literal("fill_value")
-    except (ValueError, SyntaxError, TypeError):
-        ctx.warn(call.source, "torch.full", "fill_value through a variable: pass dtype= if it is a float")
-        return
-    name = "bool_" if isinstance(value, bool) else "int64" if isinstance(value, int) else "float32"
-    call.set("dtype", code_of(ctx.ref(f"mindspore.{name}")))
+    source = source_argument(call, "fill_value", 1)
+    name = _fill_dtype(source, ctx) if source is not None else None
+    if name is not None:
+        call.set("dtype", code_of(ctx.ref(f"mindspore.{name}")))
+    else:
+        call.set("dtype", f"{code_of(ctx.ref('mindspore.Tensor'))}({code_of(call.get('fill_value'))}).dtype")
 
 
 def _input_dtype(call, ctx):
@@ -172,8 +198,16 @@ RULES = [
     _like("full_like", extra_params=(P("fill_value", "2.5"),)),
     fn("torch.full", signature="size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False",
        args=FACTORY_ARGS, params=[P("size", "(2, 3)"), P("fill_value", "1.5"), DTYPE], inputs={}, hook=_full_dtype,
-       notes="dtype is written when torch infers it from a literal fill_value (MindSpore infers int64 for floats).",
-       extra=(case("result = torch.full((2, 2), 7)"), case("result = torch.full((2,), True)"))),
+       notes="dtype is always written: MindSpore's ops.full makes int64 whatever the fill value (0.5 -> 0); "
+             "torch's bool/int64/float32 where the source shows the value, else the fill value's own as a Tensor.",
+       extra=(case("result = torch.full((2, 2), 7)"), case("result = torch.full((2,), True)"),
+              # LLaMA's causal mask
+              case("n = 3\nresult = torch.triu(torch.full((1, 1, n, n), float('-inf')), diagonal=1)"),
+              case("import math\nresult = torch.full((2,), -math.inf)"),
+              case("v = 0.5\nresult = torch.full((2, 3), v)"), case("v = -2\nresult = torch.full((2,), v)"),
+              case("v = False\nresult = torch.full((2,), fill_value=v)"),
+              Example("m = torch.full((n, n), float('-inf'))", "m = ops.full((n, n), float(\"-inf\"), dtype=mindspore.float32)"),
+              Example("m = torch.full(shape, v)", "m = ops.full(shape, v, dtype=mindspore.Tensor(v).dtype)"))),
     _random("rand", examples=(Example("r = torch.rand(2, 3)", "r = ops.rand(2, 3)"),)),
     _random("randn", examples=(Example("r = torch.randn(2, 3)", "r = ops.randn(2, 3)"),)),
     fn("torch.rand_like", signature=_LIKE + ", generator=None", args={**_LIKE_ARGS, "generator": GENERATOR},
