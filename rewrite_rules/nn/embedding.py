@@ -5,6 +5,19 @@ MindSpore initialises the table from N(0, 0.01), torch from N(0, 1)
 (measured std 0.01 vs 1.0), so ``embedding_table=Normal(1.0)`` is written;
 ``_weight`` becomes ``embedding_table``; the table Parameter is named
 ``embedding_table``. max_norm / scale_grad_by_freq / _freeze cannot be carried.
+
+Code that reads the table as torch names it (``emb.weight``: weight tying
+``self.lm_head.weight = self.tok_emb.weight``, ``F.linear(x, self.emb.weight)``,
+``self.emb.weight.shape``, ``nn.init.normal_(self.emb.weight, std=0.02)``,
+``module.weight`` under ``isinstance(module, nn.Embedding)``) reads
+``embedding_table`` where the file shows the object is an Embedding (the
+rename in ``weights`` applies to attribute reads; tests/rules/test_embedding_research.py).
+
+``nn.Embedding.from_pretrained(embeddings, freeze=True)`` is an Embedding
+whose table is ``embeddings``, frozen unless ``freeze=False``: a plain
+``nn.Embedding(n, d, embedding_table=embeddings)`` when the table stays
+trainable and is a name, else a function written above the code that also
+freezes the table.
 """
 
 from __future__ import annotations
@@ -13,7 +26,7 @@ import libcst as cst
 
 from rewrite_rules.helpers import DEVICE
 from rewrite_rules.nn.shared import DTYPE, P, layer_cases, reset_example
-from rewrite_rules.api import ApiRule, Drop, Example, Unsupported
+from rewrite_rules.api import ApiRule, Drop, Example, Unsupported, code_of, define
 
 
 def _is_none(expr) -> bool:
@@ -33,7 +46,41 @@ def _embedding_hook(call, ctx):
         call.add_keyword("embedding_table", init)
 
 
+_FROM_PRETRAINED = '''
+def {name}(embeddings, freeze=True):
+    """torch.nn.Embedding.from_pretrained (written by ms-migrate)."""
+    layer = EMBEDDING(embeddings.shape[0], embeddings.shape[1], embedding_table=embeddings)
+    layer.embedding_table.requires_grad = not freeze
+    return layer
+'''
+
+
+def _from_pretrained(call, ctx):
+    """A table given as a name and left trainable: the plain constructor; else the function above the code."""
+    embeddings = call.get("embeddings")
+    freeze = call.get("freeze")
+    trainable = freeze is not None and isinstance(freeze, cst.Name) and freeze.value == "False"
+    if trainable and isinstance(embeddings, cst.Name) and not call.for_adapter:
+        shape = [cst.Subscript(cst.Attribute(embeddings, cst.Name("shape")),
+                               [cst.SubscriptElement(cst.Index(cst.Integer(str(axis))))]) for axis in (0, 1)]
+        call.result = cst.Call(ctx.ref("mindspore.nn.Embedding"), [
+            cst.Arg(shape[0]), cst.Arg(shape[1]),
+            cst.Arg(embeddings, keyword=cst.Name("embedding_table"),
+                    equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))),
+        ])
+        return
+    function = define(ctx, "embedding_from_pretrained",
+                      _FROM_PRETRAINED.replace("EMBEDDING", code_of(ctx.ref("mindspore.nn.Embedding"))))
+    args = [cst.Arg(embeddings)]
+    if freeze is not None:
+        args.append(cst.Arg(freeze, keyword=cst.Name("freeze"),
+                            equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
+    call.result = cst.Call(function, args)
+
+
 _IDS = {"i": "randint(0, 10, (2, 5))"}
+_PADDING = Unsupported("MindSpore's Embedding lets the padding row receive gradients (torch keeps them zero), "
+                       "so training would drift; mask the padding ids by hand")
 
 RULES = [
     ApiRule(
@@ -44,10 +91,7 @@ RULES = [
         args={
             "num_embeddings": "vocab_size",
             "embedding_dim": "embedding_size",
-            "padding_idx": Unsupported(
-                "MindSpore's Embedding lets the padding row receive gradients (torch keeps them zero), "
-                "so training would drift; mask the padding ids by hand"
-            ),
+            "padding_idx": _PADDING,
             "max_norm": Unsupported("max_norm renormalisation is not supported by mindspore.nn.Embedding"),
             "norm_type": Drop("only used with max_norm"),
             "scale_grad_by_freq": Unsupported("scale_grad_by_freq is not supported"),
@@ -76,6 +120,35 @@ RULES = [
                          {"i": "randint(0, 5, (2, 4))", "w": "randn(5, 3)"}, call="layer(i)", shapes=("keywords",)),
             Example("layer = nn.Embedding(10, 4, max_norm=1.0)", marked="max_norm"),
             reset_example("Embedding", "10, 4", "randint(0, 10, (2, 5))"),
+        ),
+    ),
+    ApiRule(
+        "torch.nn.Embedding.from_pretrained",
+        "mindspore.nn.Embedding",
+        signature="embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, "
+        "sparse=False",
+        args={
+            "padding_idx": _PADDING,
+            "max_norm": Unsupported("max_norm renormalisation is not supported by mindspore.nn.Embedding"),
+            "norm_type": Drop("only used with max_norm"),
+            "scale_grad_by_freq": Unsupported("scale_grad_by_freq is not supported"),
+            "sparse": Drop("gradient storage format only"),
+        },
+        hook=_from_pretrained,
+        weights={"weight": "embedding_table"},
+        attributes={"num_embeddings": "vocab_size", "embedding_dim": "embedding_size"},
+        notes="an Embedding holding the given table, frozen (requires_grad=False) unless freeze=False",
+        proven_by=("tests/rules/test_embedding_research.py::test_from_pretrained_freezes_as_torch_does",),
+        examples=(
+            Example("layer = nn.Embedding.from_pretrained(w, freeze=False)",
+                    "layer = nn.Embedding(w.shape[0], w.shape[1], embedding_table=w)"),
+            # frozen or not: tests/rules/test_embedding_research.py (a tensor's requires_grad read is marked)
+            Example("layer = nn.Embedding.from_pretrained(w)\nresult = layer(i), layer.weight, layer.weight.shape",
+                    inputs={"i": "randint(0, 5, (2, 4))", "w": "randn(5, 3)"}),
+            Example("layer = nn.Embedding.from_pretrained(w * 2, freeze=False)\n"
+                    "result = layer(i), layer.num_embeddings, layer.embedding_dim",
+                    inputs={"i": "randint(0, 5, (2, 4))", "w": "randn(5, 3)"}, notes="an expression, trainable"),
+            Example("layer = nn.Embedding.from_pretrained(w, padding_idx=0)", marked="padding row receive gradients"),
         ),
     ),
     ApiRule(

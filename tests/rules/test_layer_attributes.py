@@ -25,6 +25,7 @@ from tests.snippets import convert_full, convert_snippet
 LAYERS = {
     "torch.nn.Linear": "nn.Linear(3, 4)",
     "torch.nn.Embedding": "nn.Embedding(10, 4)",
+    "torch.nn.Embedding.from_pretrained": "nn.Embedding.from_pretrained(torch.ones(10, 4))",
     "torch.nn.Conv1d": "nn.Conv1d(2, 4, 3, stride=2, dilation=2, groups=2)",
     "torch.nn.Conv2d": "nn.Conv2d(2, 4, (3, 5), stride=(2, 1), groups=2)",
     "torch.nn.Conv3d": "nn.Conv3d(2, 4, 3, groups=2)",

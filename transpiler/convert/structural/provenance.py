@@ -108,7 +108,8 @@ def classify_call(qualified: str) -> str | None:
     if qualified == "torch.Generator":
         return GENERATOR
     if qualified.startswith(_LAYER_PREFIX) and not qualified.startswith(_NOT_LAYERS) and qualified not in _PARAMETERS:
-        return LAYER if qualified.rsplit(".", 1)[-1][:1].isupper() else None
+        last = qualified.rsplit(".", 1)[-1]  # a layer class, or its constructor Embedding.from_pretrained
+        return LAYER if last[:1].isupper() or last == "from_pretrained" else None
     return None
 
 
