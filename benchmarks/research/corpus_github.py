@@ -29,9 +29,28 @@ def _image(size: int = 32, channels: int = 3, batch: int = 1) -> tuple[Input, ..
     return (Input((batch, channels, size, size)),)
 
 
+def _args(**fields) -> Call:
+    """An ``argparse.Namespace`` (``"dropout" in args`` works on it), as a script's parsed arguments."""
+    return Call("Namespace", kwargs=fields, module="argparse")
+
+
 def _namespace(**fields) -> Call:
     """A plain attribute-access config object (``config.model.ch``), built the same on both sides."""
     return Call("SimpleNamespace", kwargs=fields, module="types")
+
+
+# Time-Series-Library models read one parsed-arguments object; one configuration serves all of them.
+_TS_CONFIG = dict(task_name="long_term_forecast", seq_len=48, label_len=24, pred_len=12, enc_in=4, dec_in=4, c_out=4,
+                  d_model=16, d_ff=32, e_layers=2, d_layers=1, n_heads=2, factor=1, top_k=2, num_kernels=3,
+                  embed="timeF", freq="h", dropout=0.1, activation="gelu", moving_avg=5, num_class=3,
+                  channel_independence=1, decomp_method="moving_avg", down_sampling_layers=1,
+                  down_sampling_window=2, down_sampling_method="avg", use_norm=1, seg_len=12)
+_TS_INPUTS = (Input((1, 48, 4)), Input((1, 48, 4)), Input((1, 36, 4)), Input((1, 36, 4)))
+
+
+def _time_series(name: str, note: str = "", inputs: tuple[Input, ...] = _TS_INPUTS) -> Model:
+    return Model(f"tslib_{name.lower()}", "thuml/Time-Series-Library", f"models.{name}", "Model", "time-series",
+                 args=(_args(**_TS_CONFIG),), inputs=inputs, note=note)
 
 
 SOURCES: list[Source] = [
@@ -103,6 +122,23 @@ SOURCES: list[Source] = [
            convert=("xcit.py",), needs=("timm",), license="Apache-2.0"),
     Source("cloneofsimo/lora", "github", "d84074b3e3496f1cfa8a3f49b8b9972ef463b483", root="lora_diffusion",
            convert=("lora.py",), license="Apache-2.0"),
+    Source("princeton-vl/RAFT", "github", "2888e15a51fa41140771d3f498ed8023cff098d1", root="core",
+           convert=("raft.py", "update.py", "extractor.py", "corr.py", "utils/__init__.py", "utils/utils.py"),
+           license="BSD-3-Clause"),
+    Source("lucidrains/CoCa-pytorch", "github", "edee92c74e311ccfa4a0024412fd991c98aff5fd",
+           convert=("coca_pytorch",), license="MIT"),
+    Source("fxia22/pointnet.pytorch", "github", "bafbf401e0af19be3262e448c59313fd2be0e421",
+           convert=("pointnet/model.py",), license="MIT"),
+    Source("yenchenlin/nerf-pytorch", "github", "63a5a630c9abd62b0f21c08703d0ac2ea7d4b9dd",
+           convert=("run_nerf_helpers.py",), license="MIT"),
+    Source("rosinality/glow-pytorch", "github", "97081ff115a694cf04aeedbd58447f33d242c879",
+           convert=("model.py",), license="MIT"),
+    Source("thuml/Time-Series-Library", "github", "4e938a1767106324dd753b2a44832bf870a0252e",
+           convert=("models/__init__.py", "models/TimesNet.py", "models/DLinear.py", "models/TimeMixer.py",
+                    "models/SegRNN.py", "models/FreTS.py", "models/MICN.py", "models/TSMixer.py",
+                    "layers/__init__.py", "layers/Embed.py", "layers/Conv_Blocks.py",
+                    "layers/Autoformer_EncDec.py", "layers/StandardNorm.py"),
+           license="MIT"),
     Source("state-spaces/s4", "github", "e757cef57d89e448c413de7325ed5601aceaac13",
            convert=("models/s4/s4d.py", "src/models/nn"), license="Apache-2.0"),
 
@@ -422,4 +458,59 @@ MODELS: list[Model] = [
           kwargs=dict(in_channels=8, out_channels=16, kernel_size=3, padding=1, r=4, dropout_p=0.1, scale=0.5),
           inputs=_image(16, channels=8),
           note="lora_up zero-initialised: the low-rank path adds zero unless weights are perturbed"),
+    # princeton-vl/RAFT: optical flow (correlation pyramid, grid_sample lookups, convex upsampling)
+    Model("raft_small", "princeton-vl/RAFT", "raft", "RAFT", "optical-flow",
+          args=(_args(small=True, dropout=0.0, alternate_corr=False, mixed_precision=False),),
+          inputs=(Input((1, 3, 64, 64)), Input((1, 3, 64, 64))),
+          keyword_inputs=dict(iters=2, test_mode=True),
+          note="instance-normalised encoder, ConvGRU updates, bilinear sampling of the correlation volume"),
+    Model("raft", "princeton-vl/RAFT", "raft", "RAFT", "optical-flow",
+          args=(_args(small=False, dropout=0.0, alternate_corr=False, mixed_precision=False),),
+          inputs=(Input((1, 3, 64, 64)), Input((1, 3, 64, 64))),
+          keyword_inputs=dict(iters=2, test_mode=True),
+          note="learned convex upsampling (unfold, softmax over 9 neighbours)"),
+    # lucidrains/CoCa-pytorch: vision-language (contrastive captioner) on given image tokens
+    Model("coca", "lucidrains/CoCa-pytorch", "coca_pytorch.coca_pytorch", "CoCa", "vision-language",
+          kwargs=dict(dim=32, num_tokens=100, unimodal_depth=1, multimodal_depth=1, image_dim=24, num_img_queries=8,
+                      dim_head=8, heads=2),
+          inputs=(Input((1, 10), "int64", 1, 100),),
+          keyword_inputs=dict(image_tokens=Input((1, 16, 24))),
+          note="attention pooling of image tokens, parallel blocks with rotary embeddings, cross-attention"),
+    Model("coca_embeddings", "lucidrains/CoCa-pytorch", "coca_pytorch.coca_pytorch", "CoCa", "vision-language",
+          kwargs=dict(dim=32, num_tokens=100, unimodal_depth=1, multimodal_depth=1, image_dim=24, num_img_queries=8,
+                      dim_head=8, heads=2),
+          inputs=(Input((1, 10), "int64", 1, 100),),
+          keyword_inputs=dict(image_tokens=Input((1, 16, 24)), return_embeddings=True)),
+    # fxia22/pointnet.pytorch
+    Model("pointnet_cls", "fxia22/pointnet.pytorch", "pointnet.model", "PointNetCls", "point-cloud",
+          kwargs=dict(k=5, feature_transform=True),
+          inputs=(Input((2, 3, 64)),),
+          note="spatial transformer nets (identity added from a numpy array), max over points"),
+    Model("pointnet_seg", "fxia22/pointnet.pytorch", "pointnet.model", "PointNetDenseCls", "point-cloud",
+          kwargs=dict(k=4, feature_transform=False),
+          inputs=(Input((2, 3, 64)),)),
+    # yenchenlin/nerf-pytorch
+    Model("nerf_mlp", "yenchenlin/nerf-pytorch", "run_nerf_helpers", "NeRF", "nerf",
+          kwargs=dict(D=4, W=64, input_ch=21, input_ch_views=9, output_ch=4, skips=[2], use_viewdirs=True),
+          inputs=(Input((32, 30)),),
+          note="skip connection by concatenation, view-direction branch"),
+    # rosinality/glow-pytorch
+    Model("glow", "rosinality/glow-pytorch", "model", "Glow", "flow",
+          kwargs=dict(in_channel=3, n_flow=2, n_block=2, affine=True, conv_lu=True),
+          inputs=(Input((1, 3, 16, 16)),),
+          note="ActNorm data-dependent init on the first call, LU-decomposed 1x1 conv (scipy at init), "
+               "log-determinants; zero-initialised priors"),
+    Model("glow_additive", "rosinality/glow-pytorch", "model", "Glow", "flow",
+          kwargs=dict(in_channel=3, n_flow=1, n_block=2, affine=False, conv_lu=False),
+          inputs=(Input((1, 3, 16, 16)),),
+          note="plain invertible 1x1 conv (QR init, torch.slogdet)"),
+    # thuml/Time-Series-Library: forecasting models (x_enc, x_mark_enc, x_dec, x_mark_dec)
+    _time_series("TimesNet", "period search by FFT top-k, 2D inception blocks"),
+    _time_series("DLinear", "moving-average decomposition"),
+    _time_series("TimeMixer", "multiscale decomposable mixing, RevIN normalisation"),
+    _time_series("SegRNN", "segment-wise GRU"),
+    _time_series("FreTS", "frequency-domain MLPs on complex rfft outputs"),
+    _time_series("MICN", "multi-scale isometric convolutions",
+                 (Input((1, 48, 4)), Input((1, 48, 4)), Input((1, 60, 4)), Input((1, 60, 4)))),
+    _time_series("TSMixer"),
 ]
