@@ -148,6 +148,43 @@ SOURCE = textwrap.dedent(
         return square  # the second output is left unused: its gradient is zero
 
 
+    class Scale(Function):
+        """Forward without ctx, and setup_context (the style of recent releases)."""
+
+        @staticmethod
+        def forward(tensor, factor):
+            return tensor * factor
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            tensor, factor = inputs
+            ctx.factor = factor
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output * ctx.factor, None
+
+
+    class CubeAndSlope(Function):
+        @staticmethod
+        def forward(x):
+            return x ** 3, 3 * x ** 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0], output[1])
+
+        @staticmethod
+        def backward(ctx, grad_cube, grad_slope):
+            x, slope = ctx.saved_tensors
+            return grad_cube * slope + grad_slope * 6 * x
+
+
+    def scale_cube(x):
+        cube, slope = CubeAndSlope.apply(Scale.apply(x, 0.7))
+        return cube, slope
+
+
     # a VQ-VAE's codebook lookup: indices marked non-differentiable, gradients straight through
     class NearestCode(Function):
         @staticmethod
@@ -229,6 +266,7 @@ def _cases() -> list[Case]:
         Case("linear", [randn(5, 3), randn(4, 3), randn(4)]),
         Case("scaled_square", [randn(2, 3)]),
         Case("vq_st", [randn(2, 3, 4), randn(5, 4)]),
+        Case("scale_cube", [randn(2, 3)]),
         Case("Net", [randn(6, 3)], args=[]),
         Case("Net", [randn(6, 3)], args=[], jit=True),
     ]
@@ -258,9 +296,10 @@ def test_functions_become_cells_with_a_bprop_and_nothing_is_marked(converted):
     text = converted[1].read_text()
     assert "TODO(ms-migrate)" not in text and "torch" not in text.replace("torch_", ""), text
     for name in ("RoundSTE", "ClampWithGrad", "ReverseGrad", "SinCos", "LinearFunction", "ScaledSquare",
-                 "NearestCode", "QuantizeStraightThrough"):
+                 "NearestCode", "QuantizeStraightThrough", "Scale", "CubeAndSlope"):
         assert f"class {name}(nn.Cell):" in text
-    assert text.count("def bprop(self,") == 8
+    assert text.count("def bprop(self,") == 10
+    assert "def setup_context" not in text
     assert "mark_non_differentiable" not in text
     assert "RoundSTE()(x * 4)" in text  # .apply above the class
     # needs_input_grad reads True: the conditions go, the gradients are computed
@@ -278,7 +317,17 @@ def test_functions_become_cells_with_a_bprop_and_nothing_is_marked(converted):
                 inside = (x >= low) & (x <= high)
         ''') in text
     assert "self.scale" not in text and "self.alpha" not in text
-    assert text.count("self.saved_tensors") == 2  # the VQ indices: neither an input nor the output
+    assert text.count("self.saved_tensors") == 4  # the VQ indices, output[1]: neither an input nor the output
+    assert textwrap.dedent('''
+        class Scale(nn.Cell):
+            """Forward without ctx, and setup_context (the style of recent releases)."""
+
+            def construct(self, tensor, factor):
+                return tensor * factor
+
+            def bprop(self, tensor, factor, out, grad_output):
+                return grad_output * factor, None
+        ''') in text
 
 
 @pytest.mark.parametrize("index", range(len(_cases())), ids=[c.name + ("-jit" * c.jit) for c in _cases()])
@@ -320,8 +369,21 @@ def test_a_wrong_backward_is_caught(converted, tmp_path):
          """, "mark_non_differentiable"),
         ("""
          @staticmethod
+         def forward(ctx, x):
+             x.mul_(2)
+             ctx.mark_dirty(x)
+             return x
+
+         @staticmethod
+         def backward(ctx, grad):
+             return grad * 2
+         """, "mark_dirty"),
+        ("""
+         @staticmethod
          def forward(x):
-             return x * 2
+             if x.sum() > 0:
+                 return x * 2
+             return x
 
          @staticmethod
          def setup_context(ctx, inputs, output):

@@ -33,8 +33,10 @@ what torch's ``None`` gradients mean (``ctx.set_materialize_grads`` is dropped);
 ``ctx.mark_non_differentiable(idx)`` is dropped when ``idx`` is an output
 returned by name whose gradient backward never reads (a VQ-VAE's code indices:
 torch gives it no gradient, MindSpore gives one that bprop ignores). What the
-pattern cannot carry (``setup_context``, ``mark_dirty``, a non-differentiable
-output whose gradient backward reads) is marked.
+pattern cannot carry (``mark_dirty``, a non-differentiable output whose
+gradient backward reads) is marked. torch 2's ``forward(x)`` with
+``setup_context(ctx, inputs, output)`` is one forward first: forward's body,
+its result as ``output``, then setup_context's body.
 
 Gradient checkpointing written as a Function (improved-diffusion's and
 consistency_models' ``CheckpointFunction``: ``forward`` runs a function it is
@@ -117,8 +119,10 @@ def function_classes(module: cst.Module, analysis) -> set[str]:
 def convert_function_class(ctx, node: cst.ClassDef, base: cst.Arg) -> cst.ClassDef:
     """The Cell form of an autograd Function class; raises Unconvertible."""
     methods = _methods(node)
-    if "setup_context" in methods:
-        raise Unconvertible("forward/setup_context style autograd Function: merge setup_context into forward by hand")
+    merged_output = None  # the name forward's result gets when setup_context is merged into it
+    if "setup_context" in methods and "forward" in methods:
+        node, merged_output = _with_setup_merged(node, methods["forward"], methods["setup_context"])
+        methods = _methods(node)
     forward, backward = methods.get("forward"), methods.get("backward")
     if forward is None or backward is None:
         raise Unconvertible("an autograd Function without both forward and backward")
@@ -139,13 +143,112 @@ def convert_function_class(ctx, node: cst.ClassDef, base: cst.Arg) -> cst.ClassD
     body = []
     for statement in node.body.body:
         if statement is forward:
-            statement = _format_changed(ctx, forward, _construct(statement, inputs[0], len(inputs) - 1, kept, dropped))
+            construct = _construct(statement, inputs[0], len(inputs) - 1, kept, dropped)
+            if merged_output is not None:
+                construct = construct.with_changes(body=construct.body.visit(_FoldReturn(merged_output)))
+            statement = _format_changed(ctx, forward, construct)
         elif statement is backward:
             statement = _format_changed(ctx, backward, _bprop(statement, grads[0], inputs[1:], grads[1:], out, kept))
         body.append(statement)
     cell = ctx.ref("mindspore.nn.Cell")
     bases = [b.with_changes(value=cell) if b is base else b for b in node.bases]
     return node.with_changes(bases=bases, body=node.body.with_changes(body=body))
+
+
+def _with_setup_merged(node: cst.ClassDef, forward: cst.FunctionDef, setup: cst.FunctionDef):
+    """``forward(x, ...)`` and ``setup_context(ctx, inputs, output)`` (torch 2's style) as
+    one ``forward(ctx, x, ...)``: forward's body, its result as ``output``, the
+    setup's body, ``return output``."""
+    setup_params = _params(setup)
+    if len(setup_params) != 3 or _takes_more(forward) or _takes_more(setup) \
+            or not isinstance(forward.body, cst.IndentedBlock) or not isinstance(setup.body, cst.IndentedBlock):
+        raise Unconvertible("setup_context style autograd Function with *args: merge setup_context into forward "
+                            "by hand")
+    ctx_name, inputs_name, output_name = setup_params
+    params = _params(forward)
+    returns = [s for s in _simple_statements(forward.body) if isinstance(s, cst.Return)]
+    last = forward.body.body[-1]
+    if len(returns) != 1 or returns[0].value is None or not (
+            isinstance(last, cst.SimpleStatementLine) and last.body[-1] is returns[0]):
+        raise Unconvertible("setup_context style autograd Function whose forward does not end in its one return: "
+                            "merge setup_context into forward by hand")
+    if {ctx_name, inputs_name, output_name} & (_names(forward) | set(params)):
+        raise Unconvertible("setup_context's parameter names are used in forward: merge it into forward by hand")
+    statements = list(forward.body.body[:-1])
+    leading = last.body[:-1]
+    if leading:
+        statements.append(last.with_changes(body=list(leading)))
+    value = returns[0].value
+    setup_body = list(setup.body.body)
+    if isinstance(value, cst.Name) and value.value not in _names(setup):
+        # return result: setup_context's output is forward's result
+        setup_body = [s.visit(_Rename(output_name, value.value)) for s in setup_body]
+        output_name = value.value
+    else:
+        statements.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(output_name))], value)]))
+    first = setup_body[0]
+    if isinstance(first, cst.SimpleStatementLine) and len(first.body) == 1 and _unpacks(first.body[0], inputs_name,
+                                                                                        params):
+        setup_body = setup_body[1:]  # x, alpha = inputs: forward's own parameters
+    if inputs_name in _names(setup.body.with_changes(body=setup_body)):
+        values = cst.Tuple([cst.Element(cst.Name(n)) for n in params])
+        statements.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(inputs_name))], values)]))
+    statements.extend(setup_body)
+    statements.append(cst.SimpleStatementLine([cst.Return(cst.Name(output_name))]))
+    merged = forward.with_changes(
+        params=forward.params.with_changes(params=[cst.Param(cst.Name(ctx_name)), *forward.params.params]),
+        body=forward.body.with_changes(body=statements),
+    )
+    body = [merged if s is forward else s for s in node.body.body if s is not setup]
+    made = output_name if output_name == setup_params[2] else None  # forward's own name stays as written
+    return node.with_changes(body=node.body.with_changes(body=body)), made
+
+
+class _Rename(cst.CSTTransformer):
+    def __init__(self, old: str, new: str):
+        super().__init__()
+        self.old, self.new = old, new
+
+    def leave_Attribute(self, original_node, updated_node):
+        return updated_node.with_changes(attr=original_node.attr)  # a.output is no name
+
+    def leave_Name(self, original_node, updated_node):
+        return updated_node.with_changes(value=self.new) if updated_node.value == self.old else updated_node
+
+
+class _FoldReturn(cst.CSTTransformer):
+    """``output = expr`` then ``return output``, ``output`` read nowhere else: ``return expr``."""
+
+    def __init__(self, name: str):
+        super().__init__()
+        self.name = name
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        body = list(updated_node.body)
+        if len(body) < 2 or not all(isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 for s in body[-2:]):
+            return updated_node
+        assign, ret = body[-2].body[0], body[-1].body[0]
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and _is_name(assign.targets[0].target,
+                self.name) and isinstance(ret, cst.Return) and _is_name(ret.value, self.name)):
+            return updated_node
+        if self.name in _names(updated_node.with_changes(body=body[:-2])) or self.name in _names(assign.value):
+            return updated_node
+        folded = body[-1].with_changes(body=[ret.with_changes(value=assign.value)],
+                                       leading_lines=body[-2].leading_lines)
+        return updated_node.with_changes(body=[*body[:-2], folded])
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+
+def _unpacks(statement: cst.BaseSmallStatement, name: str, params: list[str]) -> bool:
+    """``a, b = name`` with ``a, b`` the parameters ``params``."""
+    if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1 and _is_name(statement.value, name)):
+        return False
+    target = statement.targets[0].target
+    return isinstance(target, (cst.Tuple, cst.List)) and [
+        e.value.value if isinstance(e.value, cst.Name) and not isinstance(e, cst.StarredElement) else None
+        for e in target.elements] == params
 
 
 def _methods(node: cst.ClassDef) -> dict[str, cst.FunctionDef]:
