@@ -79,6 +79,33 @@ def _answer(value: str):
     return hook
 
 
+# torch.set_printoptions's profiles (torch/_tensor_str.py)
+_PRINT_PROFILES = {"default": {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80},
+                   "short": {"precision": 2, "threshold": 1000, "edgeitems": 2, "linewidth": 80},
+                   "full": {"precision": 4, "threshold": "float('inf')", "edgeitems": 3, "linewidth": 80}}
+
+
+def _print_options(call, ctx):
+    """MindSpore prints a tensor through NumPy, under NumPy's print options."""
+    try:
+        profile = call.literal("profile")
+        sci_mode = call.literal("sci_mode")
+    except ValueError as exc:
+        raise Unconvertible(f"{exc}: the options must be known to write NumPy's") from None
+    if sci_mode is True:
+        raise Unconvertible("sci_mode=True: NumPy has no forced scientific notation")
+    values = {name: str(value) for name, value in _PRINT_PROFILES.get(profile, {}).items()}
+    for name in ("precision", "threshold", "edgeitems", "linewidth"):
+        if call.has(name):
+            values[name] = call.get(name)
+    if sci_mode is False:
+        values["suppress"] = "True"
+    args = [cst.Arg(cst.parse_expression(v) if isinstance(v, str) else v, keyword=cst.Name(k),
+                    equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+            for k, v in values.items()]
+    call.result = cst.Call(ctx.ref("numpy.set_printoptions"), args)
+
+
 def _runs(statement: str, converted: str) -> Example:
     """An execution case for a call that returns nothing: both sides run it and return None."""
     return Example(f"result = {statement} is None", f"result = {converted} is None", inputs={})
@@ -138,12 +165,25 @@ RULES = [
                             Example('from packaging import version\n'
                                     'result = version.parse(torch.__version__) >= version.parse("1.8")', inputs={}),
                             Example("result = torch.version.__version__.startswith('2.')", inputs={}))),
-    ApiRule("torch.cuda.empty_cache", "mindspore.runtime.empty_cache", signature="",
+    ApiRule("torch.set_printoptions", None,
+            signature="precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None",
+            hook=_print_options, notes="MindSpore prints tensors through NumPy: NumPy's print options",
+            examples=(Example("torch.set_printoptions(linewidth=320, precision=5, profile='long')",
+                              "np.set_printoptions(precision=5, linewidth=320)"),
+                      Example("torch.set_printoptions(sci_mode=False)", "np.set_printoptions(suppress=True)"),
+                      Example("torch.set_printoptions(profile='full')",
+                              'np.set_printoptions(precision=4, threshold=float("inf"), edgeitems=3, linewidth=80)'),
+                      Example("torch.set_printoptions(sci_mode=True)", marked="sci_mode=True"),
+                      # NumPy's own defaults: the case leaves the worker's NumPy as it found it
+                      Example("result = torch.set_printoptions(precision=8, threshold=1000, linewidth=75) is None",
+                              inputs={}))),
+    ApiRule("torch.cuda.empty_cache", "mindspore.runtime.empty_cache", signature="", aliases=("torch.mps.empty_cache",),
             examples=(_runs("torch.cuda.empty_cache()", "mindspore.runtime.empty_cache()"),)),
     # torch without CUDA cannot run these two: compared with what torch documents (None, values untouched)
     ApiRule("torch.cuda.synchronize", "mindspore.runtime.synchronize", signature="device=None",
-            notes="waits for the current device's streams",
+            aliases=("torch.mps.synchronize",), notes="waits for the current device's streams",
             examples=(Example("torch.cuda.synchronize()", "mindspore.runtime.synchronize()"),
+                      Example("torch.mps.synchronize()", "mindspore.runtime.synchronize()"),
                       _returns_none("torch.cuda.synchronize()",
                                     "torch cannot run it here: AssertionError: Torch not compiled with CUDA enabled"))),
     ApiRule("torch.cuda.reset_peak_memory_stats", "mindspore.runtime.reset_peak_memory_stats",

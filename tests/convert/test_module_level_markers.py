@@ -256,3 +256,32 @@ def test_names_bound_in_many_ways_each_get_a_stand_in():
         assert f'    {name} = NotConverted("{name}", "m.py:' in out, name
     assert "    class K:\n        def __init__(self, *args, **kwargs):\n            raise NotImplementedError(" in out
     assert 'NotConverted("j"' not in out and 'NotConverted("h"' not in out  # not bound in the module after it ran
+
+
+def test_torch_imports_inside_a_guarded_statement_get_no_stand_in():
+    # dino's eval script: a marked branch holding a marked statement of its own
+    code = ("import torch\nfrom torchvision import models as tv\n"
+            "if ARCH in tv.__dict__.keys():\n    model = torch.hub.load('x', ARCH)\nelse:\n    model = None\n")
+    out = convert_source(code, "m.py").output
+    assert 'model = NotConverted("model", "m.py:' in out
+    assert 'NotConverted("torch"' not in out and 'NotConverted("tv"' not in out
+
+
+def test_presence_checks_as_training_scripts_write_them():
+    # timm's train.py: has_native_amp
+    code = ("import torch\nimport torch.nn.functional as F\nhas_native_amp = False\ntry:\n"
+            "    if getattr(torch.cuda.amp, 'autocast') is not None:\n        has_native_amp = True\n"
+            "except AttributeError:\n    pass\n"
+            "no_sdpa = getattr(F, 'scaled_dot_product_attention') is None\n"
+            "missing = getattr(torch, 'frobnicate') is None\n")
+    out = convert_source(code, "m.py").output
+    assert "    if True:\n        has_native_amp = True\n" in out
+    assert "no_sdpa = False\nmissing = True\n" in out and "torch" not in out
+
+
+def test_print_options_are_numpy_s():
+    code = ("import torch\ntorch.set_printoptions(linewidth=320, precision=5, profile='long')\n"
+            "torch.set_printoptions(sci_mode=False)\n")
+    out = convert_source(code, "m.py").output
+    assert out == ("import numpy as np\nnp.set_printoptions(precision=5, linewidth=320)\n"
+                   "np.set_printoptions(suppress=True)\n")

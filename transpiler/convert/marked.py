@@ -56,7 +56,7 @@ import libcst as cst
 from transpiler.convert.context import SPELLINGS, FileContext, parse_expr, parse_stmt
 from transpiler.convert.diagnostics import MARKER_PREFIX
 from transpiler.convert.markers import LINE, REASONS, is_marked
-from transpiler.convert.names import ImportBinding
+from transpiler.convert.names import ImportBinding, is_torch_name
 from transpiler.convert.walk import LAYOUT_TYPES, walk
 
 _MINDSPORE_LOCALS = frozenset(local for _, local, _ in SPELLINGS)
@@ -353,18 +353,20 @@ class _Bindings(cst.CSTVisitor):
     def visit_NamedExpr(self, node) -> None:
         self._bind(node.target)
 
+    # an import of torch binds nothing torch-less code could use: a stand-in would only
+    # stand for torch itself (the marked statements that use it import it under their marker)
     def visit_Import(self, node) -> bool:
         for alias in node.names:
-            if alias.asname is None:
+            if not is_torch_name(cst.Module([]).code_for_node(alias.name)):
                 self._bind(cst.Name(_bound_name(alias)))
-        return True
+        return False
 
     def visit_ImportFrom(self, node) -> bool:
-        if not isinstance(node.names, cst.ImportStar):
+        module = cst.Module([]).code_for_node(node.module) if node.module is not None else ""
+        if not isinstance(node.names, cst.ImportStar) and (node.relative or not is_torch_name(module)):
             for alias in node.names:
-                if alias.asname is None:
-                    self._bind(cst.Name(_bound_name(alias)))
-        return True
+                self._bind(cst.Name(_bound_name(alias)))
+        return False
 
     def visit_ExceptHandler(self, node) -> None:
         if node.name is not None:

@@ -43,6 +43,7 @@ class FeatureCheck:
     module: cst.BaseExpression  # the torch module reference asked (torch.__version__ for a version check)
     api: str  # the torch API asked about
     answer: bool | None = None  # a version comparison's
+    negated: bool = False  # ``getattr(module, "name") is None``: whether it is missing
 
 
 def feature_check(rewriter, call: cst.Call) -> FeatureCheck | None:
@@ -69,6 +70,9 @@ def membership_check(rewriter, comparison: cst.Comparison) -> FeatureCheck | Non
     version = version_check(rewriter, comparison)
     if version is not None:
         return version
+    present = _presence_check(rewriter, comparison)
+    if present is not None:
+        return present
     if len(comparison.comparisons) != 1 or not isinstance(comparison.left, cst.SimpleString):
         return None
     target = comparison.comparisons[0]
@@ -83,6 +87,30 @@ def membership_check(rewriter, comparison: cst.Comparison) -> FeatureCheck | Non
     if qualified is None:
         return None
     return FeatureCheck("hasattr", call.args[0].value, f"{qualified}.{comparison.left.evaluated_value}")
+
+
+def _presence_check(rewriter, comparison: cst.Comparison) -> FeatureCheck | None:
+    """``getattr(torch_module, "name") is not None`` (timm's ``has_native_amp``): the
+    same question as hasattr (``is None``: its negation)."""
+    if len(comparison.comparisons) != 1:
+        return None
+    target = comparison.comparisons[0]
+    call = comparison.left
+    if not isinstance(target.operator, (cst.Is, cst.IsNot)) or not _is_none(target.comparator):
+        return None
+    if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Name) or call.func.value != "getattr":
+        return None
+    if "getattr" in rewriter.analysis.bound_names or len(call.args) != 2 or any(a.star or a.keyword for a in call.args):
+        return None  # with a default, getattr's own answer (the value or the default) is compared
+    module, name = call.args[0].value, call.args[1].value
+    qualified = rewriter.analysis.qualified(module)
+    if qualified is None or not isinstance(name, cst.SimpleString):
+        return None
+    return FeatureCheck("hasattr", module, f"{qualified}.{name.evaluated_value}", negated=isinstance(target.operator, cst.Is))
+
+
+def _is_none(expr) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
 
 
 def version_check(rewriter, comparison: cst.Comparison) -> FeatureCheck | None:
@@ -166,9 +194,11 @@ def answer(rewriter, original: cst.Call, updated: cst.Call, check: FeatureCheck)
     rewriter.ctx.consume(check.module)
     rewriter.changed()
     if check.function == "hasattr":
-        rewriter.ctx.converted(original, "hasattr", f"hasattr(..., {check.api!r}) -> {exists}: "
+        asked = f"getattr(..., {check.api!r}) is {'' if check.negated else 'not '}None" \
+            if isinstance(original, cst.Comparison) else f"hasattr(..., {check.api!r})"
+        rewriter.ctx.converted(original, "hasattr", f"{asked} -> {exists != check.negated}: "
                                + ("ms-migrate converts it" if exists else "the converted code has no equivalent"))
-        return cst.Name("True" if exists else "False")
+        return cst.Name("True" if exists != check.negated else "False")
     value = _as_value(rewriter, check.api, rule, attribute) if exists else None
     if value is None:
         rewriter.ctx.converted(original, "getattr", f"getattr(..., {check.api!r}) -> its default: "
