@@ -29,3 +29,14 @@ def as_float(expr: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
     if isinstance(value, int) and not isinstance(value, bool):
         return cst.parse_expression(repr(float(value)))
     return expr
+
+
+def int_literal_as_float(expr: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
+    """An int literal as a float literal; anything else (which may be a tensor) as it is."""
+    try:
+        value = literal_value(expr)
+    except (ValueError, SyntaxError, TypeError):
+        return expr
+    if isinstance(value, int) and not isinstance(value, bool):
+        return cst.parse_expression(repr(float(value)))
+    return expr

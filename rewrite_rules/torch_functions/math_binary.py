@@ -3,7 +3,9 @@ comparison, logic and bitwise operations."""
 
 from __future__ import annotations
 
+from rewrite_rules.api import Arg
 from rewrite_rules.cases import P
+from rewrite_rules.nn.float_args import int_literal_as_float
 from rewrite_rules.torch_functions.builders import BOOLS, IN, INTS, OTHER, XY, case, compose, fn, ms, scaled
 
 POSITIVE_XY = {"x": "uniform(0.5, 2.0, (3, 4))", "y": "uniform(0.5, 2.0, (3, 4))"}
@@ -110,9 +112,12 @@ fn(
     fn(
         "torch.lerp",
         signature="input, end, weight, *, out=None",
+        # an int weight as a float: MindSpore's Lerp refuses an int ("Lerp()(..., weight=int)")
+        args={"weight": Arg(value=int_literal_as_float)},
         params=[IN, P("end", "y"), P("weight", "w")],
         inputs={**XY, "w": "rand(3, 4)"},
-        extra=(case("result = torch.lerp(x, y, 0.3)", XY),),
+        extra=(case("result = torch.lerp(x, y, 0.3)", XY), case("result = torch.lerp(x, y, 0)", XY),
+               case("result = torch.lerp(x, y, 1)", XY)),
     ),
     *(
         fn(

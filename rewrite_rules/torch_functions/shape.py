@@ -8,6 +8,7 @@ import libcst as cst
 
 from rewrite_rules.cases import P
 from rewrite_rules.api import Arg, Drop, Example, Unconvertible, Unsupported, code_of
+from rewrite_rules.nn.float_args import as_float
 from rewrite_rules.tensor.binding import atom
 from rewrite_rules.tensor.shape import index_copy_of, scatter_elements, scatter_reduce_of, select_of, take_along
 from rewrite_rules.torch_functions.builders import IN, X, arg_text, case, compose, fn, literal, ms
@@ -86,6 +87,13 @@ def _scatter_reduce(call, ctx):
 
 def _index_copy(call, ctx):
     call.result = index_copy_of(call.get("input"), call.get("dim"), call.get("index"), call.get("source"), ctx)
+
+
+def _masked_fill(call, ctx):
+    """The Tensor method, which casts the value to the tensor's dtype as torch does
+    (ops.masked_fill refuses an int value for a float tensor: "Select CPU operator[MaskedFill] fail")."""
+    call.result = cst.parse_expression(
+        f"{atom(call.get('input'))}.masked_fill({code_of(call.get('mask'))}, {code_of(call.get('value'))})")
 
 
 def _masked_scatter(call, ctx):
@@ -219,8 +227,13 @@ RULES = [
        notes="the Tensor method (MindSpore has no ops.masked_scatter)"),
     fn("torch.index_select", signature="input, dim, index, *, out=None", args={"dim": "axis"},
        params=[IN, P("dim", "1"), P("index", "i")], positional=3, inputs={"x": "randn(3, 4)", "i": "tensor([0, 3, 1])"}),
-    fn("torch.masked_fill", signature="input, mask, value", args={"input": "input_x"}, positional=3,
-       params=[IN, P("mask", "m"), P("value", "-1.5")], inputs={"x": "randn(3, 4)", "m": "bool(3, 4)"}),
+    fn("torch.masked_fill", "mindspore.Tensor.masked_fill", "input, mask, value", params=[IN, P("mask", "m"), P("value", "-1.5")],
+       inputs={"x": "randn(3, 4)", "m": "bool(3, 4)"}, hook=_masked_fill,
+       notes="the Tensor method: it casts the value to the tensor's dtype, as torch does (ops.masked_fill fails on "
+             "CPU for an int value and a float tensor)",
+       extra=(case("result = torch.masked_fill(x, x > 0, 0)", X), case("result = torch.masked_fill(x * 2, x > 0, -1)", X),
+              case("result = torch.masked_fill(i, i > 2, 1.5)", {"i": "randint(0, 5, (3, 4))"}),
+              case("result = torch.masked_fill(x, x > 0, float('-inf'))", X))),
     fn("torch.masked_select", signature="input, mask, *, out=None", params=[IN, P("mask", "m")],
        inputs={"x": "randn(3, 4)", "m": "bool(3, 4)"}),
     fn("torch.narrow", signature="input, dim, start, length", args={"dim": "axis"}, positional=4,
@@ -317,7 +330,10 @@ RULES = [
        params=[IN, P("bins", "4", default=True), P("min", "-1.0", default=True), P("max", "1.0", default=True)],
        inputs={"x": "randn(20)"}),
     fn("torch.cdist", signature="x1, x2, p=2.0, compute_mode='use_mm_for_euclid_dist_if_necessary'",
-       args={"compute_mode": Drop("only chooses torch's algorithm")},
+       # MindSpore refuses an int p ("Cdist(p=int)")
+       args={"compute_mode": Drop("only chooses torch's algorithm"), "p": Arg(value=as_float)},
        params=[P("x1", "a"), P("x2", "b"), P("p", "1.0", default=True)], inputs={"a": "randn(3, 4)", "b": "randn(5, 4)"},
-       rtol=1e-4, atol=1e-5),
+       rtol=1e-4, atol=1e-5,
+       extra=(case("result = torch.cdist(a, b, p=2)", {"a": "randn(3, 4)", "b": "randn(5, 4)"}, rtol=1e-4, atol=1e-5),
+              case("p = 1\nresult = torch.cdist(a, b, p)", {"a": "randn(3, 4)", "b": "randn(5, 4)"}, rtol=1e-4, atol=1e-5))),
 ]
