@@ -34,6 +34,19 @@ MODELS = {
             def forward(self, x):
                 return self.body(self.gn(self.inorm_affine(self.inorm(self.conv(x)))))
         """, "randn(2, 3, 6, 6)"),
+    # BatchNorm without affine parameters, or without running statistics (MindSpore keeps both)
+    "batch_norms_without_state": ("""
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 8, 3)
+                self.bn = nn.BatchNorm2d(8, affine=False)
+                self.bn_batch = nn.BatchNorm2d(8, track_running_stats=False)
+                self.bn_bare = nn.BatchNorm2d(8, affine=False, track_running_stats=False)
+
+            def forward(self, x):
+                return self.bn_bare(self.bn_batch(self.bn(self.conv(x))))
+        """, "randn(2, 3, 6, 6)"),
     # lm_head tied to the token embedding, both directions
     "tied_head": ("""
         class Net(nn.Module):
@@ -213,6 +226,17 @@ def test_parameters_torch_builds_without_are_kept_and_listed(built):
         assert "affine=False" in report.kept["inorm.gamma"]
         assert report.placed["inorm_affine.weight"] == "inorm_affine.gamma"
         np.testing.assert_array_equal(params["inorm.gamma"].asnumpy(), np.ones(8, np.float32))
+
+
+def test_running_statistics_torch_does_not_track_are_kept_and_listed(built):
+    model, _ = _pair(built, "batch_norms_without_state")
+    for given in (model, model.state_dict()):
+        _, cell = _pair(built, "batch_norms_without_state")
+        _, report = map_weights(given, cell)
+        assert report.ok, report.problems()
+        assert set(report.kept) == {"bn.gamma", "bn.beta", "bn_batch.moving_mean", "bn_batch.moving_variance",
+                                    "bn_bare.gamma", "bn_bare.beta", "bn_bare.moving_mean", "bn_bare.moving_variance"}
+        assert "track_running_stats=False" in report.kept["bn_batch.moving_mean"]
 
 
 def test_a_trainable_parameter_without_its_key_is_still_refused(built):

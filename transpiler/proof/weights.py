@@ -18,8 +18,9 @@ What torch shares is placed once: a key holding the same tensor as another
 (a module reachable under two names, tied weights) is dropped with the name
 of the key that was placed. A Cell parameter torch has no tensor for because
 the layer was built without it (``InstanceNorm2d(affine=False)``, which
-becomes a GroupNorm holding fixed, untrained ones and zeros) is kept at the
-Cell's own value and listed. Parameters that MindSpore named alike (created
+becomes a GroupNorm holding fixed, untrained ones and zeros; BatchNorm with
+``track_running_stats=False``, whose moving statistics MindSpore keeps but
+never reads) is kept at the Cell's own value and listed. Parameters that MindSpore named alike (created
 after their Cell was attached: ``self.fc.weight = Parameter(...)`` in a
 parent, ``m.bias = Parameter(...)`` in an ``apply`` function) are renamed to
 their paths first, or ``load_param_into_net`` could not tell them apart.
@@ -37,6 +38,8 @@ import numpy as np
 from rewrite_rules.spec import ApiRule, WeightMove
 from transpiler.proof.layer_rules import rule_for_module, rules_for_cell
 
+
+_NO_RULE = ApiRule("", None)
 
 NOT_STATE = ("a non-persistent buffer: torch leaves it out of the state dict and never loads it; "
              "the Cell keeps the value its own code computes")
@@ -330,17 +333,20 @@ class _Walk:
 
     def _fixed(self, name: str) -> str | None:
         """Why the Cell parameter ``name``, which no torch key fills, keeps its
-        own value (a layer built without it in torch: ``affine=False``), or None."""
+        own value (the torch layer was built without it: ``affine=False``,
+        ``track_running_stats=False``), or None."""
         param, key, cell, torch_prefix, torch_name, rule = self.missing[name]
         if rule is None or param.requires_grad or "." in torch_name:
             return None
         module = self.modules.get(torch_prefix[:-1])
         if module is not None:
-            registered = getattr(module, "_parameters", {})
+            registered = {**getattr(module, "_parameters", {}), **getattr(module, "_buffers", {})}
             if torch_name not in registered or registered[torch_name] is not None:
-                return None  # torch has this parameter: its key is missing
+                return None  # torch has this tensor: its key is missing
             kind = type(module).__name__
-        elif getattr(cell, "affine", None) is False:
+        elif torch_name in ("weight", "bias") and self._without_affine(cell, torch_prefix):
+            kind = rule.torch.rsplit(".", 1)[-1]
+        elif torch_name in ("running_mean", "running_var") and getattr(cell, "use_batch_statistics", None) is True:
             kind = rule.torch.rsplit(".", 1)[-1]
         else:
             return None
@@ -348,8 +354,21 @@ class _Walk:
             self.params[name] = _parameter(param.asnumpy(), param, name)
         except Exception:
             return None
+        built = "track_running_stats=False" if torch_name.startswith("running_") else "affine=False"
         return (f"torch's {kind} at {torch_prefix[:-1] or '<root>'!r} has no {torch_name!r} (built with "
-                f"affine=False); the Cell's fixed, untrained value is kept")
+                f"{built}); the Cell's own value is kept, which it does not train" +
+                (" nor read" if built.startswith("track") else ""))
+
+    def _without_affine(self, cell, torch_prefix: str) -> bool:
+        """The layer was built with ``affine=False`` (no torch module to ask): the
+        Cell says so, or holds its scale and shift untrained and torch has neither."""
+        affine = getattr(cell, "affine", None)
+        if affine is not None:
+            return affine is False
+        moves = {m.to: t for t, m in (self._rule(cell, "", torch_prefix) or _NO_RULE).weight_moves.items()}
+        pair = [(attr, moves.get(attr, attr)) for attr in ("gamma", "beta") if attr in cell._params]
+        return len(pair) == 2 and all(not cell._params[attr].requires_grad and torch_prefix + torch_name not in self.values
+                                      for attr, torch_name in pair)
 
     def _is_plain_tensor(self, key: str) -> bool:
         """``key`` names a tensor attribute of a Cell that is no Parameter
