@@ -12,7 +12,7 @@ import libcst as cst
 from rewrite_rules.nn.activations import elu_alpha_one
 from rewrite_rules.nn.shared import INPLACE, P, bool_literal, fn_cases, implicit_dim
 from rewrite_rules.api import ApiRule, Arg, Drop, Example, Unconvertible, Unsupported, code_of
-from rewrite_rules.tensor.math import TANH_NOTE, TANH_RANGE, tanh_of
+from rewrite_rules.tensor.math import LOG_SOFTMAX_INPUTS, LOG_SOFTMAX_NOTE, TANH_NOTE, TANH_RANGE, log_softmax_call, tanh_of
 
 X = {"x": "randn(2, 3, 4)"}
 _STACKLEVEL = Drop("torch-internal warning level")
@@ -64,10 +64,8 @@ def _rrelu(call, ctx):
     call.result = cst.IfExp(test=training_expr, body=random, orelse=fixed)
 
 
-def _softmax_like(name: str, ms_first: str, dtype: bool = True, extra=()) -> ApiRule:
+def _softmax_like(name: str, ms_first: str, extra=()) -> ApiRule:
     args = {"dim": "axis", "_stacklevel": _STACKLEVEL}
-    if not dtype:
-        args["dtype"] = Unsupported("dtype= is not supported; cast the input first")
     if ms_first != "input":
         args["input"] = ms_first
     return ApiRule(
@@ -82,10 +80,9 @@ def _softmax_like(name: str, ms_first: str, dtype: bool = True, extra=()) -> Api
             # without dim torch takes dim 0 of a 3-d input, dim 1 of a 2-d or 4-d one
             *(Example(f"result = F.{name}(x * 2)", inputs={"x": f"randn({shape})"}, notes=f"implicit {rank}d", atol=1e-5)
               for rank, shape in ((2, "3, 4"), (3, "2, 3, 4"), (4, "2, 3, 4, 5"))),
-            # log_softmax differs from torch by up to 3.2e-6 (measured)
             *fn_cases(name, [P("input", "x"), P("dim", "1")], X, atol=1e-5),
-            *(fn_cases(name, [P("input", "x"), P("dim", "-1"), P("dtype", "torch.float64", kind="keyword")], X,
-                       shapes=("keywords",)) if dtype else ()),
+            *fn_cases(name, [P("input", "x"), P("dim", "-1"), P("dtype", "torch.float64", kind="keyword")], X,
+                      shapes=("keywords",)),
         ),
     )
 
@@ -213,7 +210,28 @@ RULES = [
         ),
     ),
     _softmax_like("softmax", "input", extra=(Example("y = F.softmax(x, dim=-1)", "y = ops.softmax(x, axis=-1)"),)),
-    _softmax_like("log_softmax", "logits", dtype=False,
-                  extra=(Example("y = F.log_softmax(x, 1)", "y = ops.log_softmax(x, 1)"),)),
+    ApiRule(
+        "torch.nn.functional.log_softmax",
+        None,
+        signature="input, dim=None, _stacklevel=3, dtype=None",
+        args={"_stacklevel": _STACKLEVEL},
+        hook=log_softmax_call,
+        notes=LOG_SOFTMAX_NOTE,
+        examples=(
+            # without dim torch takes dim 0 of a 0-d, 1-d or 3-d input, dim 1 of a 2-d or 4-d one
+            *(Example(f"result = F.log_softmax(x * 2)", inputs={"x": f"randn({shape})"}, notes=f"implicit {rank}d")
+              for rank, shape in ((1, "5"), (2, "3, 4"), (3, "2, 3, 4"), (4, "2, 3, 4, 5"))),
+            Example("result = F.log_softmax(x.sum())", inputs=X, notes="implicit 0d"),
+            *fn_cases("log_softmax", [P("input", "x"), P("dim", "1"), P("_stacklevel", "5", True),
+                                      P("dtype", "torch.float64", True)], X),
+            *fn_cases("log_softmax", [P("input", "x"), P("dim", "-1")], LOG_SOFTMAX_INPUTS, rtol=1e-6, atol=1e-7),
+            Example("result = F.log_softmax(x.double(), dim=1)", inputs=LOG_SOFTMAX_INPUTS, rtol=1e-12, atol=1e-13),
+            Example("result = F.log_softmax(x, dim=0, dtype=torch.float64)", inputs=LOG_SOFTMAX_INPUTS, rtol=1e-12,
+                    atol=1e-13),
+            Example("result = F.log_softmax(x.half(), 1)", inputs=LOG_SOFTMAX_INPUTS, rtol=1e-3, atol=2e-2,
+                    notes="float16: values up to 55 (an ulp of 0.03)"),
+            Example("d = None\nresult = F.log_softmax(x, d)", inputs=X, notes="dim through a variable"),
+        ),
+    ),
     _softmax_like("softmin", "x"),
 ]

@@ -10,7 +10,8 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.nn.shared import DEVICE, DTYPE, INPLACE, P, implicit_dim, layer_cases
-from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible, Unsupported, code_of
+from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible, Unsupported, code_of, define
+from rewrite_rules.tensor.math import LOG_SOFTMAX_INPUTS, LOG_SOFTMAX_NOTE, log_softmax_function
 
 X = {"x": "randn(2, 3, 4)"}
 
@@ -79,6 +80,28 @@ def _dim_layer(name: str, function: str) -> ApiRule:
             *layer_cases(name, [P("dim", "-1")], X, shapes=("keywords",), atol=1e-5),
         ),
     )
+
+
+_LOG_SOFTMAX = '''
+class {name}(CELL):
+    """torch.nn.LogSoftmax (written by ms-migrate): computed as torch does."""
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def construct(self, x):
+        return LOG_SOFTMAX(x, self.dim)
+'''
+
+
+def _log_softmax_layer(call, ctx):
+    """A Cell calling ``log_softmax`` (rewrite_rules.tensor.math): MindSpore's LogSoftmax kernel has
+    float32 precision, in float64 too."""
+    source = _LOG_SOFTMAX.replace("CELL", code_of(ctx.ref("mindspore.nn.Cell")))
+    source = source.replace("LOG_SOFTMAX", log_softmax_function(ctx).value)
+    dim = call.get("dim")
+    call.result = cst.Call(define(ctx, "LogSoftmax", source), [cst.Arg(dim)] if dim is not None else [])
 
 
 RULES = [
@@ -210,6 +233,21 @@ RULES = [
         cases=(Example("act = nn.Softplus()", marked="no Softplus Cell"),),
     ),
     _dim_layer("Softmax", "softmax"),
-    _dim_layer("LogSoftmax", "log_softmax"),
+    _plain(
+        "torch.nn.LogSoftmax",
+        None,
+        signature="dim=None",
+        hook=_log_softmax_layer,
+        notes="a Cell written above the code calling " + LOG_SOFTMAX_NOTE,
+        cases=(
+            # without dim torch takes dim 0 of a 1-d or 3-d input, dim 1 of a 2-d or 4-d one
+            *(Example("layer = nn.LogSoftmax()\nresult = layer(x)", inputs={"x": f"randn({shape})"}, notes=f"implicit {rank}d")
+              for rank, shape in ((1, "5"), (2, "3, 4"), (3, "2, 3, 4"), (4, "2, 3, 4, 5"))),
+            *layer_cases("LogSoftmax", [P("dim", "1")], X),
+            *layer_cases("LogSoftmax", [P("dim", "-1")], LOG_SOFTMAX_INPUTS, rtol=1e-6, atol=1e-7),
+            Example("layer = nn.LogSoftmax(1)\nresult = (layer(x.double()), layer.dim)", inputs=LOG_SOFTMAX_INPUTS,
+                    rtol=1e-12, atol=1e-13),
+        ),
+    ),
     _dim_layer("Softmin", "softmin"),
 ]

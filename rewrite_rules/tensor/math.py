@@ -143,6 +143,54 @@ TANH_NOTE = "MindSpore's float32 tanh kernel is off by up to 1e-4 for 3 < |x| < 
 TANH_RANGE = {"x": "uniform(-9.0, 9.0, (6, 50))"}
 
 
+_LOG_SOFTMAX = '''
+def {name}(x, axis=None, dtype=None):
+    """torch.nn.functional.log_softmax (written by ms-migrate)."""
+    if dtype is not None:
+        x = x.astype(dtype)
+    if axis is None:  # torch's legacy choice: dim 0 for inputs of 0, 1 or 3 dimensions, else 1
+        axis = 0 if x.ndim in (0, 1, 3) else 1
+    # MindSpore's LogSoftmax kernel is off by up to 1.5e-4 (float64 too): computed as torch does
+    shifted = x - OPS.stop_gradient(x.max(axis=axis, keepdims=True))
+    return shifted - OPS.log(OPS.exp(shifted).sum(axis=axis, keepdims=True))
+'''
+
+
+def log_softmax_function(ctx) -> cst.Name:
+    """The name of ``log_softmax(x, axis=None, dtype=None)``, written once above the code:
+    torch's log_softmax (its implicit dim when axis is None, its dtype= cast first).
+    MindSpore's LogSoftmax kernel has float32 precision, in float64 too (off by up to
+    1.5e-4 relative, 7e-6 absolute; measured): this computes it as torch does."""
+    return define(ctx, "log_softmax", _LOG_SOFTMAX.replace("OPS", code_of(ctx.ref("mindspore.ops"))))
+
+
+def log_softmax_of(ctx, x, dim=None, dtype=None) -> cst.Call:
+    """``log_softmax(x[, dim][, dtype=dtype])``; a missing or None dim is torch's implicit dim."""
+    args = [cst.Arg(x.with_changes(lpar=[], rpar=[]) if x.lpar else x)]
+    if dim is not None and not (isinstance(dim, cst.Name) and dim.value == "None"):
+        args.append(cst.Arg(dim))
+    if dtype is not None and not (isinstance(dtype, cst.Name) and dtype.value == "None"):
+        args.append(cst.Arg(dtype, keyword=cst.Name("dtype"), equal=cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))))
+    return cst.Call(log_softmax_function(ctx), args)
+
+
+LOG_SOFTMAX_NOTE = ("log_softmax(x, axis, dtype) written above the code: MindSpore's LogSoftmax kernel has float32 "
+                    "precision (float64 too; off by up to 1.5e-4 relative), this computes it as torch does, with "
+                    "torch's implicit dim when none is given")
+# log_softmax values: small and large magnitudes, float64, a row of equal values
+LOG_SOFTMAX_INPUTS = {"x": "tensor([[0.5, -1.2, 3.0, 0.0], [10.0, 10.0, 10.0, 10.0], [-20.0, 5.0, 35.0, 0.1]])"}
+
+
+def log_softmax_call(call, ctx):
+    """Hook of torch.log_softmax and F.log_softmax (``input, dim=None, ..., dtype=None``)."""
+    call.result = log_softmax_of(ctx, call.get("input"), call.get("dim"), call.get("dtype"))
+
+
+def _log_softmax(bound, call, ctx):
+    bound.result = log_softmax_of(ctx, call.receiver, bound.get("dim"), bound.get("dtype"))
+
+
 def _polygamma(bound, call, ctx):
     """ops.polygamma takes n as a tensor, first."""
     n = cst.Call(ctx.ref("mindspore.Tensor"), [cst.Arg(bound.get("n"))])
@@ -242,10 +290,13 @@ RULES = [
     method("softmax", "dim=None, dtype=None", args={"dim": "axis"}, hook=_need_dim,
            examples=(*call_cases("result = x.softmax({args})", [P("dim", "0")], X),
                      Example("x = x * 2\ny = x.softmax()", marked="implicit dim"))),
-    method("log_softmax", "dim=None, dtype=None", function="mindspore.ops.log_softmax", args={"dim": "axis"}, hook=_need_dim,
-           notes="Tensor.log_softmax does not exist in MindSpore: ops.log_softmax",
-           examples=(*call_cases("result = x.log_softmax({args})", [P("dim", "1")], X),
-                     Example("x = x * 2\ny = x.log_softmax()", marked="implicit dim"))),
+    method("log_softmax", "dim=None, dtype=None", hook=_log_softmax, notes=LOG_SOFTMAX_NOTE,
+           examples=(*call_cases("result = x.log_softmax({args})", [P("dim", "1"), P("dtype", "torch.float64", True)], X),
+                     *call_cases("result = x.log_softmax({args})", [P("dim", "-1")], LOG_SOFTMAX_INPUTS, rtol=1e-6,
+                                 atol=1e-7),
+                     Example("result = x.double().log_softmax(1)", inputs=LOG_SOFTMAX_INPUTS, rtol=1e-12, atol=1e-13),
+                     Example("result = (x * 2).log_softmax(0)", inputs={"x": "randn(5)"}, notes="1d"),
+                     Example("result = x.sum().log_softmax(0)", inputs=X, notes="0-d"))),
     method("relu", "", function="mindspore.ops.relu", notes="Tensor.relu does not exist in MindSpore: ops.relu(x)",
            examples=call_cases("result = x.relu({args})", [], X)),
     method("round", "*, decimals=0", hook=_round,
