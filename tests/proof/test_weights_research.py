@@ -301,3 +301,11 @@ def test_running_statistics_of_an_old_instance_norm_are_named_with_the_reason(bu
         with pytest.raises(WeightConversionError) as info:
             convert_state_dict(given, cell)
         assert "saved before torch 0.4" in info.value.report.unplaced["inorm.running_mean"]
+
+
+def test_what_is_not_a_cell_is_refused_by_name(built):
+    model, _ = _pair(built, "tied_head")
+    with pytest.raises(TypeError, match="expected the converted mindspore.nn.Cell, got .*Net"):
+        convert_state_dict(model.state_dict(), model)
+    with pytest.raises(TypeError, match="expected a state dict or a torch Module"):
+        convert_state_dict([1, 2], _pair(built, "tied_head")[1])

@@ -122,6 +122,8 @@ def convert_state_dict(source, cell, *, strict: bool = True, rules=None) -> dict
 def map_weights(source, cell, *, rules=None) -> tuple[dict, WeightReport]:
     """Like convert_state_dict, but never raises on a mismatch: returns the
     parameters that fit and the full report."""
+    if not (hasattr(cell, "parameters_and_names") and hasattr(cell, "name_cells")):
+        raise TypeError(f"expected the converted mindspore.nn.Cell, got {type(cell).__module__}.{type(cell).__name__}")
     values, modules, shared, unreadable = _read_source(source)
     walk = _Walk(values, modules, shared, rules)
     walk.report.unplaced.update(unreadable)
@@ -219,8 +221,12 @@ class _Walk:
             return
         for path, param in paths:
             if param.name != path:
-                self.report.renamed[path] = param.name
-                param.name = path
+                old = param.name
+                try:
+                    param.name = path
+                except (TypeError, ValueError):
+                    continue  # left as it is: the names it shares are reported unfilled
+                self.report.renamed[path] = old
 
     def cell(self, cell, prefix: str, torch_prefix: str | None = None, inherited=None) -> None:
         """Place the parameters of ``cell`` (MindSpore path ``prefix``) whose
