@@ -266,15 +266,23 @@ RULES = [
             "bias": _NO_BIAS,
         },
         positional=2,
+        hook=wrapped(_in_training_mode),
         weights=_bn_weights(),
         reset_parameters=norm_reset(running_statistics=True),
-        notes="momentum becomes 1 - momentum. Synchronises over all devices when MindSpore's communication is "
-        "initialised; on one process it is BatchNorm (torch's needs a process group to train).",
+        notes="momentum becomes 1 - momentum; created in training mode (.set_train()) like a torch Module. "
+        "Synchronises over all devices when MindSpore's communication is initialised; on one process it is "
+        "BatchNorm, as torch's is outside a process group (2-d and 4-d inputs only: MindSpore refuses others).",
         examples=(
-            # torch's SyncBatchNorm trains only inside a process group: compare eval mode
             Example("layer = nn.SyncBatchNorm(4, eps=0.001, momentum=0.3)\nlayer.eval()\nresult = layer(x)",
-                    "layer = nn.SyncBatchNorm(4, eps=0.001, momentum=0.7)\nlayer.set_train(False)\nresult = layer(x)",
+                    "layer = nn.SyncBatchNorm(4, eps=0.001, momentum=0.7).set_train()\nlayer.set_train(False)\n"
+                    "result = layer(x)",
                     inputs={"x": "randn(6, 4, 3, 5)"}, atol=1e-5),
+            # a new layer trains (batch statistics, running statistics updated), as torch's does on one process
+            *layer_cases("SyncBatchNorm", [P("num_features", "4"), P("eps", "0.001", default=True),
+                                           P("momentum", "0.3", default=True)], {"x": "randn(6, 4, 3, 5)"},
+                         setup=_TRAIN_THEN_EVAL, results=("result", "trained"), atol=1e-5),
+            Example("layer = nn.SyncBatchNorm(4)\nresult = (layer(x), layer.running_mean, layer.running_var)",
+                    inputs={"x": "randn(8, 4)"}, atol=1e-5),
             Example("layer = nn.SyncBatchNorm(8, process_group=group)", marked="process groups"),
             Example("layer = nn.SyncBatchNorm(8, bias=False)", marked="bias=False"),
         ),

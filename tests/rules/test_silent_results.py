@@ -106,3 +106,20 @@ LOG_SOFTMAX_CASES = [_case(f"log_softmax-{name}", f"{_ROWS}result = {call}", rto
 @pytest.mark.parametrize("case", LOG_SOFTMAX_CASES, ids=[c.case_id for c in LOG_SOFTMAX_CASES])
 def test_log_softmax_is_computed_as_torch_does(worker_pool, case):
     _check(worker_pool, case)
+
+
+# -- SyncBatchNorm on one process: BatchNorm, starting in training mode like a torch Module -------------
+
+SYNC_BATCH_NORM_CASES = [
+    _case("sync_batch_norm-train", "layer = nn.SyncBatchNorm(3)\nresult = (layer(x), layer.running_mean, layer.running_var)",
+          {"x": "randn(4, 3, 2, 2)"}, atol=1e-5),
+    _case("sync_batch_norm-2d", "bn = nn.SyncBatchNorm(3, eps=1e-3, momentum=0.05)\nresult = (bn(x), bn(x * 2), bn.running_var)",
+          {"x": "randn(6, 3)"}, atol=1e-5),
+    _case("sync_batch_norm-eval", "bn = nn.SyncBatchNorm(3, affine=False)\ny = bn(x)\nbn.eval()\nresult = bn(x)",
+          {"x": "randn(4, 3, 2, 2)"}, atol=1e-5),
+]
+
+
+@pytest.mark.parametrize("case", SYNC_BATCH_NORM_CASES, ids=[c.case_id for c in SYNC_BATCH_NORM_CASES])
+def test_sync_batch_norm_on_one_process(worker_pool, case):
+    _check(worker_pool, case)
