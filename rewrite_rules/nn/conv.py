@@ -62,11 +62,24 @@ def _per_side_at_run_time(expr, ndim: int):
     return cst.parse_expression(f"tuple(p for p in {v} for _ in (0, 1)) if isinstance({v}, (tuple, list)) else {v}")
 
 
+def _windows_at_run_time(call, ndim: int) -> None:
+    """torch takes a list, or one value in a sequence, for kernel_size, stride and dilation
+    (EfficientNet passes stride=[2]); MindSpore an int or a tuple of ndim values (1-d: an int)."""
+    for name in ("kernel_size", "stride", "dilation"):
+        if not call.has(name) or not isinstance(call.get(name), cst.Name):
+            continue
+        v = code_of(call.get(name))
+        one = f"{v}[0]" if ndim == 1 else f"tuple({v}) * ({ndim} // len({v}))"
+        call.set(name, cst.parse_expression(f"{one} if isinstance({v}, (tuple, list)) else {v}"))
+
+
 def _conv_padding(ndim: int):
     """torch padding -> MindSpore pad_mode/padding. torch's default (0) is not
     MindSpore's default pad_mode='same'."""
 
     def hook(call, ctx):
+        if call.for_adapter:
+            _windows_at_run_time(call, ndim)
         known, padding = literal_or_none(call, "padding")
         if not known and call.for_adapter:  # torch's 'same' / 'valid' arrive as strings too
             call.add_keyword("pad_mode", 'padding if isinstance(padding, str) else "pad"', before="padding")
