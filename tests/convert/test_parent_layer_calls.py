@@ -358,6 +358,7 @@ CASES = [
     ("LoraConv2d", (3, 4, 3), {"rank": 1, "padding": (1, 0), "dilation": 2}, _IMAGE),
     ("WrappedLoraConv", (3, 4, 3), {"padding": (0, 1)}, _IMAGE),
     ("StdConv2d", (3, 4, 3), {"padding": 1, "groups": 1}, _IMAGE),
+    ("StdConv2d", (3, 4, [3, 3]), {"stride": [2], "dilation": [1, 1]}, _IMAGE),  # torch takes lists (a stride of one value)
     ("StdConv2dPrivate", (3, 6, 3), {"padding": "same", "groups": 3}, _IMAGE),
     ("CausalConv1d", (3, 4, 3), {"dilation": 2}, _RNG.standard_normal((2, 3, 9)).astype(np.float32)),
     ("TimeConv3d", (2, 4, 3, 1), {"padding": 1, "groups": 2}, _RNG.standard_normal((1, 2, 3, 4, 4)).astype(np.float32)),
