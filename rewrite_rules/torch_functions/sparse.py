@@ -20,7 +20,7 @@ import libcst as cst
 
 from rewrite_rules.cases import P
 from rewrite_rules.helpers import FACTORY_ARGS
-from rewrite_rules.api import ApiRule, Drop, Example, MethodRule, Unconvertible, Unsupported, code_of
+from rewrite_rules.api import ApiRule, Drop, Example, MethodRule, PropertyRule, Unconvertible, Unsupported, code_of
 from rewrite_rules.torch_functions.builders import atom, case, fn
 
 _COO = "mindspore.COOTensor"
@@ -78,6 +78,19 @@ def _to_sparse(call, ctx):
     if call.call.args:
         raise Unconvertible("to_sparse with sparse_dim or layout: MindSpore converts whole matrices to COO only")
     return cst.Call(cst.Attribute(call.receiver, cst.Name("to_coo")), [])
+
+
+def _read(template: str):
+    """A method of torch's sparse tensors read from the COOTensor's properties ({x}: the receiver)."""
+
+    def hook(call, ctx):
+        return cst.parse_expression(template.format(x=atom(call.receiver)))
+
+    return hook
+
+
+def _is_sparse(receiver, ctx):
+    return cst.parse_expression(f"isinstance({code_of(receiver)}, {code_of(ctx.ref(_COO))})")
 
 
 # a graph network as published: a dense feature product, then the sparse adjacency (GCN, Kipf & Welling)
@@ -149,4 +162,19 @@ RULES = [
                               "result = (torch.spmm(adj, x), adj.to_dense())", EDGES),
                          Example("s = d.to_sparse()", "s = d.to_coo()"),
                          Example("s = d.to_sparse(1)", marked="sparse_dim"))),
+    MethodRule("to_sparse_coo", hook=_to_sparse, arity=(0, 0), notes="to_coo()",
+               examples=(Example("s = d.to_sparse_coo()", "s = d.to_coo()"),)),
+    MethodRule("coalesce", rename="coalesce", arity=(0, 0),
+               notes="COOTensor.coalesce: indices sorted, duplicates summed, as torch's",
+               examples=(case(_SPARSE_DENSE + "c = adj.coalesce()\nresult = (c._indices(), c._values(), c._nnz())", EDGES),)),
+    *(MethodRule(name, hook=_read("{x}.indices.T"), arity=(0, 0),
+                 notes="the COOTensor's indices, transposed to torch's (ndim, nnz)",
+                 examples=(Example(f"i = adj.{name}()", "i = adj.indices.T"),)) for name in ("_indices", "indices")),
+    MethodRule("_values", hook=_read("{x}.values"), arity=(0, 0), notes="the COOTensor's values",
+               examples=(Example("v = adj._values()", "v = adj.values"),)),
+    MethodRule("_nnz", hook=_read("{x}.values.shape[0]"), arity=(0, 0), notes="the number of the COOTensor's values",
+               examples=(Example("n = adj._nnz()", "n = adj.values.shape[0]"),)),
+    PropertyRule("is_sparse", hook=_is_sparse, notes="isinstance(x, mindspore.COOTensor)",
+                 examples=(case(_SPARSE_DENSE + "result = (adj.is_sparse, x.is_sparse)", EDGES),
+                           Example("s = adj.is_sparse", "s = isinstance(adj, mindspore.COOTensor)"))),
 ]
