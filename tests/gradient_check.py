@@ -50,7 +50,7 @@ _CHILD = textwrap.dedent(
             params, report = map_weights(state, run)
             assert report.ok, report.problems()
             assert not mindspore.load_param_into_net(run, params)[0]
-            keys = list(report.placed)
+            keys = [k for k in report.placed if k in case["parameters"]]  # not the buffers
             weights = [report.targets[k] for k in keys]
 
         def loss(*xs):
@@ -98,6 +98,7 @@ class Case:
     seed: int = 0
     jit: bool = False  # MindSpore side: value_and_grad compiled with mindspore.jit
     cotangents: list[np.ndarray] = field(default_factory=list)
+    parameters: list[str] = field(default_factory=list)  # the torch parameter names (not buffers)
 
 
 def torch_side(module, case: Case) -> dict[str, np.ndarray]:
@@ -124,7 +125,9 @@ def torch_side(module, case: Case) -> dict[str, np.ndarray]:
                    for i, x in enumerate(inputs)})
     result.update({f"dw:{k}": (p.grad if p.grad is not None else torch.zeros_like(p)).numpy()
                    for k, p in weights.items()})
-    result.update({f"w:{k}": p.detach().numpy() for k, p in weights.items()})
+    if case.args is not None:
+        result.update({f"w:{k}": v.detach().numpy() for k, v in run.state_dict().items()})
+    case.parameters = list(weights)
     return result
 
 
@@ -138,7 +141,7 @@ def mindspore_side(converted: pathlib.Path, cases: list[Case], torch_results: li
         arrays.update({k: v for k, v in result.items() if k.startswith("w:")})
         np.savez(data, **arrays)
         specs.append({"name": case.name, "args": case.args, "inputs": len(case.inputs), "outputs": case.outputs,
-                      "jit": case.jit,
+                      "jit": case.jit, "parameters": case.parameters,
                       "data": str(data), "result": str(work / f"case{index}_out.npz")})
     spec = {"directory": str(converted.parent), "module": converted.stem, "cases": specs}
     root = pathlib.Path(__file__).resolve().parents[1]
