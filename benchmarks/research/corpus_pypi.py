@@ -16,6 +16,7 @@ from benchmarks.research.spec import Call, Input, Model, Ref, Source
 
 IMAGE32 = (Input((1, 3, 32, 32)),)
 IMAGE64 = (Input((1, 3, 64, 64)),)
+IMAGE224 = (Input((1, 3, 224, 224)),)  # networks that end in a fixed 7x7 pooling
 GRAY32 = (Input((1, 1, 32, 32)),)
 GRAY64 = (Input((1, 1, 64, 64)),)
 TOKENS = (Input((1, 16), "int64", 0, 64),)
@@ -101,9 +102,9 @@ MODELS: list[Model] = [
     Model("pytorchcv_densenet40_k12_cifar10", "pytorchcv", f"{CV}.densenet_cifar", "densenet40_k12_cifar10",
           "classification", inputs=IMAGE32),
     Model("pytorchcv_shufflenetv2_wd2", "pytorchcv", f"{CV}.shufflenetv2", "shufflenetv2_wd2", "classification",
-          inputs=IMAGE64, kwargs=dict(in_size=(64, 64))),
+          inputs=IMAGE224),
     Model("pytorchcv_mobilenetv3_small_w7d20", "pytorchcv", f"{CV}.mobilenetv3", "mobilenetv3_small_w7d20",
-          "classification", inputs=IMAGE64, kwargs=dict(in_size=(64, 64))),
+          "classification", inputs=IMAGE224),
     Model("pytorchcv_sepreresnet20_cifar10", "pytorchcv", f"{CV}.sepreresnet_cifar", "sepreresnet20_cifar10",
           "classification", inputs=IMAGE32),
     # x-transformers
@@ -169,12 +170,15 @@ MODELS: list[Model] = [
     Model("pretrainedmodels_se_resnet", "pretrainedmodels", "pretrainedmodels.models.senet", "SENet", "classification",
           args=(Ref("SEResNetBottleneck"), [1, 1, 1, 1]),
           kwargs=dict(groups=1, reduction=16, dropout_p=None, inplanes=64, input_3x3=False, downsample_kernel_size=1,
-                      downsample_padding=0, num_classes=10), inputs=IMAGE64),
-    Model("pretrainedmodels_xception", "pretrainedmodels", "pretrainedmodels.models.xception", "Xception",
-          "classification", kwargs=dict(num_classes=10), inputs=(Input((1, 3, 96, 96)),)),
-    Model("tabnet", "pytorch-tabnet", "pytorch_tabnet.tab_network", "TabNet", "tabular",
+                      downsample_padding=0, num_classes=10), inputs=IMAGE224),
+    Model("pretrainedmodels_xception", "pretrainedmodels", "pretrainedmodels.models.xception", "xception",
+          "classification", kwargs=dict(num_classes=10, pretrained=None), inputs=(Input((1, 3, 96, 96)),)),
+    Model("tabnet_sparsemax", "pytorch-tabnet", "pytorch_tabnet.tab_network", "TabNetNoEmbeddings", "tabular",
           kwargs=dict(input_dim=10, output_dim=2, n_d=8, n_a=8, n_steps=3), inputs=(Input((4, 10)),),
           note="sparsemax is a torch.autograd.Function"),
+    Model("tabnet_entmax", "pytorch-tabnet", "pytorch_tabnet.tab_network", "TabNetNoEmbeddings", "tabular",
+          kwargs=dict(input_dim=10, output_dim=2, n_d=8, n_a=8, n_steps=2, mask_type="entmax"),
+          inputs=(Input((4, 10)),), note="entmax15 is a torch.autograd.Function"),
     Model("siren", "siren-pytorch", "siren_pytorch", "SirenNet", "implicit",
           kwargs=dict(dim_in=2, dim_hidden=32, dim_out=3, num_layers=3), inputs=(Input((1, 64, 2)),)),
     Model("axial_attention", "axial-attention", "axial_attention", "AxialAttention", "attention",
