@@ -65,6 +65,37 @@ SOURCE = textwrap.dedent(
             return (None, None) + input_grads
 
 
+    class AutocastCheckpoint(th.autograd.Function):
+        """The variant that re-runs the function under the forward's autocast state."""
+
+        @staticmethod
+        def forward(ctx, run_function, length, *args):
+            ctx.run_function = run_function
+            ctx.input_tensors = list(args[:length])
+            ctx.input_params = list(args[length:])
+            ctx.autocast_kwargs = {
+                "enabled": th.is_autocast_enabled(),
+                "dtype": th.get_autocast_gpu_dtype(),
+                "cache_enabled": th.is_autocast_cache_enabled(),
+            }
+            with th.no_grad():
+                output_tensors = ctx.run_function(*ctx.input_tensors)
+            return output_tensors
+
+        @staticmethod
+        def backward(ctx, *output_grads):
+            ctx.input_tensors = [x.detach().requires_grad_(True) for x in ctx.input_tensors]
+            with th.enable_grad(), th.cuda.amp.autocast(**ctx.autocast_kwargs):
+                shallow_copies = [x.view_as(x) for x in ctx.input_tensors]
+                output_tensors = ctx.run_function(*shallow_copies)
+            input_grads = th.autograd.grad(
+                output_tensors, ctx.input_tensors + ctx.input_params, output_grads, allow_unused=True)
+            del ctx.input_tensors
+            del ctx.input_params
+            del output_tensors
+            return (None, None) + input_grads
+
+
     class ResBlock(nn.Module):
         """A diffusion UNet's residual block, conditioned on a timestep embedding."""
 
@@ -88,6 +119,12 @@ SOURCE = textwrap.dedent(
             scale, shift = th.chunk(emb_out, 2, dim=1)
             h = h * (1 + scale) + shift
             return x + self.out_layers(h)
+
+
+    class AutocastResBlock(ResBlock):
+        def forward(self, x, emb):
+            args = (x, emb) + tuple(self.parameters())
+            return AutocastCheckpoint.apply(self._forward, 2, *args)
 
 
     class Stack(nn.Module):
@@ -128,10 +165,11 @@ def _cases() -> list[Case]:
         Case("Stack", [randn(1, 4, 4, 4), randn(1, 3)], args=[4, True], seed=1),
         Case("Stack", [randn(1, 4, 4, 4), randn(1, 3)], args=[4, False], seed=2),
         Case("Sequence", [randn(5, 4)], args=[], seed=3),
+        Case("AutocastResBlock", [randn(2, 4, 5, 5), randn(2, 3)], args=[4, 3], seed=4),
     ]
 
 
-_IDS = ["ResBlock-checkpointed", "ResBlock-direct", "Stack-reentrant", "Stack", "Sequence"]
+_IDS = ["ResBlock-checkpointed", "ResBlock-direct", "Stack-reentrant", "Stack", "Sequence", "AutocastResBlock"]
 
 
 @pytest.fixture(scope="module")
@@ -167,6 +205,8 @@ def test_checkpointing_becomes_recompute_without_torch(converted):
                 return output_tensors
         ''') in text, text
     assert "CheckpointFunction()(func, len(inputs), *args)" in text  # .apply above the class
+    # what forward keeps for the backward alone goes with it (the autocast state included), unmarked
+    assert "autocast_kwargs" not in text and "is_autocast" not in text
     assert "backward" not in text and "autograd" not in text
     words = " ".join(text.split())
     assert "mindspore.recompute( self.first, x, emb, use_reentrant=False, early_stop=False )" in words

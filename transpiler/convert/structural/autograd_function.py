@@ -101,10 +101,38 @@ def function_base(node: cst.ClassDef, analysis) -> cst.Arg | None:
     visits, so that what it alone uses (``torch.autograd.grad``) is not marked."""
     for base in node.bases:
         if analysis.qualified(base.value) in FUNCTION_BASES:
-            if recomputed_function(node, analysis) is not None:
-                analysis.interesting.discard(id(_methods(node)["backward"]))
+            function = recomputed_function(node, analysis)
+            if function is not None:
+                methods = _methods(node)
+                analysis.interesting.discard(id(methods["backward"]))
+                for line in _lines_for_backward(methods["forward"], function):
+                    analysis.interesting.discard(id(line))
             return base
     return None
+
+
+def _lines_for_backward(forward: cst.FunctionDef, function: str) -> list[cst.SimpleStatementLine]:
+    """The statements of a checkpoint Function's forward that only keep things for
+    backward (``ctx.gpu_autocast_kwargs = {...}``, ``ctx.save_for_backward(...)``):
+    they go with the backward."""
+    ctx_name = _params(forward)[0]
+    stored = _stored_as(forward.body, ctx_name, function)
+    attributes = _CtxAttributes(ctx_name)
+    forward.body.visit(attributes)
+    kept_for_forward = attributes.read - stored
+    found = []
+    for line in _lines(forward.body):
+        if len(line.body) != 1:
+            continue
+        statement = line.body[0]
+        if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
+            attribute = _ctx_attribute(statement.targets[0].target, ctx_name)
+            if attribute is not None and attribute not in kept_for_forward:
+                found.append(line)
+        elif isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call) \
+                and _ctx_attribute(statement.value.func, ctx_name) in _CTX_CALLS:
+            found.append(line)
+    return found
 
 
 def function_classes(module: cst.Module, analysis) -> set[str]:
