@@ -88,6 +88,14 @@ def lookup(key):
     return TABLE[key]
 
 
+class Rows:
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, index):
+        return (float(TABLE[index]),)
+
+
 class Net(nn.Module):
     scale = torch.frobnicate(2)
 
@@ -192,6 +200,14 @@ def unconvertible(tmp_path_factory):
                 result[name] = str(exc)
                 found = marked_frame(exc, {folder!r})
                 result[name + " marker"] = None if found is None else [found[1], found[2]]
+        # inside a MindSpore data pipeline, which raises its own RuntimeError quoting the user's
+        import mindspore
+        rows = mindspore.dataset.GeneratorDataset(research.Rows(), column_names=["x"], shuffle=False)
+        try:
+            list(rows.create_tuple_iterator())
+        except RuntimeError as exc:
+            found = marked_frame(exc, {folder!r})
+            result["pipeline marker"] = None if found is None else [found[1], found[2]]
     """)
     warned = _run_without_torch(tmp_path / "out", """
         with warnings.catch_warnings(record=True) as caught:
@@ -211,8 +227,9 @@ def test_unconvertible_value_fails_where_it_is_used_naming_its_marker(unconverti
     assert result["lookup"] == ("TABLE is undefined: ms-migrate could not convert the statement that defines it "
                                 f"(TODO(ms-migrate) at research.py:{line}: torch.frobnicate: no MindSpore rule for "
                                 "this API)")
-    # benchmarks and verify attribute the failure to the marker
+    # benchmarks and verify attribute the failure to the marker, also through a data pipeline
     assert result["lookup marker"] == [line, "torch.frobnicate: no MindSpore rule for this API"]
+    assert result["pipeline marker"] == result["lookup marker"]
     assert result["repr"].startswith("<TABLE is undefined")  # readable in a debugger, not a failure
 
 
@@ -285,3 +302,30 @@ def test_print_options_are_numpy_s():
     out = convert_source(code, "m.py").output
     assert out == ("import numpy as np\nnp.set_printoptions(precision=5, linewidth=320)\n"
                    "np.set_printoptions(suppress=True)\n")
+
+
+def test_a_failure_inside_a_guarded_statement_is_found_under_its_marker(tmp_path):
+    from transpiler.proof.marked_lines import marker_above
+
+    path = tmp_path / "guarded.py"
+    path.write_text(f"x = 1\n{MARKER_PREFIX}torch.frobnicate: no MindSpore rule for this API\ntry:\n"
+                    "    import torch\n    y = torch.frobnicate(x)\nexcept ImportError:\n    pass\n")
+    assert marker_above(str(path), 5) == "torch.frobnicate: no MindSpore rule for this API"
+    assert marker_above(str(path), 1) is None
+
+
+def test_a_stand_in_failure_is_found_in_a_renamed_file(tmp_path):
+    from transpiler.proof.marked_lines import marked_frame
+
+    source = tmp_path / "model.py"
+    source.write_text("import torch\nTABLE = torch.frobnicate(3)\n\n\ndef lookup(key):\n    return TABLE[key]\n")
+    converted = convert_source(source.read_text(), "model.py").output
+    renamed = tmp_path / "model_ms.py"  # convert model.py -o model_ms.py
+    renamed.write_text(converted)
+    namespace = {"__name__": "model_ms"}
+    exec(compile(converted.replace("    import torch\n", "    raise ImportError\n"), str(renamed), "exec"), namespace)
+    with pytest.raises(NotImplementedError) as failure:
+        namespace["lookup"](1)
+    line = _line_of(converted, MARKER_PREFIX)
+    assert marked_frame(failure.value, str(tmp_path)) == (str(renamed), line,
+                                                          "torch.frobnicate: no MindSpore rule for this API")

@@ -10,6 +10,7 @@ the marker's too: it is found from the message."""
 
 from __future__ import annotations
 
+import itertools
 import linecache
 import os
 import re
@@ -46,7 +47,7 @@ def marked_frame(exc: BaseException, folder: str) -> tuple[str, int, str] | None
     stand-in's error names; None if there is none."""
     folder = os.path.abspath(folder) + os.sep
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if os.path.abspath(f.filename).startswith(folder)]
-    named = _named_marker(exc, [f.filename for f in frames])
+    named = _named_marker(exc, [f.filename for f in frames], folder)
     if named is not None:
         return named
     for frame in reversed(frames):
@@ -56,10 +57,11 @@ def marked_frame(exc: BaseException, folder: str) -> tuple[str, int, str] | None
     return None
 
 
-def _named_marker(exc: BaseException, filenames: list[str]) -> tuple[str, int, str] | None:
+def _named_marker(exc: BaseException, filenames: list[str], folder: str) -> tuple[str, int, str] | None:
     """The marker a stand-in's error (or an error it caused, such as a data
-    pipeline's wrapper) names: the file among the traceback's with that name
-    whose line holds a marker."""
+    pipeline's wrapper, which may quote it in its own message) names: the file
+    with that name, among the traceback's or else under ``folder``, whose line
+    holds a marker."""
     seen = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
@@ -68,7 +70,7 @@ def _named_marker(exc: BaseException, filenames: list[str]) -> tuple[str, int, s
             line = int(found["line"])
             named = [f for f in [*reversed(filenames), *_traceback_files(exc)] if os.path.basename(f) == found["file"]]
             # the stand-in raises in its own module, whose file may have been renamed since
-            for filename in [*named, *_traceback_files(exc)[:1]]:
+            for filename in itertools.chain(named, _traceback_files(exc)[:1], _files_named(folder, found["file"])):
                 text = linecache.getline(filename, line).strip()
                 if text.startswith(MARKER):
                     return filename, line, text[len(MARKER):].strip()
@@ -79,3 +81,10 @@ def _named_marker(exc: BaseException, filenames: list[str]) -> tuple[str, int, s
 def _traceback_files(exc: BaseException) -> list[str]:
     """The files of ``exc``'s own traceback, innermost first (a stand-in raises in its own module)."""
     return [f.filename for f in reversed(traceback.extract_tb(exc.__traceback__))]
+
+
+def _files_named(folder: str, name: str):
+    """The files called ``name`` under ``folder`` (looked for only when the traceback has none)."""
+    for directory, _, files in os.walk(folder):
+        if name in files:
+            yield os.path.join(directory, name)
