@@ -329,3 +329,12 @@ def test_a_stand_in_failure_is_found_in_a_renamed_file(tmp_path):
     line = _line_of(converted, MARKER_PREFIX)
     assert marked_frame(failure.value, str(tmp_path)) == (str(renamed), line,
                                                           "torch.frobnicate: no MindSpore rule for this API")
+
+
+def test_a_comment_between_the_marker_and_the_try_does_not_hide_the_marker_line():
+    # llm.c: a trailing comment the rewrite moved above the statement, under its marker
+    out = convert_source("import torch\ntorch._inductor.config.coordinate_descent_tuning = True # suggested\n",
+                         "train.py").output
+    line = _line_of(out, MARKER_PREFIX)
+    assert f"{MARKER_PREFIX}torch._inductor.config.coordinate_descent_tuning" in out and "# suggested" in out
+    assert f'(TODO(ms-migrate) at train.py:{line}: torch._inductor.config.coordinate_descent_tuning: ' in out

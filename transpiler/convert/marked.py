@@ -459,10 +459,12 @@ def _marker_line(lines: list[str], index: int) -> int | None:
     if opening is None:
         return None
     first = None
-    for above in range(opening - 1, -1, -1):
-        if not lines[above].strip().startswith(_MARKER):
+    for above in range(opening - 1, -1, -1):  # the comment lines right above the try (a comment the
+        text = lines[above].strip()            # rewrite moved off a line may follow the markers)
+        if not text.startswith("#"):
             break
-        first = above
+        if text.startswith(_MARKER):
+            first = above
     return first
 
 
