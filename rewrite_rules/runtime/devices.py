@@ -73,7 +73,9 @@ def _device(call, ctx):
 def _placement(receiver, ctx):
     """x.device -> torch_device(x.device): the tensor's place in torch's names.
     Only in torch code (converted code reads it through torch_device already)."""
-    torch_code = any(b.module_level and is_torch_name(b.qualified) for b in ctx.analysis.imports.values())
+    # (the torch imports a converted file keeps stand under markers in ``try: ... except ImportError:``)
+    torch_code = any(b.module_level and not b.optional and is_torch_name(b.qualified)
+                     for b in ctx.analysis.imports.values())
     if not torch_code:
         return None
     return cst.Call(_device_class(ctx), [cst.Arg(cst.Attribute(receiver, cst.Name("device")))])

@@ -255,8 +255,20 @@ def test_unconvertible_statement_defining_nothing_warns_that_it_did_not_run(unco
                       f"research.py:{line}: torch.frobnicate_settings: no MindSpore rule for this API)"]
 
 
+DEVICE_READ = '''\
+import torch
+torch.frobnicate_settings(True)
+
+
+def place(x):
+    return torch.zeros(2, device=x.device), x.device
+'''
+
+
 def test_converting_the_output_again_changes_nothing():
-    for source in (SHAPES, UNCONVERTIBLE):
+    # (a device read stays read once through torch_device: the torch import standing under
+    # a marker in its try is no sign of torch code)
+    for source in (SHAPES, UNCONVERTIBLE, DEVICE_READ):
         once = convert_source(source, "m.py").output
         assert convert_source(once, "m.py").output == once
 
