@@ -81,7 +81,8 @@ RULES = [
         proven_by=_PROOF,
         examples=(
             Example("result = torch.utils.checkpoint.checkpoint(lambda a, b: a * b + b, x, y, use_reentrant=False)",
-                    "result = mindspore.recompute(\n    lambda a, b: a * b + b, x, y, use_reentrant=False, early_stop=False\n)",
+                    "result = mindspore.recompute(\n"
+                    "    lambda a, b: a * b + b, x, y, use_reentrant=False, early_stop=False\n)",
                     inputs={"x": "randn(2, 3)", "y": "randn(2, 3)"}),
             Example("from torch.utils.checkpoint import checkpoint\n"
                     "result = checkpoint(torch.tanh, x, use_reentrant=True, preserve_rng_state=False)",
@@ -95,8 +96,8 @@ RULES = [
         "torch.utils.checkpoint.checkpoint_sequential", None,
         signature="functions, segments, input, use_reentrant=None, **kwargs",
         hook=_checkpoint_sequential,
-        notes="recompute_sequential, written out once above the file's code: the layers run in order, each segment but the last under "
-              "mindspore.recompute (the same values and gradients)",
+        notes="recompute_sequential, written out once above the file's code: the layers run in order, each "
+              "segment but the last under mindspore.recompute (the same values and gradients)",
         proven_by=_PROOF,
         examples=(
             Example("layers = [torch.tanh, torch.sin, torch.exp, torch.cos]\n"
