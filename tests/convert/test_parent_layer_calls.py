@@ -293,6 +293,27 @@ class SelfAttention(nn.Module):
         return self.attn(x, x, x)
 
 
+class FrozenNormBackbone(nn.Module):
+    """Keeps its batch norms in eval mode while training (detection backbones)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+        self.frozen = True
+
+    def train(self, mode=True):
+        super().train(mode)
+        if self.frozen:
+            for module in self.modules():
+                if isinstance(module, nn.BatchNorm2d):
+                    module.eval()
+        return self
+
+    def forward(self, x):
+        return self.bn(self.conv(x))
+
+
 class Head(nn.Module):
     def __init__(self):
         nn.Module.__init__(self)
@@ -366,6 +387,7 @@ CASES = [
     ("LayerNorm2d", (3,), {}, _IMAGE),
     ("ScaledGroupNorm", (3, 6), {}, _RNG.standard_normal((2, 6, 4, 4)).astype(np.float32)),
     ("UpConv", (3, 2, 3), {"stride": 2, "padding": 1}, _IMAGE),
+    ("FrozenNormBackbone", (), {}, _IMAGE),
     ("Head", (), {}, _RNG.standard_normal((2, 6)).astype(np.float32)),
     ("Tower", (), {}, _RNG.standard_normal((2, 4, 5)).astype(np.float32)),
     ("SelfAttention", (8, 2), {}, _RNG.standard_normal((2, 5, 8)).astype(np.float32)),
