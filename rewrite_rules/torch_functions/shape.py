@@ -7,11 +7,12 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.cases import P
-from rewrite_rules.api import Arg, Drop, Example, Unconvertible, Unsupported, code_of
+from rewrite_rules.api import Arg, Drop, Example, Unconvertible, Unsupported, code_of, is_number
 from rewrite_rules.nn.float_args import as_float
 from rewrite_rules.tensor.binding import atom
 from rewrite_rules.tensor.shape import index_copy_of, scatter_elements, scatter_reduce_of, select_of, take_along
 from rewrite_rules.torch_functions.builders import IN, X, arg_text, case, compose, fn, literal, ms
+from rewrite_rules.torch_functions.integer_inputs import source_argument
 
 X3 = {"x": "randn(2, 3, 4)"}
 AB = {"a": "randn(2, 3)", "b": "randn(2, 3)"}
@@ -49,14 +50,19 @@ def _squeeze(call, ctx):
 
 
 def _scatter(call, ctx):
+    """A scalar value (``value=``, or a number where src goes: torch's value overload) becomes a
+    src tensor of the input's dtype: MindSpore's ScatterValue kernel refuses an int value on CPU
+    ("Select CPU operator[ScatterValue] fail! Unsupported data type!"), whatever the tensor's dtype."""
     if call.has("reduce"):
         raise Unconvertible("scatter(reduce=...) is deprecated in torch; use scatter_reduce")
-    if call.has("value"):
-        if call.has("src"):
-            raise Unconvertible("scatter takes src or value, not both")
+    if call.has("value") and call.has("src"):
+        raise Unconvertible("scatter takes src or value, not both")
+    source_src = source_argument(call, "src", 3)
+    if call.has("value") or (source_src is not None and is_number(ctx, source_src)):
+        value = arg_text(call, "value") if call.has("value") else arg_text(call, "src")
         ops = code_of(ctx.ref("mindspore.ops"))
         x, index = arg_text(call, "input"), arg_text(call, "index")
-        call.set("src", f"{ops}.full({index}.shape, {arg_text(call, 'value')}, dtype={x}.dtype)")
+        call.set("src", f"{ops}.full({index}.shape, {value}, dtype={x}.dtype)")
         call.remove("value")
 
 
@@ -205,7 +211,11 @@ RULES = [
     fn("torch.scatter", signature="input, dim, index, src=None, *, value=None, reduce=None", args={"dim": "axis"},
        params=[IN, P("dim", "1"), P("index", "i"), P("src", "s")], positional=4, hook=_scatter,
        inputs={"x": "randn(3, 4)", "i": "tensor([[0, 1], [2, 3], [3, 0]])", "s": "randn(3, 2)"},
-       extra=(case("result = torch.scatter(x, 1, i, value=2.5)", {"x": "randn(3, 4)", "i": "tensor([[0, 1], [2, 3], [3, 0]])"}),)),
+       extra=(case("result = torch.scatter(x, 1, i, value=2.5)", {"x": "randn(3, 4)", "i": "tensor([[0, 1], [2, 3], [3, 0]])"}),
+              # one-hot rows as research code builds them: an int value, positionally too
+              case("result = torch.scatter(torch.zeros(3, 4), 1, i, 1)", {"i": "tensor([[0], [2], [3]])"}),
+              case("result = torch.scatter(torch.zeros(3, 4, dtype=torch.long), 1, i, value=1)", {"i": "tensor([[0], [2], [3]])"}),
+              case("result = torch.scatter(x > 0, 1, i, True)", {"x": "randn(3, 4)", "i": "tensor([[0], [2], [3]])"}))),
     fn("torch.scatter_add", ms("tensor_scatter_elements"), "input, dim, index, src", hook=_scatter_add,
        params=[IN, P("dim", "1"), P("index", "i"), P("src", "s")],
        notes="ops.tensor_scatter_elements(..., 'add') on the index-shaped part of src",
