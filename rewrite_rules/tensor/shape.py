@@ -14,6 +14,7 @@ import libcst as cst
 
 from rewrite_rules.cases import P, call_cases, marking
 from rewrite_rules.api import Arg, Example, InPlace, Unconvertible, Unsupported
+from rewrite_rules.nn.float_args import int_literal_as_float
 from rewrite_rules.tensor.binding import atom, code_of, expr, is_call_of, literal, method, owner, same
 from rewrite_rules.torch_functions.misc import unique_of
 
@@ -191,6 +192,14 @@ def _one_slot(slot: str, *aliases: str):
     return hook
 
 
+def _scatter_value(bound, call, ctx):
+    """An int value as a float: MindSpore's ScatterValue kernel refuses an int value on CPU
+    (a float one fills an int tensor as torch does; measured)."""
+    _one_slot("src", "value")(bound, call, ctx)
+    if bound.has("src"):
+        bound.set("src", int_literal_as_float(bound.get("src")))
+
+
 def _index_put(bound, call, ctx):
     """MindSpore's index_put wants values of rank >= 1 (torch broadcasts a
     scalar tensor)."""
@@ -297,12 +306,15 @@ RULES = [
     same("argwhere", examples=call_cases("result = (x > 0).argwhere()", [], X)),
     method("scatter", "dim, index, src=None, value=None, *, reduce=None",
            args={"reduce": Unsupported("reduce= differs in MindSpore's scatter; use scatter_add / tensor_scatter_elements")},
-           hook=_one_slot("src", "value"), as_positional=True,
+           hook=_scatter_value, as_positional=True,
            notes="MindSpore needs src of the same shape as index (torch reads the leading part of a larger src)",
            examples=(*call_cases("result = x.scatter({args})", [P("dim", "1"), P("index", "y.argsort(1)[:, :2]"), P("src", "y[:, :2]")], IDX,
                                  results=("result", "x")),
                      *call_cases("result = x.scatter({args})", [P("dim", "1"), P("index", "y.argsort(1)[:, :2]"), P("value", "0.5")], IDX,
-                                 shapes=("keywords", "reordered")))),
+                                 shapes=("keywords", "reordered")),
+                     # one-hot rows with an int value (ScatterValue has no CPU kernel for an int value)
+                     Example("result = torch.zeros(3, 4).scatter(1, i[:, :1], 1)", inputs=IDX),
+                     Example("result = i.scatter(1, i[:, :1], 7)", inputs=IDX))),
     method("scatter_add", "dim, index, src", hook=_scatter_add,
            notes="ScatterAddExt has no CPU kernel: ops.tensor_scatter_elements(..., 'add') on the index-shaped part of src",
            examples=(*call_cases("result = x.scatter_add({args})", [P("dim", "1"), P("index", "i"), P("src", "y")], IDX,
