@@ -174,7 +174,7 @@ def _is_literal(value: cst.BaseExpression) -> bool:
 # torch Module method -> the Cell method that does the same, same arguments
 _PARENT_METHODS = {"__init__": "__init__", "forward": "construct", "train": "set_train",
                    "extra_repr": "extend_repr", "reset_parameters": "reset_parameters"}
-# torch's private convolution step: (the MindSpore function, spatial dimensions)
+# the layers with torch's private convolution step, and their spatial dimensions
 _CONV_FORWARDS = {"torch.nn.Conv1d": 1, "torch.nn.Conv2d": 2, "torch.nn.Conv3d": 3,
                   "torch.nn.modules.conv.Conv1d": 1, "torch.nn.modules.conv.Conv2d": 2,
                   "torch.nn.modules.conv.Conv3d": 3}
@@ -312,9 +312,6 @@ def _class_definitions(module: cst.Module, name: str):
         def visit_ClassDef(self, node: cst.ClassDef):
             if node.name.value == name:
                 found.append(node)
-
-        def visit_FunctionDef(self, node):
-            return True
 
     module.visit(_Finder())
     return found
