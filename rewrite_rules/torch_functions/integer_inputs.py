@@ -93,6 +93,26 @@ def is_integer_tensor(node: cst.BaseExpression | None, ctx) -> bool:
     return False
 
 
+_COMPLEX_FACTORIES = frozenset({
+    *(f"torch.fft.{name}" for name in ("fft", "ifft", "rfft", "fft2", "ifft2", "rfft2", "fftn", "ifftn", "rfftn", "ihfft")),
+    "torch.view_as_complex", "torch.polar", "torch.complex"})
+_COMPLEX_DTYPES = frozenset({"torch.complex64", "torch.complex128", "torch.cfloat", "torch.cdouble"})
+
+
+def is_complex_tensor(node: cst.BaseExpression | None, ctx) -> bool:
+    """``node`` (torch source) is a complex tensor, as the source shows (an FFT, view_as_complex,
+    polar, a complex cast)."""
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    if isinstance(func, cst.Attribute) and _qualified(ctx, func) is None:
+        if func.attr.value in ("cfloat", "cdouble") and not node.args:
+            return True
+        return func.attr.value in ("to", "type") and len(node.args) == 1 and \
+            _qualified(ctx, node.args[0].value) in _COMPLEX_DTYPES
+    return _qualified(ctx, func) in _COMPLEX_FACTORIES
+
+
 def source_argument(call, name: str, position: int = 0) -> cst.BaseExpression | None:
     """The argument ``name`` of the torch call as written (before nested rewrites)."""
     source = call.source

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
 from rewrite_rules.cases import P
 from rewrite_rules.tensor.math import DOUBLE, HALF, SIGNED, TANH_NOTE, TANH_RANGE, signbit_of, tanh_of
 from rewrite_rules.torch_functions.builders import ABOVE_ONE, POSITIVE, UNIT, X, case, fn
-from rewrite_rules.torch_functions.integer_inputs import float_input
+from rewrite_rules.torch_functions.integer_inputs import float_input, is_complex_tensor, source_argument
 
 # name -> (input set, MindSpore name of the first parameter when it is not `input`)
 _SAME_NAME = {
@@ -46,10 +48,20 @@ def _integer_cases(name):
     return tuple(case(snippet, {"i": "randint(1, 4, (3, 4))"}) for snippet in snippets)
 
 
+def _complex_abs(call, ctx):
+    """The magnitude of a tensor the source shows to be complex: ops.abs of a complex tensor is
+    complex64 in MindSpore (torch: float32); the ComplexAbs primitive gives torch's dtype."""
+    if is_complex_tensor(source_argument(call, "input"), ctx):
+        call.result = cst.Call(cst.Call(ctx.ref("mindspore.ops.ComplexAbs"), []), [cst.Arg(call.get("input"))])
+
+
 def _unary(name: str, inputs, rename_input: str | None = None, extra=(), **options):
     signature = "input" if name in _NO_OUT else "input, *, out=None"
     args = {"input": rename_input} if rename_input else {}
-    hook = float_input() if name in _FLOAT_RESULT else None
+    hook = float_input() if name in _FLOAT_RESULT else _complex_abs if name in ("abs", "absolute") else None
+    if name in ("abs", "absolute"):
+        extra = (*extra, case(f"result = torch.{name}(torch.fft.rfft(x))", X, rtol=1e-5, atol=1e-5),
+                 case(f"result = torch.{name}(torch.view_as_complex(x.reshape(3, 2, 2)))", X))
     return fn(f"torch.{name}", signature=signature, args=args, positional=1, inputs=inputs, hook=hook,
               extra=(*extra, *_integer_cases(name)), **options)
 
