@@ -1,0 +1,93 @@
+"""Synthetic data in the layouts the scripts read, small and learnable (the
+labels depend on the inputs, so a loss that falls means the model learns).
+Each function takes the run directory (the script's working directory) and
+writes the files there; the same seed gives the same files on both sides."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+
+def cora(run: str, nodes: int = 1500, features: int = 24, classes: int = 3) -> None:
+    """``data/cora/cora.content`` (``id f_1 .. f_F label`` per line) and
+    ``cora.cites`` (``cited citing`` id pairs), as pyGAT's ``load_data``
+    reads them (it takes nodes 0-139 to train, 200-499 to validate, 500-1499
+    to test: 1500 nodes at least)."""
+    rng = np.random.default_rng(0)
+    folder = os.path.join(run, "data", "cora")
+    os.makedirs(folder, exist_ok=True)
+    labels = rng.integers(0, classes, nodes)
+    # bag-of-words features: each class favours its own block of words
+    probability = np.full((nodes, features), 0.05)
+    block = features // classes
+    for node, label in enumerate(labels):
+        probability[node, label * block:(label + 1) * block] = 0.6
+    words = (rng.random((nodes, features)) < probability).astype(int)
+    words[words.sum(1) == 0, 0] = 1
+    ids = rng.permutation(100000)[:nodes] + 1000
+    with open(os.path.join(folder, "cora.content"), "w") as handle:
+        for node in range(nodes):
+            handle.write("\t".join([str(ids[node]), *map(str, words[node]), f"class_{labels[node]}"]) + "\n")
+    edges = set()
+    while len(edges) < nodes * 2:
+        a, b = rng.integers(0, nodes, 2)
+        if a != b and (labels[a] == labels[b] or rng.random() < 0.2):
+            edges.add((int(a), int(b)))
+    with open(os.path.join(folder, "cora.cites"), "w") as handle:
+        for a, b in sorted(edges):
+            handle.write(f"{ids[a]}\t{ids[b]}\n")
+
+
+def image_folder(run: str, classes: int = 2, per_class: int = 8, size: int = 16) -> None:
+    """``images/<class>/<n>.png``: an ImageFolder (RGB PNGs; each class its own colour and pattern)."""
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    for label in range(classes):
+        folder = os.path.join(run, "images", f"class{label}")
+        os.makedirs(folder, exist_ok=True)
+        for index in range(per_class):
+            base = np.zeros((size, size, 3), dtype=np.float64)
+            base[..., label % 3] = 160
+            base[::2 + label, :, (label + 1) % 3] = 90
+            pixels = np.clip(base + rng.normal(0, 20, base.shape), 0, 255).astype(np.uint8)
+            Image.fromarray(pixels).save(os.path.join(folder, f"{index}.png"))
+
+
+def cifar10_batches(run: str, per_batch: int = 16) -> None:
+    """``datasets/cifar10/cifar-10-batches-py``: the pickled batches torchvision's
+    CIFAR10 reads (``data_batch_1..5``, ``test_batch``, ``batches.meta``)."""
+    import pickle
+
+    rng = np.random.default_rng(0)
+    folder = os.path.join(run, "datasets", "cifar10", "cifar-10-batches-py")
+    os.makedirs(folder, exist_ok=True)
+    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+        labels = rng.integers(0, 10, per_batch)
+        images = np.zeros((per_batch, 3, 32, 32), dtype=np.float64)
+        for row, label in enumerate(labels):
+            images[row, label % 3] = 40 + 20 * label
+        images = np.clip(images + rng.normal(0, 10, images.shape), 0, 255).astype(np.uint8)
+        with open(os.path.join(folder, name), "wb") as handle:
+            pickle.dump({b"data": images.reshape(per_batch, -1), b"labels": labels.tolist()}, handle)
+    with open(os.path.join(folder, "batches.meta"), "wb") as handle:
+        pickle.dump({"label_names": [f"c{i}" for i in range(10)]}, handle)
+
+
+def gpt2_token_shards(run: str, tokens: int = 20000, vocab: int = 64) -> None:
+    """llm.c's token shards ``data/train_000.bin``/``val_000.bin``: a 256 int32
+    header (magic 20240520, version 1, token count) then uint16 tokens; the
+    text repeats short patterns so a tiny model learns it."""
+    rng = np.random.default_rng(0)
+    folder = os.path.join(run, "data")
+    os.makedirs(folder, exist_ok=True)
+    patterns = [rng.integers(0, vocab, 8) for _ in range(6)]
+    for name in ("train_000.bin", "val_000.bin"):
+        stream = np.concatenate([patterns[i] for i in rng.integers(0, len(patterns), tokens // 8)]).astype(np.uint16)
+        header = np.zeros(256, dtype=np.int32)
+        header[:3] = (20240520, 1, len(stream))
+        with open(os.path.join(folder, name), "wb") as handle:
+            handle.write(header.tobytes())
+            handle.write(stream.tobytes())

@@ -1,0 +1,51 @@
+"""The table the benchmark prints."""
+
+from __future__ import annotations
+
+
+def _loss(side: dict) -> str:
+    if side.get("first") is None:
+        return "-"
+    return f"{side['first']:.4g}->{side['last']:.4g}"
+
+
+def _seconds(side: dict) -> str:
+    return f"{side['seconds']:.1f}" if side.get("seconds") is not None else "-"
+
+
+def print_table(rows: list[dict], out=None) -> None:
+    """One line per script: verdict, first->last loss and wall time on both sides,
+    the converted/torch time ratio; then, per failing script, where and why."""
+    import sys
+
+    out = out or sys.stdout
+    header = f"{'script':<16} {'repository':<30} {'torch':<8} {'loss':<17} {'s':>6}  " \
+             f"{'mindspore':<9} {'loss':<17} {'s':>6} {'x':>5}"
+    print(header, file=out)
+    print("-" * len(header), file=out)
+    counts: dict[str, int] = {}
+    for row in rows:
+        torch, ms = row.get("torch", {}), row.get("mindspore", {})
+        ratio = ""
+        if ms.get("verdict") == "trains" and torch.get("seconds"):
+            ratio = f"{ms['seconds'] / torch['seconds']:.1f}"
+        counts[ms.get("verdict", row.get("verdict", "?"))] = counts.get(ms.get("verdict", row.get("verdict", "?")), 0) + 1
+        print(f"{row['id']:<16} {row['source']:<30} {torch.get('verdict', row.get('verdict', '')):<8} "
+              f"{_loss(torch):<17} {_seconds(torch):>6}  {ms.get('verdict', ''):<9} {_loss(ms):<17} "
+              f"{_seconds(ms):>6} {ratio:>5}", file=out)
+    print("-" * len(header), file=out)
+    repositories = len({row["source"] for row in rows})
+    summary = ", ".join(f"{count} {name}" for name, count in sorted(counts.items()))
+    print(f"{len(rows)} scripts from {repositories} repositories; converted: {summary}", file=out)
+    failing = [row for row in rows if row.get("mindspore", {}).get("verdict") in ("fails", "marked", "timeout")
+               or row.get("note_failure")]
+    for row in failing:
+        ms = row.get("mindspore", {})
+        print(f"  {row['id']}: {ms.get('verdict', '')} at {ms.get('where') or '?'}: {ms.get('error', '')}", file=out)
+    for row in rows:
+        if row.get("verdict") and not row.get("torch"):
+            print(f"  {row['id']}: {row['verdict']}: {row.get('why', '')}", file=out)
+        elif row.get("torch", {}).get("verdict") in ("fails", "marked", "timeout", "no-loss"):
+            torch = row["torch"]
+            print(f"  {row['id']}: torch side {torch['verdict']} at {torch.get('where') or '?'}: "
+                  f"{torch.get('error', '')}", file=out)
