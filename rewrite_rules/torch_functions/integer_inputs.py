@@ -1,4 +1,5 @@
-"""Integer and bool tensors that torch promotes and MindSpore's CPU kernels refuse.
+"""What the source shows of a tensor's dtype: integer and bool tensors, which torch
+promotes and MindSpore's CPU kernels refuse, and complex ones.
 
 Measured on MindSpore 2.10 CPU (each op in a fresh process): ``ops.log``,
 ``exp``, ``log1p``, ``expm1``, ``log2``, ``log10``, ``sin``, ``cos``, ``rsqrt``,
@@ -14,7 +15,9 @@ dtype -- its float form is float32 already, so the cast is exact there too --,
 ``torch.randint``, ``torch.randperm``, ``torch.tensor`` of int literals, any
 factory with an integer ``dtype=``), integer casts (``.long()``, ``.int()``,
 ``.bool()``, ``.to(torch.long)`` ...), comparisons, and integer arithmetic of
-those. This module declares no rules.
+those. ``is_complex_tensor`` reads complex tensors the same way (FFTs,
+view_as_complex, polar, complex casts): ``ops.abs`` of one is complex64 where
+torch's is float32. This module declares no rules.
 """
 
 from __future__ import annotations
