@@ -40,20 +40,11 @@ def cora(run: str, nodes: int = 1500, features: int = 24, classes: int = 3) -> N
             handle.write(f"{ids[a]}\t{ids[b]}\n")
 
 
-def image_folder(run: str, classes: int = 2, per_class: int = 8, size: int = 16) -> None:
+def image_folder(run: str, classes: int = 2, per_class: int = 8, size: int = 16, folder: str = "images") -> None:
     """``images/<class>/<n>.png``: an ImageFolder (RGB PNGs; each class its own colour and pattern)."""
-    from PIL import Image
-
     rng = np.random.default_rng(0)
     for label in range(classes):
-        folder = os.path.join(run, "images", f"class{label}")
-        os.makedirs(folder, exist_ok=True)
-        for index in range(per_class):
-            base = np.zeros((size, size, 3), dtype=np.float64)
-            base[..., label % 3] = 160
-            base[::2 + label, :, (label + 1) % 3] = 90
-            pixels = np.clip(base + rng.normal(0, 20, base.shape), 0, 255).astype(np.uint8)
-            Image.fromarray(pixels).save(os.path.join(folder, f"{index}.png"))
+        _class_images(os.path.join(run, folder, f"class{label}"), label, per_class, size, rng)
 
 
 def cifar10_batches(run: str, per_batch: int = 16) -> None:
@@ -91,3 +82,59 @@ def gpt2_token_shards(run: str, tokens: int = 20000, vocab: int = 64) -> None:
         with open(os.path.join(folder, name), "wb") as handle:
             handle.write(header.tobytes())
             handle.write(stream.tobytes())
+
+
+def planetoid(run: str, dataset: str = "cora", train: int = 60, known: int = 700, test: int = 300,
+              features: int = 32, classes: int = 3) -> None:
+    """The Planetoid files ``data/ind.<dataset>.{x,y,tx,ty,allx,ally,graph}``
+    (pickled scipy CSR features, one-hot label arrays, a dict-of-lists graph)
+    and ``ind.<dataset>.test.index``, as GCN-family loaders read them: ``known``
+    nodes (the first ``train`` labelled), then ``test`` nodes."""
+    import pickle
+
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    folder = os.path.join(run, "data")
+    os.makedirs(folder, exist_ok=True)
+    nodes = known + test
+    labels = rng.integers(0, classes, nodes)
+    probability = np.full((nodes, features), 0.05)
+    block = features // classes
+    for node, label in enumerate(labels):
+        probability[node, label * block:(label + 1) * block] = 0.5
+    words = (rng.random((nodes, features)) < probability).astype(np.float32)
+    words[words.sum(1) == 0, 0] = 1
+    onehot = np.eye(classes)[labels]
+    graph: dict[int, list[int]] = {node: [] for node in range(nodes)}
+    for _ in range(nodes * 2):
+        a, b = (int(v) for v in rng.integers(0, nodes, 2))
+        if a != b and (labels[a] == labels[b] or rng.random() < 0.2):
+            graph[a].append(b)
+            graph[b].append(a)
+    parts = {"x": sp.csr_matrix(words[:train]), "y": onehot[:train], "allx": sp.csr_matrix(words[:known]),
+             "ally": onehot[:known], "tx": sp.csr_matrix(words[known:]), "ty": onehot[known:], "graph": graph}
+    for name, value in parts.items():
+        with open(os.path.join(folder, f"ind.{dataset}.{name}"), "wb") as handle:
+            pickle.dump(value, handle)
+    with open(os.path.join(folder, f"ind.{dataset}.test.index"), "w") as handle:
+        handle.write("\n".join(str(i) for i in range(known, nodes)) + "\n")
+
+
+def imagenet_folder(run: str, classes: int = 2, per_class: int = 8, size: int = 40) -> None:
+    """``imnet/train/<class>/*.png`` and ``imnet/val/<class>/*.png``: the
+    ImageNet folder layout (ImageFolder on each split)."""
+    for split in ("train", "val"):
+        image_folder(os.path.join(run, "imnet", split), classes, per_class, size, folder="")
+
+
+def _class_images(folder: str, label: int, count: int, size: int, rng) -> None:
+    from PIL import Image
+
+    os.makedirs(folder, exist_ok=True)
+    for index in range(count):
+        base = np.zeros((size, size, 3), dtype=np.float64)
+        base[..., label % 3] = 160
+        base[::2 + label, :, (label + 1) % 3] = 90
+        pixels = np.clip(base + rng.normal(0, 20, base.shape), 0, 255).astype(np.uint8)
+        Image.fromarray(pixels).save(os.path.join(folder, f"{index}.png"))
