@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from rewrite_rules.api import (SCALER, ApiRule, Example, MethodRule, Unconvertible, keyword_arg, nullcontext,
+from rewrite_rules.api import (SCALER, ApiRule, Example, MethodRule, Unconvertible, code_of, keyword_arg, nullcontext,
                                receiver_origin)
 
 _AUTOCAST_NOTES = (
@@ -58,13 +58,39 @@ def _scaler(call, ctx):
     )
     static = cst.Call(ctx.ref("mindspore.amp.StaticLossScaler"), [keyword_arg("scale_value", cst.Float("1.0"))])
     known, enabled = _literal(call, "enabled")
+    if known and not enabled:
+        call.result = static
+        return
+    tests = [] if known else [_parenthesized(call.get("enabled"))]
+    on_device = _device_condition(call, ctx)
+    if on_device is not None:
+        tests.append(on_device)
+    if not tests:
+        call.result = dynamic
+        return
+    test = tests[0] if len(tests) == 1 else cst.BooleanOperation(tests[0], cst.And(), _parenthesized(tests[1], or_only=True))
+    call.result = cst.IfExp(test=test, body=dynamic, orelse=static)
+
+
+def _parenthesized(test, or_only: bool = False):
+    if isinstance(test, (cst.Name, cst.Attribute, cst.Call)) or test.lpar:
+        return test
+    if or_only and not (isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or)):
+        return test
+    return test.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def _device_condition(call, ctx):
+    """When torch's scaler is on: a CUDA scaler (``torch.cuda.amp``, ``torch.amp`` for "cuda", its
+    default device) disables itself where CUDA is not available, scaling by 1 (measured on torch
+    2.13); a "cpu" scaler always scales. MindSpore's counterpart: scale off the CPU."""
+    accelerator = f'{code_of(ctx.ref("mindspore.get_context"))}("device_target") != "CPU"'
+    if call.rule.torch == "torch.cuda.amp.GradScaler" or not call.has("device"):
+        return cst.parse_expression(accelerator)
+    known, device = _literal(call, "device")
     if known:
-        call.result = dynamic if enabled else static
-    else:
-        test = call.get("enabled")
-        if not isinstance(test, (cst.Name, cst.Attribute, cst.Call)) and not test.lpar:
-            test = test.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-        call.result = cst.IfExp(test=test, body=dynamic, orelse=static)
+        return None if str(device).split(":")[0] == "cpu" else cst.parse_expression(accelerator)
+    return cst.parse_expression(f'{code_of(call.get("device"))} == "cpu" or {accelerator}')
 
 
 def _get_scale(call, ctx):
@@ -72,6 +98,14 @@ def _get_scale(call, ctx):
     if origin is None or origin.kind != SCALER:
         return call.call
     return cst.Call(cst.Attribute(cst.Attribute(call.receiver, cst.Name("scale_value")), cst.Name("item")), [])
+
+
+def _is_enabled(call, ctx):
+    origin = receiver_origin(call)
+    if origin is None or origin.kind != SCALER:
+        return call.call
+    dynamic = ctx.ref("mindspore.amp.DynamicLossScaler")
+    return cst.Call(cst.Name("isinstance"), [cst.Arg(call.receiver), cst.Arg(dynamic)])
 
 
 RULES = [
@@ -106,15 +140,29 @@ RULES = [
                   "enabled=True",
         hook=_scaler,
         aliases=("torch.amp.grad_scaler.GradScaler",),
-        notes="mindspore.amp.DynamicLossScaler (a disabled scaler: StaticLossScaler(1.0)); the step unscales the "
+        notes="mindspore.amp.DynamicLossScaler (for a CUDA scaler: off the CPU, as torch disables it where CUDA is "
+              "not available; a disabled scaler: StaticLossScaler(1.0)); the step unscales the "
               "gradients and calls the optimizer only when mindspore.amp.all_finite(grads)",
         examples=(
-            Example('scaler = torch.amp.GradScaler("cuda", init_scale=1024.0)',
+            Example('scaler = torch.amp.GradScaler("cpu", init_scale=1024.0)',
                     "scaler = mindspore.amp.DynamicLossScaler(\n    scale_value=1024.0, scale_factor=2, "
                     "scale_window=2000\n)"),
+            Example('scaler = torch.amp.GradScaler("cuda", init_scale=1024.0)',
+                    "scaler = (\n    mindspore.amp.DynamicLossScaler(\n        scale_value=1024.0, scale_factor=2, "
+                    "scale_window=2000\n    )\n    if mindspore.get_context(\"device_target\") != \"CPU\"\n"
+                    "    else mindspore.amp.StaticLossScaler(scale_value=1.0)\n)"),
             Example("scaler = torch.amp.GradScaler(growth_factor=4.0)", marked="growth_factor * backoff_factor"),
             # torch's scaler runs on CPU when asked for that device
             Example('scaler = torch.amp.GradScaler("cpu", init_scale=1024.0)\nresult = scaler.get_scale()', inputs={}),
+            *(Example(f"scaler = torch.amp.GradScaler({args})\nresult = (scaler.scale(loss), scaler.get_scale())",
+                      inputs={"loss": "tensor(2.5)"}, notes=notes)
+              for args, notes in (('"cpu"', "cpu"), ('device="cpu", init_scale=2.0 ** 10', "cpu_init_scale"),
+                                  ("", "cuda_unavailable"), ('"cuda", init_scale=8.0', "cuda_unavailable"),
+                                  ('"cpu", enabled=False', "disabled"))),
+            Example('device = "cpu"\nscaler = torch.amp.GradScaler(device)\nresult = scaler.scale(loss)',
+                    inputs={"loss": "tensor(2.5)"}, notes="device_variable"),
+            Example('device = "cuda"\nscaler = torch.amp.GradScaler(device)\nresult = scaler.scale(loss)',
+                    inputs={"loss": "tensor(2.5)"}, notes="device_variable"),
         ),
     ),
     ApiRule(
@@ -123,15 +171,29 @@ RULES = [
         signature="init_scale=65536.0, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000, enabled=True",
         hook=_scaler,
         proven_by=("tests/training/test_training_scripts.py::test_training_script_trains_like_torch_at_every_step",),  # train_unet --amp
-        notes="mindspore.amp.DynamicLossScaler (a disabled scaler: StaticLossScaler(1.0))",
+        notes="mindspore.amp.DynamicLossScaler off the CPU (torch disables a CUDA scaler where CUDA is not "
+              "available); a disabled scaler: StaticLossScaler(1.0)",
         examples=(
             Example("scaler = torch.cuda.amp.GradScaler(enabled=use_amp)",
                     "scaler = (\n    mindspore.amp.DynamicLossScaler(\n        scale_value=65536.0, scale_factor=2, "
-                    "scale_window=2000\n    )\n    if use_amp\n    else mindspore.amp.StaticLossScaler(scale_value=1.0)\n)"),
+                    "scale_window=2000\n    )\n    if use_amp and mindspore.get_context(\"device_target\") != \"CPU\"\n"
+                    "    else mindspore.amp.StaticLossScaler(scale_value=1.0)\n)"),
             Example("scaler = torch.cuda.amp.GradScaler(enabled=False)",
                     "scaler = mindspore.amp.StaticLossScaler(scale_value=1.0)"),
+            # torch disables a CUDA scaler where CUDA is not available: it scales by 1
+            Example("scaler = torch.cuda.amp.GradScaler()\nresult = (scaler.scale(loss), scaler.get_scale())",
+                    inputs={"loss": "tensor(2.5)"}, notes="cuda_unavailable"),
+            Example("use_amp = True\nscaler = torch.cuda.amp.GradScaler(init_scale=1024.0, enabled=use_amp)\n"
+                    "result = (scaler.scale(loss), scaler.get_scale())", inputs={"loss": "tensor(2.5)"},
+                    notes="cuda_unavailable"),
         ),
     ),
+    MethodRule("is_enabled", hook=_is_enabled, arity=(0, 0), receiver="any",
+               notes="GradScaler.is_enabled() -> isinstance(scaler, mindspore.amp.DynamicLossScaler) (a disabled "
+                     "scaler is a StaticLossScaler(1.0)) when the scaler is made in this file",
+               examples=tuple(Example(f"scaler = {make}\nresult = scaler.is_enabled()", inputs={})
+                              for make in ('torch.amp.GradScaler("cpu")', "torch.cuda.amp.GradScaler()",
+                                           'torch.amp.GradScaler("cpu", enabled=False)'))),
     MethodRule("get_scale", hook=_get_scale, arity=(0, 0), receiver="any",
                notes="GradScaler.get_scale() -> scaler.scale_value.item() when the scaler is made in this file",
                examples=(Example('scaler = torch.amp.GradScaler("cpu", init_scale=256.0, growth_interval=10)\n'

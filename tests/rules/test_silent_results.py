@@ -123,3 +123,24 @@ SYNC_BATCH_NORM_CASES = [
 @pytest.mark.parametrize("case", SYNC_BATCH_NORM_CASES, ids=[c.case_id for c in SYNC_BATCH_NORM_CASES])
 def test_sync_batch_norm_on_one_process(worker_pool, case):
     _check(worker_pool, case)
+
+
+# -- GradScaler: scale(loss) and get_scale() as torch gives them on this machine ---------------------
+# (torch 2.13 without CUDA: a "cpu" scaler multiplies by init_scale; a CUDA one disables itself and scales by 1)
+
+_LOSS = "loss = torch.tensor(2.5)\n"
+_SCALERS = {
+    "cpu": 'torch.amp.GradScaler("cpu")', "cpu_init": 'torch.amp.GradScaler("cpu", init_scale=2.0 ** 16)',
+    "cpu_keyword": 'torch.amp.GradScaler(device="cpu", init_scale=1024.0, growth_interval=10)',
+    "default": "torch.amp.GradScaler()", "cuda": 'torch.amp.GradScaler("cuda")', "cuda_amp": "torch.cuda.amp.GradScaler()",
+    "cuda_amp_init": "torch.cuda.amp.GradScaler(init_scale=256.0)", "cpu_disabled": 'torch.amp.GradScaler("cpu", enabled=False)',
+}
+GRAD_SCALER_CASES = [
+    *(_case(f"grad_scaler-{name}", f"{_LOSS}scaler = {make}\nresult = (scaler.scale(loss), scaler.get_scale(), "
+                                   "scaler.is_enabled())") for name, make in _SCALERS.items()),
+]
+
+
+@pytest.mark.parametrize("case", GRAD_SCALER_CASES, ids=[c.case_id for c in GRAD_SCALER_CASES])
+def test_grad_scaler_scales_as_torch_does(worker_pool, case):
+    _check(worker_pool, case)

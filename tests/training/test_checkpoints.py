@@ -296,10 +296,10 @@ import torch.nn as nn
 def save_and_restore(path):
     model = nn.Linear(3, 2)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    scaler = torch.amp.GradScaler("cuda")
+    scaler = torch.amp.GradScaler("cpu")
     {changes}
     torch.save({{"model": model.state_dict(), "scaler": scaler.state_dict(), "epoch": 3}}, path)
-    resumed = torch.amp.GradScaler("cuda")
+    resumed = torch.amp.GradScaler("cpu")
     checkpoint = torch.load(path)
     resumed.load_state_dict(checkpoint["scaler"])
     return resumed, checkpoint["epoch"]
@@ -309,8 +309,8 @@ def save_and_restore(path):
 def test_a_loss_scaler_state_comes_back_from_the_checkpoint(tmp_path):
     """torch.amp.GradScaler's state (its scale and growth tracker) becomes the
     Parameters of mindspore.amp.DynamicLossScaler (scale_value, counter): saved
-    with the checkpoint, restored into a fresh scaler. (On CPU torch's CUDA
-    scaler disables itself, so the values are checked on the MindSpore side.)"""
+    with the checkpoint, restored into a fresh scaler. (A "cpu" scaler: a CUDA one
+    scales only off the CPU, as torch's disables itself without CUDA.)"""
     code = convert_full(SCALER_TORCH.format(changes="pass"))
     assert not _markers(code) and "scaler.parameters_dict" not in code
     # the scale halves on an overflow and the counter counts finite steps: change both before saving
