@@ -122,6 +122,17 @@ def _named_parameters(call, ctx):
     return cst.Call(cst.Name("filter"), [cst.Arg(trainable), cst.Arg(call.rename("parameters_and_names", args))])
 
 
+def _parameters(call, ctx):
+    """trainable_params() (a list: BatchNorm's moving statistics, buffers in torch, are
+    non-trainable Parameters in MindSpore and stay out, as torch's parameters() leaves
+    them out); next(m.parameters()) / iter(m.parameters()) take get_parameters(), a
+    generator of every parameter like torch's (a frozen parameter included: torch code
+    reads the first one's device or dtype, and a model frozen whole has no trainable one)."""
+    if call.enclosing in ("next", "iter"):
+        return call.rename("get_parameters")
+    return call.rename("trainable_params")
+
+
 def _modules(call, ctx):
     return cst.parse_expression(
         f"(cell for _, cell in {code_of(call.receiver)}.cells_and_names())"
@@ -231,6 +242,15 @@ _NORM = (
     "net = Norm()\n"
 )
 _X = {"x": "randn(5, 3)"}
+# a LoRA-style layer: a frozen base weight (requires_grad=False) first, then the trained low-rank factors
+_FROZEN = (
+    "class LoRA(nn.Module):\n"
+    "    def __init__(self):\n        super().__init__()\n"
+    "        self.weight = nn.Parameter(torch.zeros(4, 3), requires_grad=False)\n"
+    "        self.lora_a = nn.Parameter(torch.zeros(2, 3))\n\n"
+    "    def forward(self, x):\n        return x @ self.weight.t() + x @ self.lora_a.t()\n\n\n"
+    "lora = LoRA()\n"
+)
 
 
 def _on_net(statements: str, net: str = _NET, **options) -> Example:
@@ -250,8 +270,19 @@ def _resumed_scheduler(make: str, before: str, after: str, **options) -> Example
 
 
 RULES = [
-    _cell("parameters", rename="trainable_params", arity=(0, 1),
+    _cell("parameters", hook=_parameters, arity=(0, 1),
+          notes="trainable_params() (BatchNorm's moving statistics, buffers in torch, are non-trainable Parameters in "
+                "MindSpore); in next(...) / iter(...) get_parameters(), a generator of every parameter as torch's is "
+                "(a frozen first parameter included)",
           examples=(Example("ps = model.parameters()", "ps = model.trainable_params()"),
+                    Example("p = next(model.parameters())", "p = next(model.get_parameters())", notes="next"),
+                    _on_net("result = next(net.parameters()).dtype", notes="next_dtype"),
+                    _on_net("result = next(iter(net.parameters())).shape", notes="next_iter"),
+                    _on_net("net.body.weight.requires_grad = False\nresult = next(net.parameters()).shape",
+                            notes="frozen_first"),
+                    Example(_FROZEN + "result = next(lora.parameters()).shape\nlora.requires_grad_(False)\n"
+                            "dtype = next(lora.parameters()).dtype", inputs={}, results=("result", "dtype"),
+                            notes="all_frozen"),
                     _on_net("result = [p for p in net.parameters()]"),
                     # BatchNorm's running statistics are buffers in torch, non-trainable parameters in MindSpore
                     _on_net("result = [p.shape for p in net.parameters()]", _NORM, notes="batchnorm"))),
