@@ -5,6 +5,9 @@ MindSpore initialises the table from N(0, 0.01), torch from N(0, 1)
 (measured std 0.01 vs 1.0), so ``embedding_table=Normal(1.0)`` is written;
 ``_weight`` becomes ``embedding_table``; the table Parameter is named
 ``embedding_table``. max_norm / scale_grad_by_freq / _freeze cannot be carried.
+``padding_idx``: MindSpore's Embedding zeroes the padding row at first, as
+torch does, but lets it train; a small subclass written above the code keeps
+the row out of the gradient, as torch does.
 
 Code that reads the table as torch names it (``emb.weight``: weight tying
 ``self.lm_head.weight = self.tok_emb.weight``, ``F.linear(x, self.emb.weight)``,
@@ -26,14 +29,53 @@ import libcst as cst
 
 from rewrite_rules.helpers import DEVICE
 from rewrite_rules.nn.shared import DTYPE, P, layer_cases, reset_example
-from rewrite_rules.api import ApiRule, Drop, Example, Unsupported, code_of, define
+from rewrite_rules.api import (ApiRule, Drop, Example, NotALiteral, Unconvertible, Unsupported, code_of, define,
+                               literal_value)
 
 
 def _is_none(expr) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "None"
 
 
+_WITH_PADDING = '''
+class {name}(EMBEDDING):
+    """torch.nn.Embedding with padding_idx: the padding row starts at zero and receives no gradient (written by ms-migrate)."""
+
+    def construct(self, ids):
+        output = super().construct(ids)
+        if self.padding_idx is None:
+            return output
+        # torch leaves the padding row out of the gradient; MindSpore's Embedding would train it
+        padding = OPS.expand_dims(ids == self.padding_idx, -1)
+        return OPS.where(padding, OPS.stop_gradient(output), output)
+'''
+
+
+def _padding(call, ctx) -> None:
+    """padding_idx: MindSpore's Embedding zeroes the row at first as torch does, but trains it: the
+    class written above the code keeps its gradient out, as torch does. A negative index counts
+    from the end in torch (MindSpore refuses it)."""
+    value = call.get("padding_idx")
+    if value is None or _is_none(value):
+        call.remove("padding_idx")
+        return
+    if call.for_adapter:
+        raise NotALiteral("padding_idx", code_of(value))  # the adapter keeps torch's default, checked
+    if call.has("_weight") and not _is_none(call.get("_weight")):
+        raise Unconvertible("padding_idx with _weight: MindSpore's Embedding would zero the padding row of the "
+                            "given table (torch keeps it)")
+    try:
+        index = literal_value(value)
+    except ValueError:
+        index = None
+    if isinstance(index, int) and index < 0:
+        call.set("padding_idx", cst.BinaryOperation(call.get("num_embeddings"), cst.Subtract(), cst.Integer(str(-index))))
+    source = _WITH_PADDING.replace("EMBEDDING", code_of(ctx.ref("mindspore.nn.Embedding")))
+    call.func = define(ctx, "EmbeddingWithPadding", source.replace("OPS", code_of(ctx.ref("mindspore.ops"))))
+
+
 def _embedding_hook(call, ctx):
+    _padding(call, ctx)
     init = cst.Call(func=ctx.ref("mindspore.common.initializer.Normal"), args=[cst.Arg(cst.Float("1.0"))])
     if call.has("_weight") and not _is_none(call.get("_weight")):
         call.renamed["_weight"] = "embedding_table"
@@ -79,8 +121,8 @@ def _from_pretrained(call, ctx):
 
 
 _IDS = {"i": "randint(0, 10, (2, 5))"}
-_PADDING = Unsupported("MindSpore's Embedding lets the padding row receive gradients (torch keeps them zero), "
-                       "so training would drift; mask the padding ids by hand")
+_PADDING = Unsupported("padding_idx with a given table: MindSpore's Embedding would zero its padding row "
+                       "(torch keeps it)")
 
 RULES = [
     ApiRule(
@@ -91,7 +133,6 @@ RULES = [
         args={
             "num_embeddings": "vocab_size",
             "embedding_dim": "embedding_size",
-            "padding_idx": _PADDING,
             "max_norm": Unsupported("max_norm renormalisation is not supported by mindspore.nn.Embedding"),
             "norm_type": Drop("only used with max_norm"),
             "scale_grad_by_freq": Unsupported("scale_grad_by_freq is not supported"),
@@ -114,7 +155,12 @@ RULES = [
                 "emb = nn.Embedding(100, 16, embedding_table=mindspore.common.initializer.Normal(1.0))",
             ),
             *layer_cases("Embedding", [P("num_embeddings", "10"), P("embedding_dim", "4")], _IDS, call="layer(i)"),
-            Example("layer = nn.Embedding(10, 4, padding_idx=0)", marked="padding row receive gradients"),
+            # padding_idx: the row starts at zero and gets no gradient (tests/rules/test_embedding_research.py)
+            Example("layer = nn.Embedding(10, 4, padding_idx=0)\nresult = layer(i), layer.padding_idx", inputs=_IDS,
+                    notes="padding_idx"),
+            Example("layer = nn.Embedding(10, 4, padding_idx=-1)\nresult = layer(i), layer.padding_idx", inputs=_IDS,
+                    notes="padding_idx from the end"),
+            Example("layer = nn.Embedding(10, 4, padding_idx=None)\nresult = layer(i)", inputs=_IDS),
             # the table is used as given: compare values, no weight copy needed
             *layer_cases("Embedding", [P("num_embeddings", "5"), P("embedding_dim", "3"), P("_weight", "w")],
                          {"i": "randint(0, 5, (2, 4))", "w": "randn(5, 3)"}, call="layer(i)", shapes=("keywords",)),
@@ -148,7 +194,7 @@ RULES = [
             Example("layer = nn.Embedding.from_pretrained(w * 2, freeze=False)\n"
                     "result = layer(i), layer.num_embeddings, layer.embedding_dim",
                     inputs={"i": "randint(0, 5, (2, 4))", "w": "randn(5, 3)"}, notes="an expression, trainable"),
-            Example("layer = nn.Embedding.from_pretrained(w, padding_idx=0)", marked="padding row receive gradients"),
+            Example("layer = nn.Embedding.from_pretrained(w, padding_idx=0)", marked="would zero its padding row"),
         ),
     ),
     ApiRule(

@@ -67,6 +67,24 @@ MODELS = textwrap.dedent(
             return self.decoder(torch.tanh(self.encoder(idx)))
 
 
+    class Padded(nn.Module):
+        def __init__(self, pad=0, vocab=6):
+            super().__init__()
+            self.padding_idx = pad
+            self.emb = nn.Embedding(vocab, 3, self.padding_idx)
+            self.out = nn.Linear(3, 2)
+            self.apply(self._init)
+
+        def _init(self, module):
+            if isinstance(module, nn.Embedding):
+                nn.init.normal_(module.weight, std=0.5)
+                if module.padding_idx is not None:
+                    module.weight.data[module.padding_idx].zero_()
+
+        def forward(self, idx):
+            return self.out(self.emb(idx))
+
+
     class Pretrained(nn.Module):
         def __init__(self, vectors, freeze=True):
             super().__init__()
@@ -145,3 +163,34 @@ def test_from_pretrained_freezes_as_torch_does(sides, freeze):
     idx = np.random.RandomState(1).randint(0, 7, (2, 4))
     expected = model(torch.from_numpy(idx)).detach().numpy()
     np.testing.assert_allclose(cell(mindspore.Tensor(idx)).asnumpy(), expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("pad", [0, None])
+def test_the_padding_row_starts_at_zero_and_gets_no_gradient(sides, pad):
+    """torch zeroes the padding row and leaves it out of the gradient; MindSpore's
+    Embedding trains it: the converted class keeps it out, in both modes."""
+    torch_module, ms_module, text = sides
+    assert "self.emb = EmbeddingWithPadding(" in text
+    torch.manual_seed(0)
+    model, cell = torch_module.Padded(pad), ms_module.Padded(pad)
+    if pad is not None:
+        assert not cell.emb.embedding_table.asnumpy()[pad].any() and cell.emb.padding_idx == pad
+    mindspore.load_param_into_net(cell, map_weights(model, cell)[0], strict_load=True)
+    with torch.no_grad():
+        model.emb.weight[0] += 1.0  # a padding row that is not zero: the output reads it, the gradient skips it
+    cell.emb.embedding_table.set_data(mindspore.Tensor(model.emb.weight.detach().numpy()))
+    idx = np.array([[0, 1, 2, 0], [3, 0, 4, 5]])
+    model(torch.from_numpy(idx)).sum().backward()
+    def loss(ids):
+        return cell(ids).sum()
+
+    grad_fn = mindspore.grad(loss, None, cell.trainable_params())
+    for mode in (mindspore.PYNATIVE_MODE, mindspore.GRAPH_MODE):
+        mindspore.set_context(mode=mode)
+        try:
+            grads = dict(zip((p.name for p in cell.trainable_params()), grad_fn(mindspore.Tensor(idx))))
+            output = cell(mindspore.Tensor(idx)).asnumpy()
+        finally:
+            mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
+        np.testing.assert_allclose(output, model(torch.from_numpy(idx)).detach().numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(grads["emb.embedding_table"].asnumpy(), model.emb.weight.grad.numpy(), atol=1e-6)
