@@ -32,7 +32,8 @@ def prepare_run(script: Script, tree: str, run_dir: str) -> str:
 
 
 def run_side(script: Script, side: str, cwd: str, paths: list[str], timeout: int) -> dict:
-    """Run the script under one framework; returns the side's result."""
+    """Run the script under one framework; returns the side's result. Its output
+    goes to ``runs/<script>/<side>.log`` as it runs."""
     argv = [a.replace("{run}", cwd) for a in script.argv]
     env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONPATH=os.pathsep.join(paths), PYTHONDONTWRITEBYTECODE="1")
     env.pop("PYTHONSTARTUP", None)
@@ -45,11 +46,14 @@ def run_side(script: Script, side: str, cwd: str, paths: list[str], timeout: int
     process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                stdin=subprocess.DEVNULL, start_new_session=True)
     end = {"time": None}
+    log = open(os.path.join(_run_root(os.path.realpath(cwd)) + ".log"), "w", encoding="utf-8")
 
     def read() -> None:
         for raw in iter(lambda: process.stdout.read1(65536), b""):
             text = raw.decode("utf-8", "replace")
             chunks.append(text)
+            log.write(text)
+            log.flush()
             state["pending"] += text
             *lines, state["pending"] = re.split(r"[\r\n]", state["pending"])
             for line in lines:
@@ -73,6 +77,7 @@ def run_side(script: Script, side: str, cwd: str, paths: list[str], timeout: int
         process.wait()
         timed_out = True
     reader.join(timeout=10)
+    log.close()
     for match in pattern.finditer(state["pending"]):
         losses.append(float(match.group(1)))
     seconds = (end["time"] or time.perf_counter()) - start

@@ -49,8 +49,8 @@ def test_corpus_entries_are_well_formed():
     ("Epoch: 0003 loss_train: 1.0765 acc_train: 0.4286", "pygat", 1.0765),
     ("12: 2.8731689453125", "xt_copy", 2.8731689453125),
     ("Loss: 5.12345; logP: -4.1; logdet: 2.0; lr: 0.0001000", "glow", 5.12345),
-    ("Loss: tensor(0.6931, grad_fn=<BinaryCrossEntropyWithLogitsBackward0>)", "dgi", 0.6931),
-    ("Loss: 0.6930", "dgi", 0.6930),
+    ("Epoch: 1000 cost = 0.117934", "nnlm", 0.117934),
+    ("Epoch: [2]  [0/4]  eta: 0:00:01  lr: 0.000500  loss: 6.8123 (6.8123)  time: 0.3", "deit", 6.8123),
     ("step 300: train loss 2.5121, val loss 2.5300", "bigram", 2.5121),
 ])
 def test_loss_patterns_read_what_the_scripts_print(line, script_id, value):
