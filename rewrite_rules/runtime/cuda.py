@@ -23,6 +23,12 @@ device, a code path) get the answer the converted code's own run has:
   ``torch.backends.mps.is_available()`` / ``is_built()``: False (MindSpore has
   no Metal backend);
 - ``torch.get_default_dtype()``: ``mindspore.float32``, MindSpore's float dtype;
+  setting float32 as the default (``set_default_dtype``, ``set_default_tensor_type``)
+  changes nothing there and is removed, another default is marked;
+- ``torch.cuda.current_device()``: ``mindspore.get_current_device().device_id``;
+  which attention kernels torch may use (``torch.backends.cuda.enable_flash_sdp``
+  ...) is no setting of MindSpore's: removed; ``torch.set_printoptions``:
+  NumPy's, through which MindSpore prints tensors;
 - ``torch.__version__``: the torch release the converted code follows (2.13.0,
   the release the rules are proven against), so version checks take torch 2.x's
   branch; comparisons of it fold to their answer
@@ -36,7 +42,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from rewrite_rules.api import ApiRule, AttributeRule, Example, Unconvertible
+from rewrite_rules.api import ApiRule, AttributeRule, Example, Unconvertible, literal_value
 from rewrite_rules.runtime.devices import on_gpu
 
 # torch.__version__ in the converted code: the torch release the rules are proven against
@@ -77,6 +83,26 @@ def _answer(value: str):
         call.result = ctx.ref(value) if value.startswith("mindspore.") else cst.parse_expression(value)
 
     return hook
+
+
+def _current_device(call, ctx):
+    call.result = cst.Attribute(cst.Call(ctx.ref("mindspore.get_current_device"), []), cst.Name("device_id"))
+
+
+_FLOAT32 = frozenset({"torch.float32", "torch.float", "torch.FloatTensor", "torch.cuda.FloatTensor"})
+
+
+def _default_float32(call, ctx):
+    """torch.set_default_dtype(torch.float32) / set_default_tensor_type(torch.FloatTensor):
+    MindSpore's default already (its device is set globally); any other default is marked."""
+    name = call.rule.params[0].name
+    value = call.get(name)
+    source = call.source.args[0].value if call.source is not None and len(call.source.args) == 1 else None
+    qualified = ctx.analysis.qualified(source) if source is not None else None
+    text = literal_value(value) if isinstance(value, cst.SimpleString) else None
+    if qualified not in _FLOAT32 and text not in _FLOAT32:
+        raise Unconvertible("MindSpore has no settable default dtype: only float32, its own, converts")
+    call.result = cst.Name("None")  # a statement left with nothing to do is removed
 
 
 # torch.set_printoptions's profiles (torch/_tensor_str.py)
@@ -165,6 +191,36 @@ RULES = [
                             Example('from packaging import version\n'
                                     'result = version.parse(torch.__version__) >= version.parse("1.8")', inputs={}),
                             Example("result = torch.version.__version__.startswith('2.')", inputs={}))),
+    ApiRule("torch.cuda.current_device", None, signature="", hook=_current_device,
+            notes="the index of MindSpore's current device",
+            examples=(Example("index = torch.cuda.current_device()", "index = mindspore.get_current_device().device_id"),
+                      Example("result = torch.cuda.current_device()", inputs={}, torch_reference="result = 0",
+                              notes="torch cannot run it here: AssertionError: Torch not compiled with CUDA enabled"))),
+    ApiRule("torch.cuda.memory_reserved", "mindspore.runtime.memory_reserved", signature="device=None",
+            examples=(Example("result = torch.cuda.memory_reserved()", "result = mindspore.runtime.memory_reserved()",
+                              inputs={}),)),
+    ApiRule("torch.cuda.max_memory_reserved", "mindspore.runtime.max_memory_reserved", signature="device=None",
+            examples=(Example("result = torch.cuda.max_memory_reserved()",
+                              "result = mindspore.runtime.max_memory_reserved()", inputs={}),)),
+    # which attention kernels torch may use: MindSpore chooses its own
+    ApiRule("torch.backends.cuda.enable_flash_sdp", None, signature="enabled", no_op=True,
+            aliases=("torch.backends.cuda.enable_mem_efficient_sdp", "torch.backends.cuda.enable_math_sdp",
+                     "torch.backends.cuda.enable_cudnn_sdp"),
+            notes="no effect in MindSpore, which chooses its attention kernels itself",
+            examples=(Example("torch.backends.cuda.enable_flash_sdp(True)\nresult = x * 2", "result = x * 2",
+                              inputs={"x": "randn(3)"}),
+                      Example("torch.backends.cuda.enable_mem_efficient_sdp(False)\ny = x", "y = x"))),
+    ApiRule("torch.set_default_dtype", None, signature="d", hook=_default_float32,
+            notes="float32 is MindSpore's default already; MindSpore has no settable default dtype",
+            examples=(Example("torch.set_default_dtype(torch.float32)\nresult = torch.ones(2)", "result = ops.ones(2)",
+                              inputs={}),
+                      Example("torch.set_default_dtype(torch.float64)", marked="no settable default dtype"))),
+    ApiRule("torch.set_default_tensor_type", None, signature="t", hook=_default_float32,
+            notes="a float32 tensor type is MindSpore's default already (the device is set globally)",
+            examples=(Example("torch.set_default_tensor_type('torch.cuda.FloatTensor')\ny = x", "y = x"),
+                      Example("torch.set_default_tensor_type(torch.FloatTensor)\nresult = torch.ones(2)",
+                              "result = ops.ones(2)", inputs={}),
+                      Example("torch.set_default_tensor_type(torch.DoubleTensor)", marked="no settable default dtype"))),
     ApiRule("torch.set_printoptions", None,
             signature="precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None",
             hook=_print_options, notes="MindSpore prints tensors through NumPy: NumPy's print options",
