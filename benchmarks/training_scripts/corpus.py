@@ -23,6 +23,7 @@ SOURCES: list[Source] = [
     Source("facebookresearch/deit", "github", "7e160fe43f0252d17191b71cbb5826254114ea5b", license="Apache-2.0"),
     Source("facebookresearch/xcit", "github", "82f5291f412604970c39a912586e008ec009cdca", license="Apache-2.0"),
     Source("graykode/nlp-tutorial", "github", "d05e31ec81d56d70c1db89b99ab07e948f7ebc11", license="MIT"),
+    Source("hunkim/PyTorchZeroToAll", "github", "e5a260fac0b4ff1e2ec434fc6f0d962ac97fc289", license="none stated"),
     Source("karpathy/ng-video-lecture", "github", "52201428ed7b46804849dea0b3ccf0de9df1a5c3", license="MIT"),
 ]
 
@@ -69,4 +70,14 @@ SCRIPTS: list[Script] = [
            note="RNN encoder-decoder, 5000 epochs in the file: stopped after 2 costs"),
     Script("bert", "graykode/nlp-tutorial", "5-2.BERT/BERT.py", _COST, cwd="5-2.BERT", stop_after=3,
            note="BERT pre-training (masked LM + next sentence) on a toy corpus, 100 epochs in the file (a cost every 10): stopped after 3 costs"),
+    Script("diabetes", "hunkim/PyTorchZeroToAll", "07_diabets_logistic.py", r"Loss: ([-\d.]+)",
+           note="logistic regression (wide and deep) on the repository's diabetes.csv.gz, 100 epochs"),
+    Script("diabetes_loader", "hunkim/PyTorchZeroToAll", "08_2_dataset_loade_logistic.py", r"Loss: ([-\d.]+)",
+           note="the same through a Dataset and a shuffling DataLoader with 2 workers, 2 epochs"),
+    Script("hello_rnn", "hunkim/PyTorchZeroToAll", "12_4_hello_rnn_emb.py", r"epoch: \d+, loss: ([-\d.]+)",
+           note="character RNN with an embedding, 100 epochs on 'hihell' -> 'ihello'"),
+    Script("cnn_mnist", "hunkim/PyTorchZeroToAll", "10_1_cnn_mnist.py", r"Train Epoch: .*?Loss: ([-\d.]+)",
+           data="mnist_raw", stop_after=4,
+           note="CNN on torchvision's MNIST (256 synthetic training digits, 9 epochs in the file): "
+                "stopped after 4 losses"),
 ]

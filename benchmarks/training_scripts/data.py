@@ -138,3 +138,21 @@ def _class_images(folder: str, label: int, count: int, size: int, rng) -> None:
         base[::2 + label, :, (label + 1) % 3] = 90
         pixels = np.clip(base + rng.normal(0, 20, base.shape), 0, 255).astype(np.uint8)
         Image.fromarray(pixels).save(os.path.join(folder, f"{index}.png"))
+
+
+def mnist_raw(run: str, train: int = 256, test: int = 64) -> None:
+    """``data/MNIST/raw/{train,t10k}-{images-idx3,labels-idx1}-ubyte``: the
+    uncompressed IDX files torchvision's MNIST finds before it downloads (digits
+    drawn as a class-dependent bar, so they are learnable)."""
+    rng = np.random.default_rng(0)
+    folder = os.path.join(run, "data", "MNIST", "raw")
+    os.makedirs(folder, exist_ok=True)
+    for prefix, count in (("train", train), ("t10k", test)):
+        labels = rng.integers(0, 10, count).astype(np.uint8)
+        images = rng.integers(0, 40, (count, 28, 28)).astype(np.uint8)
+        for row, label in enumerate(labels):
+            images[row, 2 + 2 * label:4 + 2 * label, 4:24] = 255
+        with open(os.path.join(folder, f"{prefix}-images-idx3-ubyte"), "wb") as handle:
+            handle.write(np.array([2051, count, 28, 28], dtype=">i4").tobytes() + images.tobytes())
+        with open(os.path.join(folder, f"{prefix}-labels-idx1-ubyte"), "wb") as handle:
+            handle.write(np.array([2049, count], dtype=">i4").tobytes() + labels.tobytes())
