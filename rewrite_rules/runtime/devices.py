@@ -63,7 +63,10 @@ def _device(call, ctx):
     if value is None:
         call.result = cst.SimpleString('"cpu"')
     elif index is None or (isinstance(index, cst.Name) and index.value == "None"):
-        call.result = value
+        # the call's parentheses may have been what let the argument span lines
+        loose = not isinstance(value, (cst.Name, cst.Attribute, cst.BaseString, cst.Call, cst.Subscript))
+        call.result = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if loose and not value.lpar \
+            else value
     elif isinstance(value, cst.SimpleString) and isinstance(index, cst.Integer):
         call.result = cst.SimpleString(repr(f"{literal_value(value)}:{literal_value(index)}").replace("'", '"'))
     else:
@@ -219,6 +222,10 @@ RULES = [
         examples=(Example('device = torch.device("cuda")', 'device = "cuda"'),
                   Example('device = torch.device("cuda", 1)', 'device = "cuda:1"'),
                   Example('device = torch.device("cpu")\nresult = x.to(device) * 2', inputs=_X),
+                  # the call's parentheses let the argument span lines (mmsegmentation's torchserve handler)
+                  Example("device = torch.device('cuda:' + str(0) if torch.cuda.\n"
+                          "                      is_available() else 'cpu')\nresult = (x.to(device) * 2, str(device))",
+                          inputs=_X, notes="an argument over several lines"),
                   Example('device = torch.device("cpu", 0)\nlayer = nn.Linear(3, 2).to(device)\nresult = layer(x)',
                           inputs=_X, notes="index"),
                   Example('kind = "cpu"\nnumber = 0\ndevice = torch.device(kind, number)\n'
