@@ -74,6 +74,40 @@ def _new_tensor(bound, call, ctx):
     bound.result = cst.Call(ctx.ref("mindspore.tensor"), [cst.Arg(bound.get("data")), keyword("dtype", dtype)])
 
 
+def _is_size(expr: cst.BaseExpression | None) -> bool:
+    """A size as torch code writes one: y.size() / y.shape / torch.Size(...)."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        return expr.func.attr.value == "size" and not expr.args or expr.func.attr.value == "Size"
+    return isinstance(expr, cst.Attribute) and expr.attr.value == "shape"
+
+
+def _new(bound, call, ctx):
+    """Tensor.new (torch's legacy constructor, of the receiver's dtype): new(2, 3),
+    new(*sizes), new(n) and new(y.size()) make an uninitialised tensor of that size
+    (new_empty); new([1, 2]) makes one of that data; new() an empty one. One argument
+    that is neither is a size or data, known only at run time: marked."""
+    sizes = list(bound.varargs)
+    written = call.source_arg(0)
+    if not sizes:
+        size: cst.BaseExpression = cst.Tuple([cst.Element(cst.Integer("0"))])
+    elif len(sizes) > 1 or sizes[0].star:
+        size = _size_tuple(bound)
+    elif isinstance(written, (cst.List, cst.Tuple)) and not any(isinstance(e, cst.StarredElement) for e in written.elements):
+        bound.result = cst.Call(ctx.ref("mindspore.tensor"), [cst.Arg(sizes[0].value),
+                                                              keyword("dtype", cst.Attribute(call.receiver, cst.Name("dtype")))])
+        return
+    elif isinstance(written, cst.Integer):
+        size = cst.Tuple([cst.Element(sizes[0].value)])
+    elif _is_size(written):
+        size = sizes[0].value
+    else:
+        raise Unconvertible("x.new(value) makes a tensor of that size (an int or a torch.Size) or of that data (a list "
+                            "or a tensor), known only at run time: write x.new_empty(size) or x.new_tensor(data)")
+    if sizes and sizes[0].star and len(sizes) == 1:
+        size = cst.Call(cst.Name("tuple"), [cst.Arg(sizes[0].value)])
+    bound.result = cst.Call(cst.Attribute(call.receiver, cst.Name("new_empty")), [cst.Arg(size)])
+
+
 def _clone(bound, call, ctx):
     bound.result = cst.Call(cst.Attribute(call.receiver, cst.Name("copy")), [])
 
@@ -150,6 +184,19 @@ RULES = [
            notes="new_full is Ascend-only in MindSpore: ops.full(size, value, dtype=x.dtype)",
            examples=call_cases("result = x.new_full({args})", [P("size", "(2, 3)"), P("fill_value", "1.5"),
                                                               P("dtype", "torch.float64", True, "keyword")], X)),
+    method("new", "*args, device=None", args={"device": DEVICE}, hook=_new,
+           notes="new(*sizes) / new(n) / new(y.size()) -> new_empty (uninitialised in both: shape and dtype are "
+                 "compared); new(list) -> mindspore.tensor(data, dtype=x.dtype); new() -> new_empty((0,)); one "
+                 "argument that may be a size or data is marked",
+           examples=(*call_cases("result = x.new({args}).shape", [P("a", "2", kind="positional"), P("b", "3", kind="positional")], X),
+                     Example("result = x.new(x.size()).dtype", inputs=X, notes="size"),
+                     Example("result = x.double().new(5).shape", inputs=X, notes="int"),
+                     Example("sizes = [3, 1]\nresult = x.new(*sizes).shape", inputs=X, notes="starred"),
+                     Example("result = x.new(x.shape).zero_()", inputs=X, notes="shape_filled"),
+                     Example("result = x.new([[1, 2], [3, 4]])", inputs=X, notes="data"),
+                     Example("result = x.long().new((5, 6))", inputs=X, notes="tuple_data"),
+                     Example("result = x.new().shape", inputs=X, notes="empty"),
+                     Example("def f(x, n):\n    return x.new(n)", marked="known only at run time"))),
     method("new_tensor", "data, " + FACTORY_SIGNATURE, args=FACTORY, hook=_new_tensor,
            notes="Tensor.new_tensor does not exist in MindSpore: mindspore.tensor(data, dtype=x.dtype)",
            examples=call_cases("result = x.new_tensor({args})", [P("data", "[[1, 2], [3, 4]]"), P("dtype", "torch.int64", True, "keyword")], X)),
