@@ -73,6 +73,7 @@ from benchmarks.zoo.fetch import fetch_timm  # noqa: E402
 
 HERE = os.path.join(ROOT, "benchmarks", "research")
 TIMEOUT = 600
+STAMP = ".research-converted.json"  # what WORK/converted/<source> was converted from (--no-convert checks it)
 TIMM = Source(name="timm", kind="pypi", pin="1.0.31", root=".", convert=("timm",))
 
 
@@ -99,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="models run at once (default 2)")
     parser.add_argument("--json", metavar="PATH", help="also write the table as JSON")
     parser.add_argument("--no-convert", action="store_true",
-                        help="use the converted code already in --work (default: convert each source again)")
+                        help="use the converted code already in --work when it was converted from the same pin "
+                             "and parts (default: convert each source again)")
     parser.add_argument("--no-import-check", action="store_true",
                         help="skip importing every converted file (the no-torch column)")
     parser.add_argument("--torch-only", action="store_true",
@@ -124,7 +126,16 @@ def main(argv: list[str] | None = None) -> int:
         wanted = sorted({m.source for m in chosen})
         checks = {} if args.torch_only else {
             name: pool.submit(check_source, prepared, name, work, not args.no_import_check) for name in wanted}
-        rows = list(pool.map(lambda m: row(m, prepared, work, args.torch_only), chosen))
+        done: list[dict] = []
+
+        def run(model: Model) -> dict:
+            result = row(model, prepared, work, args.torch_only)
+            done.append(result)
+            print(f"[{len(done)}/{len(chosen)}] {model.id}: {result['verdict']} ({result.get('seconds', 0)} s)",
+                  file=sys.stderr, flush=True)
+            return result
+
+        rows = list(pool.map(run, chosen))
         for name, future in checks.items():
             source_info[name] = future.result()
     for r in rows:
@@ -179,15 +190,31 @@ def prepare(models: list[Model], by_name: dict[str, Source], work: str, sources_
             item.missing = f"needs {', '.join(missing_needs)}: " + "; ".join(
                 prepared[n].missing for n in missing_needs if n in prepared)
             continue
-        if convert or not os.path.isdir(item.converted):
+        if convert or not _converted_as(item):
             item.convert_note = convert_source(item, jobs)
             print(item.convert_note, flush=True)
     return prepared
 
 
+def _stamp(item: Prepared) -> dict:
+    return {"name": item.source.name, "pin": item.source.pin, "root": item.source.root,
+            "convert": list(item.source.convert)}
+
+
+def _converted_as(item: Prepared) -> bool:
+    """Whether WORK/converted/<source> holds a finished conversion of this pin and these parts."""
+    stamp = os.path.join(item.converted, STAMP)
+    if not os.path.exists(stamp):
+        return False
+    with open(stamp) as handle:
+        return json.load(handle) == _stamp(item)
+
+
 def convert_source(item: Prepared, jobs: int) -> str:
     """``python -m transpiler convert`` on the source (each of its ``convert`` parts), as a user runs it."""
     start = time.perf_counter()
+    if os.path.exists(os.path.join(item.converted, STAMP)):
+        os.remove(os.path.join(item.converted, STAMP))
     parts = item.source.convert or (".",)
     lines = []
     for part in parts:
@@ -201,6 +228,9 @@ def convert_source(item: Prepared, jobs: int) -> str:
         if done.returncode not in (0, 1) and not os.path.exists(output):
             lines.append(f"ms-migrate convert {part}: exit {done.returncode}: "
                          + " ".join(done.stderr.strip().splitlines()[-1:])[:200])
+    os.makedirs(item.converted, exist_ok=True)
+    with open(os.path.join(item.converted, STAMP), "w") as handle:
+        json.dump(_stamp(item), handle)
     return f"converted {item.source.name} in {time.perf_counter() - start:.0f} s\n" + "\n".join(lines)
 
 
