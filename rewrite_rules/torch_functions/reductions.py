@@ -34,6 +34,8 @@ def _ddof(call, ctx):
     -> ops.std(x, axis, ddof=..., keepdims): ddof is always written because
     MindSpore's default (0) is not torch's (1)."""
     known, dim = literal(call, "dim")
+    if isinstance(call.get("dim"), cst.List):  # dim=[1, 2, 3] (timm's StdConv2d): MindSpore's axis takes a tuple, no list
+        call.set("dim", cst.Tuple(call.get("dim").elements))
     if known and isinstance(dim, bool):  # torch.std(x, False): the legacy (input, unbiased) form
         call.set("unbiased", call.get("dim"))
         call.remove("dim")
@@ -66,6 +68,8 @@ def _std_like(name):
             case(f"result = torch.{name}(x, 1, False, True)", X3, rtol=1e-4, atol=1e-5),
             case(f"result = torch.{name}(x, False)", X3, rtol=1e-4, atol=1e-5),
             case(f"result = torch.{name}(x, dim=(0, 2), unbiased=True)", X3, rtol=1e-4, atol=1e-5),
+            case(f"result = torch.{name}(x, dim=[1, 2], keepdim=True, unbiased=False)", X3, rtol=1e-4, atol=1e-5),
+            case(f"result = torch.{name}(x, [0, 2])", X3, rtol=1e-4, atol=1e-5),
         ),
     )
 
