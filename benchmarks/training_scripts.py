@@ -103,7 +103,7 @@ def run_script(script: Script, source: Source, work: str, args, torchvision: str
         return dict(row, verdict="source", why=str(exc))
     timeout = args.timeout or script.timeout
     torch_cwd = prepare_run(script, original, os.path.join(work, "runs", script.id, "torch"))
-    row["torch"] = run_side(script, "torch", torch_cwd, packages + [torchvision], timeout)
+    row["torch"] = run_side(script, "torch", torch_cwd, packages, timeout, torchvision)
     if args.torch_only:
         return row
     try:

@@ -6,10 +6,13 @@ torch side first (the loss printed and falling).
 Tried and left out, as their torch side does not run on this machine: PetarV-/DGI
 ``execute.py`` (``scipy.sparse.linalg.eigen.arpack``, gone from SciPy),
 chennnM/GCNII and fxia22/pointnet.pytorch (``.cuda()``/``cuda:0`` without a
-check), facebookresearch/ConvNeXt (``torch._six``), facebookresearch/mae
+check; the DeiT and XCiT engines call ``torch.cuda.synchronize()`` unconditionally),
+facebookresearch/ConvNeXt (``torch._six``), facebookresearch/mae
 (asserts timm 0.3.2), whai362/PVT (mmcv), state-spaces/s4 ``example.py``
 (pytorch_lightning), karpathy/llm.c ``train_gpt2.py`` (tiktoken downloads its
-vocabulary; the smallest model is GPT-2 124M)."""
+vocabulary; the smallest model is GPT-2 124M), L1aoXingyu/pytorch-beginner's
+older scripts (``loss.data[0]``), scripts that import matplotlib (not installed
+here)."""
 
 from __future__ import annotations
 
@@ -20,18 +23,13 @@ SOURCES: list[Source] = [
     Source("Diego999/pyGAT", "github", "3664f2dc90cbf971564c0bf186dc794f12446d0c", license="MIT"),
     Source("lucidrains/x-transformers", "github", "9252ed7838021ee61e6c5be0930b3a9a88efdf06", license="MIT"),
     Source("rosinality/glow-pytorch", "github", "97081ff115a694cf04aeedbd58447f33d242c879", license="MIT"),
-    Source("facebookresearch/deit", "github", "7e160fe43f0252d17191b71cbb5826254114ea5b", license="Apache-2.0"),
-    Source("facebookresearch/xcit", "github", "82f5291f412604970c39a912586e008ec009cdca", license="Apache-2.0"),
     Source("graykode/nlp-tutorial", "github", "d05e31ec81d56d70c1db89b99ab07e948f7ebc11", license="MIT"),
     Source("hunkim/PyTorchZeroToAll", "github", "e5a260fac0b4ff1e2ec434fc6f0d962ac97fc289", license="none stated"),
+    Source("jcjohnson/pytorch-examples", "github", "0003fcdc606a79951e53bf8f46f8574fa4739f23", license="MIT"),
+    Source("L1aoXingyu/pytorch-beginner", "github", "a57dd7ea35c9965a41f4963dee62d38884f92a65", license="MIT"),
     Source("karpathy/ng-video-lecture", "github", "52201428ed7b46804849dea0b3ccf0de9df1a5c3", license="MIT"),
 ]
 
-# DeiT-style main.py scripts (timm's data, loss, scheduler and optimizer factories): tiny ImageFolder runs on CPU
-_DEIT_ARGS = ("--input-size", "32", "--batch-size", "4", "--epochs", "3", "--data-set", "IMNET",
-              "--data-path", "{run}/imnet", "--device", "cpu", "--num_workers", "0", "--no-model-ema",
-              "--no-repeated-aug", "--no-pin-mem", "--mixup", "0", "--cutmix", "0", "--reprob", "0",
-              "--warmup-epochs", "0", "--output_dir", "{run}/out")
 _COST = r"Epoch: \d+ cost = ([-\d.]+)"  # nlp-tutorial's print('Epoch:', '%04d' % (epoch + 1), 'cost =', ...)
 _GAT = ("--no-cuda", "--epochs", "8", "--hidden", "4", "--nb_heads", "2", "--patience", "100", "--seed", "1")
 
@@ -51,13 +49,6 @@ SCRIPTS: list[Script] = [
     Script("bigram", "karpathy/ng-video-lecture", "bigram.py", r"step \d+: train loss ([-\d.]+)", stop_after=4,
            note="bigram language model on the repository's input.txt; constants in the file (3000 steps, "
                 "evaluation every 300): stopped after 4 evaluations"),
-    Script("deit", "facebookresearch/deit", "main.py", r"Epoch: \[\d+\].*? loss: ([-\d.]+)",
-           ("--model", "deit_tiny_patch16_224", *_DEIT_ARGS),
-           data="imagenet_folder", packages=("timm==1.0.31",),
-           note="DeiT-tiny at 32 px (4 patches), 1000-way head, 2-class ImageFolder; timm from the registry"),
-    Script("xcit", "facebookresearch/xcit", "main.py", r"Epoch: \[\d+\].*? loss: ([-\d.]+)",
-           ("--model", "xcit_nano_12_p16", *_DEIT_ARGS), data="imagenet_folder", packages=("timm==1.0.31",),
-           note="XCiT-nano at 32 px, the DeiT-derived main.py and engine; timm from the registry"),
     Script("nnlm", "graykode/nlp-tutorial", "1-1.NNLM/NNLM.py", _COST, cwd="1-1.NNLM", stop_after=2,
            note="neural n-gram language model, 5000 epochs in the file (a cost every 1000): stopped after 2 costs"),
     Script("textcnn", "graykode/nlp-tutorial", "2-1.TextCNN/TextCNN.py", _COST, cwd="2-1.TextCNN", stop_after=2,
@@ -80,4 +71,14 @@ SCRIPTS: list[Script] = [
            data="mnist_raw", stop_after=4,
            note="CNN on torchvision's MNIST (256 synthetic training digits, 9 epochs in the file): "
                 "stopped after 4 losses"),
+    Script("two_layer_optim", "jcjohnson/pytorch-examples", "nn/two_layer_net_optim.py", r"^\d+ ([-\d.e+]+)$",
+           cwd="nn", note="nn.Sequential regression on random data with Adam, 500 steps"),
+    Script("two_layer_module", "jcjohnson/pytorch-examples", "nn/two_layer_net_module.py", r"^\d+ ([-\d.e+]+)$",
+           cwd="nn", note="a Module subclass trained with SGD, 500 steps"),
+    Script("dynamic_net", "jcjohnson/pytorch-examples", "nn/dynamic_net.py", r"^\d+ ([-\d.e+]+)$",
+           cwd="nn", note="a Module whose depth is drawn each forward (random.randint), SGD with momentum, 500 steps"),
+    Script("fashion_mlp", "L1aoXingyu/pytorch-beginner", "03-Neural Network/neural_network.py",
+           r"Finish \d+ epoch, Loss: ([-\d.]+)", cwd="03-Neural Network", data="fashion_mnist_raw", stop_after=3,
+           note="MLP on torchvision's FashionMNIST (256 synthetic images, 50 epochs in the file): stopped after "
+                "3 epochs"),
 ]

@@ -140,12 +140,21 @@ def _class_images(folder: str, label: int, count: int, size: int, rng) -> None:
         Image.fromarray(pixels).save(os.path.join(folder, f"{index}.png"))
 
 
-def mnist_raw(run: str, train: int = 256, test: int = 64) -> None:
+def mnist_raw(run: str) -> None:
     """``data/MNIST/raw/{train,t10k}-{images-idx3,labels-idx1}-ubyte``: the
     uncompressed IDX files torchvision's MNIST finds before it downloads (digits
     drawn as a class-dependent bar, so they are learnable)."""
+    _idx_files(os.path.join(run, "data", "MNIST", "raw"))
+
+
+def fashion_mnist_raw(run: str) -> None:
+    """``../datasets/FashionMNIST/raw/...``: FashionMNIST's IDX files where a
+    script one directory down reads them (``root='../datasets'``)."""
+    _idx_files(os.path.join(run, os.pardir, "datasets", "FashionMNIST", "raw"))
+
+
+def _idx_files(folder: str, train: int = 256, test: int = 64) -> None:
     rng = np.random.default_rng(0)
-    folder = os.path.join(run, "data", "MNIST", "raw")
     os.makedirs(folder, exist_ok=True)
     for prefix, count in (("train", train), ("t10k", test)):
         labels = rng.integers(0, 10, count).astype(np.uint8)

@@ -31,12 +31,14 @@ def prepare_run(script: Script, tree: str, run_dir: str) -> str:
     return cwd
 
 
-def run_side(script: Script, side: str, cwd: str, paths: list[str], timeout: int) -> dict:
+def run_side(script: Script, side: str, cwd: str, paths: list[str], timeout: int, torchvision: str = "") -> dict:
     """Run the script under one framework; returns the side's result. Its output
     goes to ``runs/<script>/<side>.log`` as it runs."""
     argv = [a.replace("{run}", cwd) for a in script.argv]
     env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONPATH=os.pathsep.join(paths), PYTHONDONTWRITEBYTECODE="1")
     env.pop("PYTHONSTARTUP", None)
+    if torchvision:
+        env["TRAINING_SCRIPTS_TORCHVISION"] = torchvision
     command = [sys.executable, LAUNCH, side, os.path.join(cwd, os.path.relpath(script.path, script.cwd)), *argv]
     pattern = re.compile(script.loss, re.MULTILINE)
     losses: list[float] = []

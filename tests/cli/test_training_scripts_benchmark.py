@@ -50,7 +50,9 @@ def test_corpus_entries_are_well_formed():
     ("12: 2.8731689453125", "xt_copy", 2.8731689453125),
     ("Loss: 5.12345; logP: -4.1; logdet: 2.0; lr: 0.0001000", "glow", 5.12345),
     ("Epoch: 1000 cost = 0.117934", "nnlm", 0.117934),
-    ("Epoch: [2]  [0/4]  eta: 0:00:01  lr: 0.000500  loss: 6.8123 (6.8123)  time: 0.3", "deit", 6.8123),
+    ("Train Epoch: 2 [0/256 (0%)]\tLoss: 2.301234", "cnn_mnist", 2.301234),
+    ("499 3.2461e-05", "two_layer_optim", 3.2461e-05),
+    ("Finish 3 epoch, Loss: 0.512345, Acc: 0.812500", "fashion_mlp", 0.512345),
     ("step 300: train loss 2.5121, val loss 2.5300", "bigram", 2.5121),
 ])
 def test_loss_patterns_read_what_the_scripts_print(line, script_id, value):
@@ -69,6 +71,8 @@ def test_the_data_is_written_in_the_layouts_the_scripts_read(tmp_path):
     assert (tmp_path / "data/ind.cora.test.index").read_text().split() == [str(i) for i in range(520, 540)]
     data.imagenet_folder(str(tmp_path), per_class=2, size=8)
     assert sorted(os.listdir(tmp_path / "imnet/val")) == ["class0", "class1"]
+    data.mnist_raw(str(tmp_path))
+    assert (tmp_path / "data/MNIST/raw/train-images-idx3-ubyte").stat().st_size == 16 + 256 * 28 * 28
     data.gpt2_token_shards(str(tmp_path), tokens=64)
     import numpy as np
 
