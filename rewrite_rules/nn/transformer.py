@@ -5,13 +5,30 @@ MindSpore 2.10 has torch-like MultiheadAttention and Transformer classes:
 the same arguments except torch's ``bias`` (marked unless True). Parameter
 names match torch except the feed-forward Dense layers (torch linear1/linear2,
 MindSpore dense1/dense2) and LayerNorm weight/bias (gamma/beta). Dropout is
-random in training mode: the cases use dropout=0 or eval mode. Forward-call
-keywords that MindSpore lacks (``is_causal``; TransformerEncoder ``mask=`` is
-``src_mask=``) sit on instance calls the converter cannot see.
+random in training mode: the cases use dropout=0 or eval mode.
+
+Each layer becomes a subclass of MindSpore's, written once above the code,
+with torch's forward signature (measured differences of the plain classes):
+- a boolean mask next to a float one (a causal mask from
+  ``generate_square_subsequent_mask`` with a boolean padding mask) is added
+  as 0/1 by MindSpore, as -inf where True by torch: ``torch_masks`` turns the
+  boolean one into torch's float mask first;
+- torch's keywords: TransformerEncoder ``mask=`` (MindSpore ``src_mask``),
+  ``is_causal``/``tgt_is_causal``/``memory_is_causal`` (hints that the given
+  mask is causal);
+- MultiheadAttention: MindSpore's ``__call__`` reads query, key and value by
+  position (``value=v`` raised IndexError), and ``need_weights=False`` returns
+  ``(output,)`` where torch returns ``(output, None)``.
 
 torch starts every attention's output projection bias at zero; MindSpore
 draws it at random (measured). The converted constructor zeroes every
 ``out_proj.bias`` of the new Cell, so a fresh layer starts like torch's.
+
+Left as measured: a query whose every key is masked gives NaN in torch
+(need_weights=True) or 0 (need_weights=False), while MindSpore's CPU softmax
+of an all -inf row sets the other rows to 0 too; torch's TransformerEncoder
+inference fast path (eval, no grad, padding mask) returns 0 at padded
+positions where MindSpore computes them.
 """
 
 from __future__ import annotations
@@ -19,6 +36,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.helpers import DEVICE
+from rewrite_rules.cases import call_cases
 from rewrite_rules.nn.shared import DTYPE, P, layer_cases
 from rewrite_rules.api import ApiRule, Drop, Example, Unsupported, code_of, define, render
 from rewrite_rules.torch_functions.builders import wrapped
@@ -39,6 +57,23 @@ _ZERO_BIAS_NOTE = "out_proj.bias starts at zero as in torch (MindSpore draws it 
 # walrus binds it, so that its initial draws are not replayed either)
 _FRESH = ("result = list(map(lambda item: item[1] * 1, filter(lambda item: item[0].endswith('out_proj.bias'), "
           "(fresh := nn.{}).named_parameters())))")
+
+_TORCH_MASKS = '''
+def {name}(mask, key_padding_mask, dtype):
+    """Attention masks as torch adds them (written by ms-migrate)."""
+    # a boolean mask next to a float one counts as -inf where True (MindSpore: as 1)
+    if mask is None or key_padding_mask is None:
+        return mask, key_padding_mask
+    if (mask.dtype == MS.bool_) == (key_padding_mask.dtype == MS.bool_):
+        return mask, key_padding_mask
+    if mask.dtype == MS.bool_:
+        mask = OPS.zeros_like(mask, dtype=dtype).masked_fill(mask, float("-inf"))
+    else:
+        key_padding_mask = OPS.zeros_like(key_padding_mask, dtype=dtype).masked_fill(
+            key_padding_mask, float("-inf")
+        )
+    return mask, key_padding_mask
+'''
 
 _MULTIHEAD_ATTENTION = '''
 class {name}(NN.MultiheadAttention):
@@ -67,28 +102,147 @@ class {name}(NN.MultiheadAttention):
     ):
         if is_causal and attn_mask is None:  # a hint that attn_mask is causal
             raise RuntimeError("Need attn_mask if specifying the is_causal hint.")
-        if attn_mask is not None and key_padding_mask is not None:
-            # torch adds a boolean mask to a float one as -inf where True, MindSpore as 1
-            attn_mask = self.float_mask(attn_mask, key_padding_mask, query.dtype)
-            key_padding_mask = self.float_mask(key_padding_mask, attn_mask, query.dtype)
+        attn_mask, key_padding_mask = TORCH_MASKS(
+            attn_mask, key_padding_mask, query.dtype
+        )
         masks = (key_padding_mask, need_weights, attn_mask, average_attn_weights)
         output = super().construct(query, key, value, *masks)
         return output if need_weights else (output[0], None)
-
-    def float_mask(self, mask, other, dtype):
-        if mask.dtype != MS.bool_ or other.dtype == MS.bool_:
-            return mask
-        return OPS.zeros_like(mask, dtype=dtype).masked_fill(mask, float("-inf"))
 '''
+
+# torch's forward signatures over MindSpore's construct: masks as torch adds them, torch's keywords
+_FORWARD = {
+    "TransformerEncoderLayer": '''
+class {name}(NN.TransformerEncoderLayer):
+    """torch.nn.TransformerEncoderLayer (written by ms-migrate): torch's masks."""
+
+    def construct(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+        masks = TORCH_MASKS(src_mask, src_key_padding_mask, src.dtype)
+        return super().construct(src, *masks)
+''',
+    "TransformerDecoderLayer": '''
+class {name}(NN.TransformerDecoderLayer):
+    """torch.nn.TransformerDecoderLayer (written by ms-migrate): torch's masks."""
+
+    def construct(
+        self,
+        tgt,
+        memory,
+        tgt_mask=None,
+        memory_mask=None,
+        tgt_key_padding_mask=None,
+        memory_key_padding_mask=None,
+        tgt_is_causal=False,
+        memory_is_causal=False,
+    ):
+        tgt_mask, tgt_padding = TORCH_MASKS(tgt_mask, tgt_key_padding_mask, tgt.dtype)
+        memory_mask, memory_padding = TORCH_MASKS(
+            memory_mask, memory_key_padding_mask, tgt.dtype
+        )
+        masks = (tgt_mask, memory_mask, tgt_padding, memory_padding)
+        return super().construct(tgt, memory, *masks)
+''',
+    "TransformerEncoder": '''
+class {name}(NN.TransformerEncoder):
+    """torch.nn.TransformerEncoder (written by ms-migrate): torch's masks and keywords."""
+
+    def construct(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+        masks = TORCH_MASKS(mask, src_key_padding_mask, src.dtype)
+        return super().construct(src, *masks)
+''',
+    "TransformerDecoder": '''
+class {name}(NN.TransformerDecoder):
+    """torch.nn.TransformerDecoder (written by ms-migrate): torch's masks."""
+
+    def construct(
+        self,
+        tgt,
+        memory,
+        tgt_mask=None,
+        memory_mask=None,
+        tgt_key_padding_mask=None,
+        memory_key_padding_mask=None,
+        tgt_is_causal=None,
+        memory_is_causal=False,
+    ):
+        tgt_mask, tgt_padding = TORCH_MASKS(tgt_mask, tgt_key_padding_mask, tgt.dtype)
+        memory_mask, memory_padding = TORCH_MASKS(
+            memory_mask, memory_key_padding_mask, tgt.dtype
+        )
+        masks = (tgt_mask, memory_mask, tgt_padding, memory_padding)
+        return super().construct(tgt, memory, *masks)
+''',
+    "Transformer": '''
+class {name}(NN.Transformer):
+    """torch.nn.Transformer (written by ms-migrate): torch's masks."""
+
+    def construct(
+        self,
+        src,
+        tgt,
+        src_mask=None,
+        tgt_mask=None,
+        memory_mask=None,
+        src_key_padding_mask=None,
+        tgt_key_padding_mask=None,
+        memory_key_padding_mask=None,
+        src_is_causal=None,
+        tgt_is_causal=None,
+        memory_is_causal=False,
+    ):
+        src_mask, src_padding = TORCH_MASKS(src_mask, src_key_padding_mask, src.dtype)
+        tgt_mask, tgt_padding = TORCH_MASKS(tgt_mask, tgt_key_padding_mask, tgt.dtype)
+        memory_mask, memory_padding = TORCH_MASKS(
+            memory_mask, memory_key_padding_mask, tgt.dtype
+        )
+        masks = (
+            src_mask,
+            tgt_mask,
+            memory_mask,
+            src_padding,
+            tgt_padding,
+            memory_padding,
+        )
+        return super().construct(src, tgt, *masks)
+''',
+}
+
+
+def _written(ctx, name: str, source: str) -> cst.Name:
+    """``source`` written above the code as ``name``, its MindSpore names and ``torch_masks`` filled in."""
+    if "TORCH_MASKS" in source:
+        source = source.replace("TORCH_MASKS", _written(ctx, "torch_masks", _TORCH_MASKS).value)
+    source = (source.replace("NN.", code_of(ctx.ref("mindspore.nn")) + ".")
+              .replace("OPS.", code_of(ctx.ref("mindspore.ops")) + ".").replace("MS.", code_of(ctx.ref("mindspore")) + "."))
+    return define(ctx, name, source)
 
 
 def _multihead_attention(call, ctx):
     """MindSpore's layer, under a subclass that takes torch's call forms (query, key and value by
     keyword; is_causal), adds a boolean mask to a float one as torch does, returns
     (output, None) when need_weights=False, and starts out_proj.bias at zero."""
-    source = (_MULTIHEAD_ATTENTION.replace("NN.", code_of(ctx.ref("mindspore.nn")) + ".")
-              .replace("OPS.", code_of(ctx.ref("mindspore.ops")) + ".").replace("MS.", code_of(ctx.ref("mindspore")) + "."))
-    call.result = render(call, define(ctx, "MultiheadAttention", source))
+    call.result = render(call, _written(ctx, "MultiheadAttention", _MULTIHEAD_ATTENTION))
+
+
+def _with_torch_forward(name: str):
+    """MindSpore's layer under a subclass with torch's forward signature: masks added as torch
+    adds them, torch's keywords (``mask=``, ``is_causal``); out_proj.bias starts at zero."""
+
+    def hook(call, ctx):
+        layer = render(call, _written(ctx, name, _FORWARD[name]))
+        call.result = _zero_out_proj_bias(layer, ctx) if name != "TransformerEncoder" and name != "TransformerDecoder" else layer
+
+    return hook
+
+
+def _square_subsequent_mask(call, ctx):
+    """0 on and below the diagonal, -inf above (torch's default dtype unless dtype= says otherwise)."""
+    ops, size = code_of(ctx.ref("mindspore.ops")), code_of(call.get("sz"))
+    dtype = call.get("dtype")
+    if dtype is None or (isinstance(dtype, cst.Name) and dtype.value == "None"):
+        dtype = ctx.ref("mindspore.float32")
+    call.result = cst.parse_expression(
+        f'{ops}.triu({ops}.full(({size}, {size}), float("-inf"), dtype={code_of(dtype)}), 1)')
 
 
 _MHA_NOTES = ("mindspore.nn.MultiheadAttention under a subclass written above the code: torch's call forms "
@@ -101,6 +255,10 @@ _MASKS = {"q": "randn(2, 5, 8)", "k": "randn(2, 4, 8)", "v": "randn(2, 4, 8)", "
 _NO_BIAS = Unsupported("bias=False is not supported by MindSpore's Transformer layers")
 _RTOL = {"rtol": 1e-4, "atol": 1e-5}
 _SEQ = {"x": "randn(5, 2, 8)", "m": "randn(4, 2, 8)"}
+_BATCH_FIRST = {"x": "randn(2, 5, 8)", "m": "randn(2, 4, 8)",
+                "pad": "tensor([[False, False, False, True, True], [False, False, False, False, True]])"}
+# what torch.nn.Transformer.generate_square_subsequent_mask(5) gives
+_CAUSAL = "causal = torch.triu(torch.full((5, 5), float('-inf')), diagonal=1)\n"
 
 
 def _ffn_weights() -> dict:
@@ -113,7 +271,7 @@ _LAYER_SIG = ("d_model, nhead, dim_feedforward=2048, dropout=0.1, activation='re
               "batch_first=False, norm_first=False, bias=True, device=None, dtype=None")
 
 
-def _layer(kind: str, call: str, inputs) -> ApiRule:
+def _layer(kind: str, call: str, inputs, mixed: tuple[str, ...]) -> ApiRule:
     name = f"Transformer{kind}Layer"
     params = [P("d_model", "8"), P("nhead", "2"), P("dim_feedforward", "16"), P("dropout", "0.0"),
               P("activation", "'gelu'", default=True), P("layer_norm_eps", "0.001", default=True),
@@ -123,7 +281,7 @@ def _layer(kind: str, call: str, inputs) -> ApiRule:
         f"mindspore.nn.{name}",
         signature=_LAYER_SIG,
         args={"bias": _NO_BIAS, "device": DEVICE, "dtype": DTYPE},
-        hook=_ZERO_BIAS,
+        hook=_with_torch_forward(name),
         weights=_ffn_weights(),
         notes="Feed-forward layers are dense1/dense2 in MindSpore (torch linear1/linear2); " + _ZERO_BIAS_NOTE,
         examples=(
@@ -132,11 +290,14 @@ def _layer(kind: str, call: str, inputs) -> ApiRule:
             *layer_cases(name, [P("d_model", "8"), P("nhead", "2"), P("dim_feedforward", "16")], inputs, call=call,
                          setup="layer.eval()\n", shapes=("keywords",), notes="default dropout, eval mode", **_RTOL),
             Example(f"layer = nn.{name}(8, 2, bias=False)", marked="bias=False"),
+            # a float causal mask with a boolean padding mask (torch adds it as -inf, MindSpore would add 1)
+            *(Example(f"layer = nn.{name}(8, 2, 16, 0.0, batch_first=True)\n{_CAUSAL}result = {form}",
+                      inputs=_BATCH_FIRST, notes="mixed masks", **_RTOL) for form in mixed),
         ),
     )
 
 
-def _stack(kind: str, call: str, inputs, extra_sig: str = "", extra_args=None) -> ApiRule:
+def _stack(kind: str, call: str, inputs, mixed: tuple[str, ...], extra_sig: str = "", extra_args=None) -> ApiRule:
     name = f"Transformer{kind}"
     layer = f"inner = nn.Transformer{kind}Layer(8, 2, 16, 0.0)\n"
     norm = "norm = nn.LayerNorm(8)\n"
@@ -147,8 +308,12 @@ def _stack(kind: str, call: str, inputs, extra_sig: str = "", extra_args=None) -
         f"mindspore.nn.{name}",
         signature=f"{kind.lower()}_layer, num_layers, norm=None" + extra_sig,
         args=extra_args or {},
+        hook=_with_torch_forward(name),
         notes="The layer is deep-copied num_layers times, as in torch.",
-        examples=tuple(Example(layer + norm + ex.torch, inputs=ex.inputs, notes=ex.notes, **_RTOL) for ex in cases),
+        examples=(*(Example(layer + norm + ex.torch, inputs=ex.inputs, notes=ex.notes, **_RTOL) for ex in cases),
+                  *(Example(f"inner = nn.Transformer{kind}Layer(8, 2, 16, 0.0, batch_first=True)\n"
+                            f"layer = nn.{name}(inner, 2)\n{_CAUSAL}result = {form}", inputs=_BATCH_FIRST,
+                            notes="mixed masks", **_RTOL) for form in mixed)),
     )
 
 
@@ -206,12 +371,31 @@ RULES = [
                          **_RTOL),
         ),
     ),
-    _layer("Encoder", "layer(x)", _SEQ),
-    _layer("Decoder", "layer(x, m)", _SEQ),
-    _stack("Encoder", "layer(x)", _SEQ, extra_sig=", enable_nested_tensor=True, mask_check=True",
+    _layer("Encoder", "layer(x)", _SEQ, ("layer(x, causal, pad)",
+                                         "layer(x, src_mask=causal, src_key_padding_mask=pad, is_causal=True)")),
+    _layer("Decoder", "layer(x, m)", _SEQ, ("layer(x, m, causal, None, pad, pad[:, :4])",
+                                            "layer(x, m, tgt_mask=causal, tgt_key_padding_mask=pad, "
+                                            "memory_key_padding_mask=pad[:, :4], tgt_is_causal=True)")),
+    _stack("Encoder", "layer(x)", _SEQ, ("layer(x, causal, pad)",
+                                         "layer(x, mask=causal, src_key_padding_mask=pad, is_causal=True)"), extra_sig=", enable_nested_tensor=True, mask_check=True",
            extra_args={"enable_nested_tensor": Drop("a torch inference fast path"),
                        "mask_check": Drop("a torch inference fast path check")}),
-    _stack("Decoder", "layer(x, m)", _SEQ),
+    _stack("Decoder", "layer(x, m)", _SEQ, ("layer(x, m, causal, None, pad, pad[:, :4])",
+                                            "layer(x, m, tgt_mask=causal, tgt_key_padding_mask=pad, "
+                                            "memory_key_padding_mask=pad[:, :4], tgt_is_causal=True)")),
+    ApiRule(
+        "torch.nn.Transformer.generate_square_subsequent_mask",
+        None,
+        signature="sz, device=None, dtype=None",
+        args={"device": DEVICE},
+        hook=_square_subsequent_mask,
+        notes="ops.triu(ops.full((sz, sz), -inf), 1): 0 on and below the diagonal, -inf above",
+        examples=(
+            *call_cases("result = nn.Transformer.generate_square_subsequent_mask({args})",
+                        [P("sz", "4"), P("device", "'cpu'", default=True), P("dtype", "torch.float64", default=True)], {}),
+            Example("n = 3\nresult = nn.Transformer.generate_square_subsequent_mask(n + 1)", inputs={}),
+        ),
+    ),
     ApiRule(
         "torch.nn.Transformer",
         "mindspore.nn.Transformer",
@@ -219,10 +403,13 @@ RULES = [
         "activation='relu', custom_encoder=None, custom_decoder=None, layer_norm_eps=1e-05, batch_first=False, "
         "norm_first=False, bias=True, device=None, dtype=None",
         args={"bias": _NO_BIAS, "device": DEVICE, "dtype": DTYPE},
-        hook=_ZERO_BIAS,
+        hook=_with_torch_forward("Transformer"),
         notes=_ZERO_BIAS_NOTE,
         examples=(Example(_FRESH.format("Transformer(8, 2, 1, 1, 16)"), inputs={}, notes="fresh"),) + layer_cases("Transformer", [P("d_model", "8"), P("nhead", "2"), P("num_encoder_layers", "1"),
                                              P("num_decoder_layers", "1"), P("dim_feedforward", "16"),
-                                             P("dropout", "0.0")], _SEQ, call="layer(x, m)", **_RTOL),
+                                             P("dropout", "0.0")], _SEQ, call="layer(x, m)", **_RTOL) + (
+            Example(f"layer = nn.Transformer(8, 2, 1, 1, 16, 0.0, batch_first=True)\n{_CAUSAL}"
+                    "result = layer(x, x, tgt_mask=causal, src_key_padding_mask=pad, tgt_key_padding_mask=pad, "
+                    "memory_key_padding_mask=pad)", inputs=_BATCH_FIRST, notes="mixed masks", **_RTOL),),
     ),
 ]

@@ -144,3 +144,33 @@ GRAD_SCALER_CASES = [
 @pytest.mark.parametrize("case", GRAD_SCALER_CASES, ids=[c.case_id for c in GRAD_SCALER_CASES])
 def test_grad_scaler_scales_as_torch_does(worker_pool, case):
     _check(worker_pool, case)
+
+
+# -- MultiheadAttention and the Transformer layers: torch's call forms and masks -------------------
+
+_ATTENTION_INPUTS = {"q": "randn(2, 5, 8)", "k": "randn(2, 4, 8)", "am": "randn(5, 4)",
+                     "kpm": "tensor([[False, True, False, False], [False, False, False, True]])",
+                     "pad": "tensor([[False, False, False, True, True], [False, False, False, False, True]])"}
+_CAUSAL = "causal = nn.Transformer.generate_square_subsequent_mask(5)\n"
+ATTENTION_CASES = [
+    # the call form of the report: value, attn_mask and key_padding_mask by keyword, [0] read
+    _case("mha-keywords", "mha = nn.MultiheadAttention(8, 2, batch_first=True)\n"
+          "result = mha(q, k, value=k, attn_mask=am, key_padding_mask=kpm)[0]", _ATTENTION_INPUTS, rtol=1e-4, atol=1e-5),
+    _case("mha-need_weights", "mha = nn.MultiheadAttention(8, 2, batch_first=True)\n"
+          "out, weights = mha(q, k, k, need_weights=False)\nresult = (out, weights)", _ATTENTION_INPUTS,
+          rtol=1e-4, atol=1e-5),
+    _case("mha-weights", "mha = nn.MultiheadAttention(8, 2, kdim=8, vdim=8, dropout=0.0)\n"
+          "result = mha(q.transpose(0, 1), k.transpose(0, 1), k.transpose(0, 1), key_padding_mask=kpm, "
+          "attn_mask=torch.triu(torch.ones(5, 4, dtype=torch.bool), 1), average_attn_weights=False)", _ATTENTION_INPUTS, rtol=1e-4, atol=1e-5),
+    _case("encoder-mixed-masks", "layer = nn.TransformerEncoderLayer(8, 2, 16, 0.0, batch_first=True)\n"
+          "encoder = nn.TransformerEncoder(layer, 2)\n" + _CAUSAL +
+          "result = encoder(q, mask=causal, src_key_padding_mask=pad)", _ATTENTION_INPUTS, rtol=1e-4, atol=1e-5),
+    _case("transformer-mixed-masks", "model = nn.Transformer(8, 2, 1, 1, 16, 0.0, batch_first=True)\n" + _CAUSAL +
+          "result = model(q, q, tgt_mask=causal, src_key_padding_mask=pad, memory_key_padding_mask=pad)",
+          _ATTENTION_INPUTS, rtol=1e-4, atol=1e-5),
+]
+
+
+@pytest.mark.parametrize("case", ATTENTION_CASES, ids=[c.case_id for c in ATTENTION_CASES])
+def test_attention_call_forms_and_masks(worker_pool, case):
+    _check(worker_pool, case)
