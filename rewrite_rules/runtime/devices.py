@@ -223,8 +223,10 @@ RULES = [
                   Example('device = torch.device("cuda", 1)', 'device = "cuda:1"'),
                   Example('device = torch.device("cpu")\nresult = x.to(device) * 2', inputs=_X),
                   # the call's parentheses let the argument span lines (mmsegmentation's torchserve handler)
-                  Example("device = torch.device('cuda:' + str(0) if torch.cuda.\n"
-                          "                      is_available() else 'cpu')\nresult = (x.to(device) * 2, str(device))",
+                  Example("class Placed:\n    def __init__(self):\n"
+                          "        self.device = torch.device('cuda:' +\n"
+                          "                                   str(0) if torch.cuda.is_available() else 'cpu')\n"
+                          "device = Placed().device\nresult = (x.to(device) * 2, str(device))",
                           inputs=_X, notes="an argument over several lines"),
                   Example('device = torch.device("cpu", 0)\nlayer = nn.Linear(3, 2).to(device)\nresult = layer(x)',
                           inputs=_X, notes="index"),
