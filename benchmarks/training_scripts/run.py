@@ -42,35 +42,47 @@ def run_side(script: Script, side: str, cwd: str, paths: list[str], timeout: int
     command = [sys.executable, LAUNCH, side, os.path.join(cwd, os.path.relpath(script.path, script.cwd)), *argv]
     pattern = re.compile(script.loss, re.MULTILINE)
     losses: list[float] = []
-    chunks: list[str] = []
-    state = {"stopped": False, "pending": ""}
-    start = time.perf_counter()
-    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               stdin=subprocess.DEVNULL, start_new_session=True)
+    chunks: dict[int, list[str]] = {1: [], 2: []}
+    lock = threading.Lock()
+    state = {"stopped": False}
     end = {"time": None}
     log = open(os.path.join(_run_root(os.path.realpath(cwd)) + ".log"), "w", encoding="utf-8")
+    start = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               stdin=subprocess.DEVNULL, start_new_session=True)
 
-    def read() -> None:
-        for raw in iter(lambda: process.stdout.read1(65536), b""):
+    def take(line: str) -> None:
+        for match in pattern.finditer(line):
+            try:
+                value = float(match.group(1))
+            except ValueError:
+                continue
+            with lock:
+                losses.append(value)
+                if script.stop_after and len(losses) >= script.stop_after and not state["stopped"]:
+                    state["stopped"] = True
+                    end["time"] = time.perf_counter()
+                    _kill(process)
+
+    def read(stream, number: int) -> None:
+        # stdout and stderr apart: a progress bar on stderr (\r, no newline) never glues onto a printed loss
+        pending = ""
+        for raw in iter(lambda: stream.read1(65536), b""):
             text = raw.decode("utf-8", "replace")
-            chunks.append(text)
-            log.write(text)
-            log.flush()
-            state["pending"] += text
-            *lines, state["pending"] = re.split(r"[\r\n]", state["pending"])
+            with lock:
+                chunks[number].append(text)
+                log.write(text)
+                log.flush()
+            pending += text
+            *lines, pending = re.split(r"[\r\n]", pending)
             for line in lines:
-                for match in pattern.finditer(line):
-                    try:
-                        losses.append(float(match.group(1)))
-                    except ValueError:
-                        continue
-                    if script.stop_after and len(losses) >= script.stop_after and not state["stopped"]:
-                        state["stopped"] = True
-                        end["time"] = time.perf_counter()
-                        _kill(process)
+                take(line)
+        take(pending)
 
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
+    readers = [threading.Thread(target=read, args=(stream, number), daemon=True)
+               for number, stream in ((1, process.stdout), (2, process.stderr))]
+    for reader in readers:
+        reader.start()
     try:
         process.wait(timeout=timeout)
         timed_out = False
@@ -78,12 +90,11 @@ def run_side(script: Script, side: str, cwd: str, paths: list[str], timeout: int
         _kill(process)
         process.wait()
         timed_out = True
-    reader.join(timeout=10)
+    for reader in readers:
+        reader.join(timeout=10)
     log.close()
-    for match in pattern.finditer(state["pending"]):
-        losses.append(float(match.group(1)))
     seconds = (end["time"] or time.perf_counter()) - start
-    output = "".join(chunks)
+    output = "".join(chunks[1]) + "".join(chunks[2])  # a traceback is on stderr, whole
     return verdict(side, process.returncode, state["stopped"], timed_out, losses, output, cwd, seconds)
 
 
