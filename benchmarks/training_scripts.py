@@ -7,6 +7,7 @@ user would) and run with torch unimportable (transpiler/proof/no_torch.py).
     .venv/bin/python benchmarks/training_scripts.py                 # every script
     .venv/bin/python benchmarks/training_scripts.py pygat glow      # some of them
     .venv/bin/python benchmarks/training_scripts.py --json out.json --work /tmp/ts
+    .venv/bin/python benchmarks/training_scripts.py --table a.json b.json     # rows saved by earlier runs
 
 Per script it prints the verdict on both sides (trains: it ran and its last
 printed loss is below its first; flat: it ran, the loss did not fall; no-loss;
@@ -68,7 +69,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-convert", action="store_true", help="reuse the converted code in --work")
     parser.add_argument("--torch-only", action="store_true", help="run the torch side only (checks the corpus)")
     parser.add_argument("--timeout", type=int, default=0, help="seconds per side (default: each script's own)")
+    parser.add_argument("--table", nargs="+", metavar="JSON",
+                        help="print the table of rows saved with --json by earlier runs (the last row of a script "
+                             "wins), in corpus order; nothing is run")
     args = parser.parse_args(argv)
+    if args.table:
+        saved: dict[str, dict] = {}
+        for path in args.table:
+            with open(path) as handle:
+                saved.update({row["id"]: row for row in json.load(handle)})
+        order = [s.id for s in SCRIPTS]
+        print_table(sorted(saved.values(), key=lambda r: order.index(r["id"]) if r["id"] in order else len(order)))
+        return 0
     work = os.path.abspath(args.work)
     if work == ROOT or work.startswith(ROOT + os.sep):
         parser.error("--work must be outside the repository")
@@ -87,10 +99,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[{len(rows)}/{len(chosen)}] {script.id}: torch {row.get('torch', {}).get('verdict', row.get('verdict'))}"
               f", mindspore {ms.get('verdict', '-')} {ms.get('where', '')} {ms.get('error', '')[:120]}",
               file=sys.stderr, flush=True)
+        if args.json:  # after each script: a long run that is stopped keeps what it measured
+            with open(args.json, "w") as handle:
+                json.dump(rows, handle, indent=1)
     print_table(rows)
-    if args.json:
-        with open(args.json, "w") as handle:
-            json.dump(rows, handle, indent=1)
     return 0
 
 
