@@ -39,8 +39,10 @@ def _shape(size: cst.BaseExpression) -> str:
         return code_of(size)
     if isinstance(size, cst.List):
         return code_of(cst.Tuple(size.elements))
-    if isinstance(size, cst.Call) and isinstance(size.func, cst.Name) and size.func.value == "tuple":
-        return code_of(size)  # torch.Size(s) converted
+    if isinstance(size, cst.Call) and isinstance(size.func, cst.Name) and size.func.value == "tuple":  # torch.Size(s)
+        if len(size.args) == 1 and isinstance(size.args[0].value, (cst.List, cst.Tuple)):
+            return _shape(size.args[0].value)
+        return code_of(size)
     return f"tuple({code_of(size)})"
 
 
@@ -134,7 +136,7 @@ RULES = [
               case("n = 4\nresult = torch.sparse_coo_tensor(i, v, torch.Size([n, n])).to_dense()", EDGES),
               Example("adj = torch.sparse_coo_tensor(i, v, (n, n))", "adj = mindspore.COOTensor(i.T, v, (n, n))"))),
     ApiRule("torch.sparse.FloatTensor", _COO, signature="*args, device=None", args={"device": FACTORY_ARGS["device"]},
-            hook=_legacy_sparse, aliases=("torch.sparse.DoubleTensor", "torch.sparse.LongTensor"),
+            hook=_legacy_sparse, aliases=("torch.sparse.DoubleTensor", "torch.sparse.LongTensor", "torch.cuda.sparse.FloatTensor"),
             notes="the legacy (indices, values, size) constructor: mindspore.COOTensor(indices.T, values, shape)",
             examples=(case("result = torch.sparse.FloatTensor(i, v, torch.Size([4, 4])).to_dense()", EDGES),
                       case("shape = (4, 5)\nresult = torch.sparse.FloatTensor(i, v, shape).to_dense()", EDGES),
