@@ -42,3 +42,25 @@ def test_the_training_samples_need_at_most_the_writer_they_name(sample):
     for package in new:
         line = next(line for line in converted.splitlines() if line.startswith(f"import {package}"))
         assert "# new requirement: pip install " + package in line
+
+
+def test_the_run_report_lists_new_requirements_with_their_files():
+    """A new requirement is a diagnostic of its file, and the run's summary,
+    JSON and Markdown reports name the package and the files that import it."""
+    import json
+
+    from transpiler.batch.report import RunReport
+    from transpiler.batch.runner import FileSummary
+
+    source = "from torch.utils.tensorboard import SummaryWriter\nwriter = SummaryWriter('runs')\n"
+    result = convert_source(source, "log.py")
+    notes = [d for d in result.diagnostics if d.rule == "new-requirement"]
+    assert [d.message.split(":")[0] for d in notes] == ["tensorboardX"]
+    report = RunReport()
+    report.add(FileSummary("log.py", "converted", result.diagnostics))
+    report.add(FileSummary("plain.py", "converted", convert_source("import torch\nx = torch.zeros(2)\n", "plain.py").diagnostics))
+    assert report.new_requirements() == {"tensorboardX": ["log.py"]}
+    assert any(line.startswith("new requirements") and "tensorboardX (1 file; pip install tensorboardX)" in line
+               for line in report.summary_lines())
+    assert json.loads(report.to_json())["new_requirements"] == {"tensorboardX": ["log.py"]}
+    assert "tensorboardX" in report.to_markdown()

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from transpiler import __version__
 from transpiler.convert.diagnostics import Diagnostic, Outcome, Severity
+from transpiler.convert.requirements import NEW_REQUIREMENT
 
 
 @dataclass
@@ -42,17 +43,32 @@ class RunReport:
     def errors(self) -> list[Diagnostic]:
         return [d for d in self.diagnostics if d.severity is Severity.ERROR]
 
+    def new_requirements(self) -> dict[str, list[str]]:
+        """Packages the converted code imports that the original did not need
+        (transpiler.convert.requirements) -> the files that import them."""
+        found: dict[str, list[str]] = {}
+        for d in self.diagnostics:
+            if d.rule == NEW_REQUIREMENT:
+                found.setdefault(d.message.split(":")[0], []).append(d.path)
+        return {package: sorted(set(paths)) for package, paths in sorted(found.items())}
+
     def summary_lines(self) -> list[str]:
         uses = self.uses
         total = sum(uses.values())
         files = self.files
-        return [
+        lines = [
             f"files: {files['converted']} converted, {files['unchanged']} unchanged, "
             f"{files['failed']} failed, {files['copied']} copied",
             f"torch API uses: {total} found, {uses[Outcome.CONVERTED]} converted, "
             f"{uses[Outcome.MARKED]} marked, {uses[Outcome.UNKNOWN]} unrecognised",
             f"conversion rate: {self.rate:.1%} (unrecognised uses count against it)",
         ]
+        requirements = self.new_requirements()
+        if requirements:
+            lines.append("new requirements (the converted code imports them, the original did not): "
+                         + ", ".join(f"{package} ({len(paths)} file{'s' * (len(paths) != 1)}; pip install {package})"
+                                     for package, paths in requirements.items()))
+        return lines
 
     def to_json(self) -> str:
         uses = self.uses
@@ -67,6 +83,7 @@ class RunReport:
                 "unknown": uses[Outcome.UNKNOWN],
             },
             "conversion_rate": round(self.rate, 4),
+            "new_requirements": self.new_requirements(),
             "diagnostics": [d.to_dict() for d in self.diagnostics],
         }
         return json.dumps(data, indent=2)

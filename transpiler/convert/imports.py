@@ -7,7 +7,8 @@ from __future__ import annotations
 import libcst as cst
 
 from transpiler.convert.comments import keep_in_statement
-from transpiler.convert.requirements import import_comment
+from transpiler.convert.diagnostics import Diagnostic, Severity
+from transpiler.convert.requirements import NEW_REQUIREMENT, import_comment, requirement_of
 from transpiler.convert.context import FileContext, parse_stmt
 from transpiler.convert.engine import code_of
 from transpiler.convert.names import is_torch_name
@@ -85,9 +86,16 @@ def _new_import_statements(ctx: FileContext) -> list[cst.SimpleStatementLine]:
     lines = sorted(plain, key=lambda s: (not s.startswith("import mindspore"), s))
     for parent, names in sorted(from_names.items()):
         lines.append(f"from {parent} import {', '.join(sorted(names))}")
-    # a package the user did not have is named where it is imported (transpiler.convert.requirements)
-    return [parse_stmt("  ".join(filter(None, [line, import_comment(line.split()[1])])) + "\n")  # type: ignore[misc]
-            for line in lines]
+    # a package the user did not have is named where it is imported and in the report
+    # (transpiler.convert.requirements)
+    statements = []
+    for line in lines:
+        comment = import_comment(line.split()[1])
+        if comment is not None:
+            ctx.diagnostics.append(Diagnostic(ctx.path, 1, 1, NEW_REQUIREMENT, Severity.WARNING,
+                                              f"{requirement_of(line.split()[1])}: {comment[2:]}"))
+        statements.append(parse_stmt("  ".join(filter(None, [line, comment])) + "\n"))
+    return statements  # type: ignore[return-value]
 
 
 class _ImportEditor(Transformer):

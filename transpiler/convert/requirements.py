@@ -32,9 +32,18 @@ NEW_REQUIREMENTS = {
 }
 
 
+# the rule name of the diagnostic that names a new requirement (one per import line the conversion writes)
+NEW_REQUIREMENT = "new-requirement"
+
+
+def requirement_of(module: str) -> str:
+    """The package an import of ``module`` needs (its top-level name)."""
+    return module.split(".")[0]
+
+
 def import_comment(module: str) -> str | None:
     """The comment for an import of ``module`` the conversion writes, when it is a new requirement."""
-    top = module.split(".")[0]
+    top = requirement_of(module)
     reason = NEW_REQUIREMENTS.get(top)
     return None if reason is None else f"# new requirement: pip install {top} ({reason})"
 
