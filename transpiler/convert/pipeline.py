@@ -17,7 +17,7 @@ from transpiler.convert.formatting import render
 from transpiler.convert.marked import number_stand_ins
 from transpiler.convert.imports import fix_imports
 from transpiler.convert.names import TORCH_ROOTS, analyse
-from transpiler.convert.project import SiblingFacts
+from transpiler.convert.project import SiblingFacts, keep_to_tensor_functions
 from transpiler.convert.rewriter import Rewriter
 from transpiler.convert.structural import is_module_base
 from transpiler.convert.walk import rewrite
@@ -107,6 +107,7 @@ def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, ti
     start = time.perf_counter()
     analysis = analyse(module, _method_names(rules), is_module_base, rules.property_names, siblings,
                        rules.rule_names)
+    keep_to_tensor_functions(module, analysis, siblings)
     timings["analyse"] = time.perf_counter() - start
     if not analysis.interesting:
         return FileResult(path, "unchanged", text, [], timings)

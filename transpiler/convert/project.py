@@ -35,14 +35,18 @@ class SiblingFacts:
     # names that reach the file through a sibling but are torch's (``from .layers import *``
     # where layers did ``import torch.nn as nn``): local name -> torch qualified name
     torch_names: tuple[tuple[str, str], ...] = ()
+    # parameters of this file's functions (``batchify.data``, ``Loader.__init__.tokens``) that a
+    # call site of the project passes a tensor: a file that never names torch still handles
+    # tensors there, and is converted (``data.size(0)`` -> ``data.shape[0]``)
+    tensor_params: frozenset[str] = frozenset()
 
     def digest(self) -> str:
         text = "\0".join([*sorted(self.cells), "\1", *sorted(self.functions), "\1",
-                          *(f"{a}={b}" for a, b in self.torch_names)])
+                          *(f"{a}={b}" for a, b in self.torch_names), "\1", *sorted(self.tensor_params)])
         return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
     def __bool__(self) -> bool:
-        return bool(self.cells or self.functions or self.torch_names)
+        return bool(self.cells or self.functions or self.torch_names or self.tensor_params)
 
 
 @dataclass
@@ -54,6 +58,10 @@ class _Module:
     stars: list[str] = field(default_factory=list)  # modules star-imported
     classes: dict[str, list[str]] = field(default_factory=dict)  # class -> dotted base expressions
     public: list[str] | None = None  # __all__, when it is a literal
+    # top-level functions and class methods: "f" / "Class.method" -> parameter names (self dropped)
+    signatures: dict[str, list[str]] = field(default_factory=dict)
+    # every function body (and the module body, key "") for the tensor flow: key -> ast node
+    scopes: dict[str, ast.AST] = field(default_factory=dict)
 
 
 class ProjectIndex:
@@ -62,6 +70,8 @@ class ProjectIndex:
         self.by_path = {os.path.abspath(m.path): m for m in modules.values()}
         self.kinds: dict[tuple[str, str], str] = {}  # (module, class) -> "cell" / "function"
         self._classify()
+        self.tensor_params: dict[str, set[str]] = {}  # module -> {"f.param", ...}
+        self._follow_tensors()
 
     @classmethod
     def build(cls, root: str, paths: list[str]) -> "ProjectIndex":
@@ -82,7 +92,8 @@ class ProjectIndex:
         cells, functions = set(), set()
         for local, kind in self._imported_kinds(module).items():
             (cells if kind == "cell" else functions).add(local)
-        return SiblingFacts(frozenset(cells), frozenset(functions), tuple(sorted(self._imported_torch(module).items())))
+        return SiblingFacts(frozenset(cells), frozenset(functions), tuple(sorted(self._imported_torch(module).items())),
+                            frozenset(self.tensor_params.get(module.name, ())))
 
     def _imported_torch(self, module: _Module) -> dict[str, str]:
         """Names ``module`` gets from siblings that the sibling bound to torch."""
@@ -144,6 +155,99 @@ class ProjectIndex:
             if found:
                 return found
         return None
+
+    # -- tensors across files ---------------------------------------------------
+    def _follow_tensors(self) -> None:
+        """Which function parameters receive tensors: a call ``f(torch.tensor(...))``
+        or ``f(x)`` with ``x`` a tensor (made by torch, or itself such a parameter)
+        in any file marks f's parameter, wherever f is defined; until nothing changes."""
+        changed = True
+        while changed:
+            changed = False
+            for module in self.modules.values():
+                for key, scope in module.scopes.items():
+                    tensors = self._tensor_names(module, key, scope)
+                    for call in _own_nodes(scope, ast.Call):
+                        for target, param in self._tensor_arguments(module, key, call, tensors):
+                            found = self.tensor_params.setdefault(target, set())
+                            if param not in found:
+                                found.add(param)
+                                changed = True
+
+    def _tensor_names(self, module: _Module, key: str, scope: ast.AST) -> set[str]:
+        names = {p.rpartition(".")[2] for p in self.tensor_params.get(module.name, ())
+                 if p.rpartition(".")[0] == key}
+        assigns = list(_own_nodes(scope, (ast.Assign, ast.AnnAssign)))
+        for _ in range(3):  # a few passes reach names assigned from names
+            before = len(names)
+            for node in assigns:
+                if node.value is not None and self._is_tensor(module, node.value, names):
+                    for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                        names.update(_bound(target))
+            if len(names) == before:
+                break
+        return names
+
+    def _is_tensor(self, module: _Module, expr: ast.expr, names: set[str]) -> bool:
+        from transpiler.analyze.tensor_values import STATIC_ATTRIBUTES, STATIC_METHODS, is_torch_value_call
+
+        if isinstance(expr, ast.Name):
+            return expr.id in names
+        if isinstance(expr, ast.Call):
+            dotted = _dotted(expr.func)
+            qualified = self._torch_name(module, dotted) if dotted else None
+            if qualified is not None:
+                return is_torch_value_call(qualified)
+            func = expr.func
+            return isinstance(func, ast.Attribute) and func.attr not in STATIC_METHODS \
+                and func.attr not in ("item", "tolist", "numpy") and self._is_tensor(module, func.value, names)
+        if isinstance(expr, ast.Attribute):
+            return expr.attr not in STATIC_ATTRIBUTES and self._is_tensor(module, expr.value, names)
+        if isinstance(expr, ast.Subscript):
+            return self._is_tensor(module, expr.value, names)
+        if isinstance(expr, ast.BinOp):
+            return self._is_tensor(module, expr.left, names) or self._is_tensor(module, expr.right, names)
+        if isinstance(expr, ast.UnaryOp):
+            return self._is_tensor(module, expr.operand, names)
+        return False
+
+    def _tensor_arguments(self, module: _Module, key: str, call: ast.Call, tensors: set[str]):
+        """(module, "f.param") for each argument of ``call`` that is a tensor, when
+        ``call`` calls a function or class of the project."""
+        callee = self._callee(module, key, call.func)
+        if callee is None:
+            return
+        target, function = callee
+        params = self.modules[target].signatures[function]
+        for position, arg in enumerate(call.args):
+            if isinstance(arg, ast.Starred):
+                break
+            if position < len(params) and self._is_tensor(module, arg, tensors):
+                yield target, f"{function}.{params[position]}"
+        for keyword in call.keywords:
+            if keyword.arg in params and self._is_tensor(module, keyword.value, tensors):
+                yield target, f"{function}.{keyword.arg}"
+
+    def _callee(self, module: _Module, key: str, func: ast.expr) -> tuple[str, str] | None:
+        def at(m, found, n):
+            return (m, n) if n in found.signatures or n in found.classes else None
+
+        where = None
+        if isinstance(func, ast.Name):
+            where = self._follow(module.name, func.id, at)
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            if func.value.id == "self" and "." in key:  # self.method(...) in a method
+                where = (module.name, f"{key.split('.')[0]}.{func.attr}")
+            else:
+                binding = module.bindings.get(func.value.id)
+                if binding is not None and binding[1] is None and binding[0] in self.modules:
+                    where = self._follow(binding[0], func.attr, at)
+        if where is None:
+            return None
+        name, function = where
+        if function in self.modules[name].classes:
+            function = f"{function}.__init__"
+        return (name, function) if function in self.modules[name].signatures else None
 
     # -- resolution -----------------------------------------------------------
     def _imported_kinds(self, module: _Module) -> dict[str, str]:
@@ -249,6 +353,18 @@ def _module_of(root: str, package: str, path: str, data: bytes) -> _Module | Non
         relative = relative[:-1]
     name = ".".join(p for p in [package, *relative] if p)
     module = _Module(name, path, is_package)
+    module.scopes[""] = tree
+    for statement in _top_level(tree.body):
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            module.signatures[statement.name] = _parameters(statement)
+            module.scopes[statement.name] = statement
+        elif isinstance(statement, ast.ClassDef):
+            for method in statement.body:
+                if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    static = any(_dotted(d) == "staticmethod" for d in method.decorator_list)
+                    key = f"{statement.name}.{method.name}"
+                    module.signatures[key] = _parameters(method)[0 if static else 1:]
+                    module.scopes[key] = method
     own_package = name if is_package else name.rpartition(".")[0]
     for statement in _top_level(tree.body):
         if isinstance(statement, ast.Import):
@@ -279,6 +395,32 @@ def _module_of(root: str, package: str, path: str, data: bytes) -> _Module | Non
             if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
                 module.public = list(value)
     return module
+
+
+def _parameters(function) -> list[str]:
+    args = function.args
+    return [a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]]
+
+
+def _own_nodes(scope: ast.AST, kinds):
+    """Nodes of ``kinds`` in ``scope``'s own body (not in functions or classes defined in it)."""
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, kinds):
+            yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _bound(target: ast.expr) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for e in target.elts for n in _bound(e)]
+    if isinstance(target, ast.Starred):
+        return _bound(target.value)
+    return []
 
 
 def _top_level(body):
@@ -335,3 +477,42 @@ def with_siblings(source: str, jobs: list) -> list:
         paths = [os.path.join(root, name) for name in sorted(os.listdir(root)) if name.endswith(".py")]
     index = ProjectIndex.build(root, paths)
     return [replace(job, siblings=index.facts(job.source)) if job.kind == "python" else job for job in jobs]
+
+
+def keep_to_tensor_functions(module, analysis, siblings: SiblingFacts) -> None:
+    """A file that names no torch is converted only because call sites of the project
+    pass tensors to some of its functions (``siblings.tensor_params``): only those
+    functions are rewritten. Elsewhere in it the receiver of ``box.size(0)`` may be
+    any object with a size() method, which a rewrite to ``box.shape[0]`` would break;
+    a MindSpore Tensor never reaches there by the project's own calls."""
+    import libcst as cst
+
+    from transpiler.convert.names import is_torch_name
+
+    if not siblings.tensor_params or siblings.torch_names or siblings.cells or siblings.functions \
+            or any(is_torch_name(b.qualified) for b in analysis.imports.values()):
+        return
+    functions = {p.rpartition(".")[0] for p in siblings.tensor_params}
+    keep: set[int] = set()
+
+    def statements(node) -> None:
+        keep.add(id(node))
+        for child in node.children:
+            if isinstance(child, (cst.BaseStatement, cst.BaseSmallStatement, cst.BaseSuite)):
+                statements(child)
+
+    def visit(body, prefix: str, ancestors: list) -> None:
+        for statement in body:
+            if isinstance(statement, cst.FunctionDef) and prefix + statement.name.value in functions:
+                keep.update(id(a) for a in ancestors)
+                statements(statement)
+            elif isinstance(statement, cst.ClassDef) and not prefix:
+                visit(statement.body.body, statement.name.value + ".", [*ancestors, statement])
+            elif isinstance(statement, (cst.If, cst.Try)) and not prefix:  # as _top_level reads them
+                for block in [statement.body, getattr(statement, "orelse", None), *getattr(statement, "handlers", ())]:
+                    if block is not None:
+                        visit(block.body.body if hasattr(block.body, "body") else block.body, prefix,
+                              [*ancestors, statement])
+
+    visit(module.body, "", [])
+    analysis.interesting.intersection_update(keep)
