@@ -17,7 +17,7 @@ import libcst as cst
 
 from rewrite_rules.helpers import literal_or_none
 from rewrite_rules.nn.shared import P, layer_cases
-from rewrite_rules.api import ApiRule, Example, Unsupported
+from rewrite_rules.api import ApiRule, Example, Unsupported, parse_expr
 
 _X = {1: "randn(2, 3, 9)", 2: "randn(2, 3, 7, 8)", 3: "randn(2, 3, 5, 6, 7)"}
 _EVEN = {1: "randn(2, 3, 8)", 2: "randn(2, 3, 6, 8)", 3: "randn(2, 3, 4, 6, 6)"}  # unpooling restores these
@@ -41,6 +41,11 @@ def pool_hook(needs_pad: tuple[str, ...]):
     def hook(call, ctx):
         if not call.has("stride") or _is_none(call.get("stride")):
             call.set("stride", call.get("kernel_size"))
+        elif isinstance(call.get("stride"), cst.Name) and isinstance(call.get("kernel_size"), cst.Name):
+            # a stride passed on from a signature defaulting it to None (the layer's adapter,
+            # a helper's make_pool(kernel_size, stride=None)): MindSpore refuses None
+            kernel, stride = call.get("kernel_size").value, call.get("stride").value
+            call.set("stride", parse_expr(f"{kernel} if {stride} is None else {stride}"))
         defaults = {"dilation": 1, "return_indices": False, "ceil_mode": False}
         padded = _non_default(call, "padding", 0) and literal_or_none(call, "padding")[1] not in ((0, 0), (0, 0, 0))
         if padded or any(_non_default(call, n, defaults[n]) for n in needs_pad):

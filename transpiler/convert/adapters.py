@@ -169,6 +169,7 @@ def _build(qualified: str, rule: ApiRule, ctx: FileContext) -> _Adapter:
                                         args=result.args))
         after = chained + [parse_stmt(text + "\n") for text in rule.after_init]
         after += [parse_stmt(f"self.{name} = {name}\n") for name in _kept_arguments(rule, result)]
+        after += [parse_stmt(f"self.{name} = {_TORCH_VALUES.get(name, name)}\n") for name in _kept_as_torch(qualified, params)]
         if isinstance(rule.attribute_reads.get("padding"), AttributeRead) and any(p.name == "padding" for p in params):
             # torch keeps 'same' / 'valid' as given; MindSpore makes them its pad_mode and keeps padding 0,
             # which a subclass passing self.padding on (F.conv2d) would silently use
@@ -252,6 +253,29 @@ def _kept_arguments(rule: ApiRule, construct: cst.Call) -> list[str]:
             continue
         kept.append(name)
     return kept
+
+
+# Constructor arguments MindSpore's layer takes but keeps in another form or not at all
+# (MaxPool2d's padding as (0, p, p) in its primitive, no dilation or ceil_mode attribute;
+# BatchNorm's affine; RNN's nonlinearity), and which its construct does not read (measured
+# on 2.10: the pooling Cells run a primitive made in the constructor; AvgPool1d reads its
+# kernel_size and stride, which stay MindSpore's): the adapter keeps torch's values, which a
+# subclass reads on self (EfficientDet's MaxPool2dStaticSamePadding: self.stride, self.dilation ...).
+_POOL_MAX = ("kernel_size", "stride", "padding", "dilation", "ceil_mode", "return_indices")
+_POOL_AVG = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override")
+_KEPT_AS_TORCH = {
+    **{f"torch.nn.MaxPool{n}d": _POOL_MAX for n in (1, 2, 3)},
+    "torch.nn.AvgPool1d": ("padding", "ceil_mode", "count_include_pad"),
+    **{f"torch.nn.AvgPool{n}d": _POOL_AVG for n in (2, 3)},
+    **{f"torch.nn.BatchNorm{n}d": ("affine", "track_running_stats") for n in (1, 2, 3)},
+    "torch.nn.RNN": ("nonlinearity",),
+}
+_TORCH_VALUES = {"stride": "kernel_size if stride is None else stride"}  # torch's pools default stride to the window
+
+
+def _kept_as_torch(qualified: str, params) -> list[str]:
+    names = {p.name for p in params}
+    return [name for name in _KEPT_AS_TORCH.get(qualified, ()) if name in names]
 
 
 def _names_in(expr: cst.BaseExpression) -> set[str]:

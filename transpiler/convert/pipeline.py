@@ -105,7 +105,8 @@ def _syntax_error(text: str, exc: cst.ParserSyntaxError) -> tuple[int, int, str]
 
 def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, timings, siblings) -> FileResult:
     start = time.perf_counter()
-    analysis = analyse(module, _method_names(rules), is_module_base, rules.property_names, siblings,
+    # an autograd Function's apply read as a value (fn = Fn.apply) becomes an instance of its Cell
+    analysis = analyse(module, _method_names(rules), is_module_base, rules.property_names | {"apply"}, siblings,
                        rules.rule_names)
     keep_to_tensor_functions(module, analysis, siblings)
     timings["analyse"] = time.perf_counter() - start

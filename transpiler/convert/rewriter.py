@@ -26,7 +26,8 @@ from transpiler.convert.diagnostics import MARKER_PREFIX, Outcome, Severity
 from transpiler.convert.engine import code_of, convert_call, convert_method
 from transpiler.convert.marked import LeftReference, MarkedStatements, present_nodes
 from transpiler.convert.markers import add_markers
-from transpiler.convert.structural.autograd_function import convert_function_class, function_base, function_classes
+from transpiler.convert.structural.autograd_function import (apply_as_value, convert_function_class, function_base,
+                                                             function_classes, stateless_functions)
 from transpiler.convert.structural.cells import LAYER_METHOD_NAMES, layer_method_call, parent_layer_call
 from transpiler.convert.structural.feature_checks import answer as feature_answer
 from transpiler.convert.structural.feature_checks import FeatureCheck, feature_check, membership_check
@@ -98,6 +99,7 @@ class Rewriter(Transformer):
         self.function_classes: dict[int, int] = {}  # id(autograd Function class) -> index of that base
         # autograd Function classes converted to Cells (here or in another file of the project)
         self.function_cells: set[str] = set(sibling_functions) | function_classes(module, ctx.analysis)
+        self.stateless_functions = stateless_functions(module, ctx.analysis)  # fn = Fn.apply -> Fn() (see apply_as_value)
         self.adapters = Adapters(ctx)  # torch signatures for layers used as values, bases, with **kwargs
         self._header_comments = {line.comment.value for line in module.header if line.comment is not None}
 
@@ -551,7 +553,7 @@ class Rewriter(Transformer):
     def leave_Attribute(self, original_node, updated_node):
         if self._is_function_apply(original_node) and id(original_node) not in self.call_funcs:
             self.changed()
-            return cst.Call(original_node.value)  # fn = SwishFn.apply -> an instance, called like apply
+            return apply_as_value(original_node.value, original_node.value.value in self.stateless_functions)
         mapped = self.attributes.rewrite(original_node, updated_node)
         if mapped is not None:
             return mapped

@@ -144,6 +144,66 @@ def function_classes(module: cst.Module, analysis) -> set[str]:
         analysis.qualified(b.value) in FUNCTION_BASES for b in s.bases)}
 
 
+def stateless_functions(module: cst.Module, analysis) -> set[str]:
+    """The Function classes of ``function_classes`` whose Cell keeps nothing on ``self``:
+    what forward keeps on ctx all comes to bprop as its arguments (see ``_Kept``)."""
+    names = set()
+    for node in module.body:
+        if isinstance(node, cst.ClassDef) and node.name.value in function_classes(module, analysis) \
+                and not _keeps_state(node, analysis):
+            names.add(node.name.value)
+    return names
+
+
+def _keeps_state(node: cst.ClassDef, analysis) -> bool:
+    methods = _methods(node)
+    forward, backward = methods.get("forward"), methods.get("backward")
+    if forward is None or backward is None or "setup_context" in methods or recomputed_function(node, analysis):
+        return True
+    if not _params(forward) or not _params(backward):
+        return True
+    kept, ctx_name = _kept_as_arguments(forward, backward, "out"), _params(forward)[0]
+    for statement in _simple_statements(forward.body):
+        if isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call) \
+                and _ctx_attribute(statement.value.func, ctx_name) == "save_for_backward" and kept.saved is None:
+            return True
+    visitor = _CtxAssignments(ctx_name)
+    forward.body.visit(visitor)
+    return bool(visitor.attributes - set(kept.attributes))
+
+
+class _CtxAssignments(cst.CSTVisitor):
+    """The ctx attributes a body assigns (``ctx.a = ...``, ``ctx.a, ctx.b = ...``)."""
+
+    def __init__(self, ctx_name: str):
+        self.ctx_name, self.attributes = ctx_name, set()
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        targets = node.target.elements if isinstance(node.target, (cst.Tuple, cst.List)) else [node.target]
+        for target in targets:
+            target = target.value if isinstance(target, cst.BaseElement) else target
+            attribute = _ctx_attribute(target, self.ctx_name)
+            if attribute is not None:
+                self.attributes.add(attribute)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        attribute = _ctx_attribute(node.target, self.ctx_name)
+        if attribute is not None:
+            self.attributes.add(attribute)
+
+
+def apply_as_value(cls: cst.BaseExpression, stateless: bool) -> cst.BaseExpression:
+    """``Fn.apply`` read as a value (``fn = Fn.apply``): an instance of the Cell, called as
+    apply is; one whose construct keeps tensors on ``self`` for its bprop gets an instance
+    per call (``lambda *args: Fn()(*args)``): one instance called twice before the backward
+    gives the first call's bprop the second call's tensors (measured: wrong gradients)."""
+    if stateless:
+        return cst.Call(cls)
+    args = cst.Name("args")
+    return cst.Lambda(cst.Parameters(star_arg=cst.Param(args)),
+                      cst.Call(cst.Call(cls), [cst.Arg(args, star="*")]))
+
+
 def convert_function_class(ctx, node: cst.ClassDef, base: cst.Arg) -> cst.ClassDef:
     """The Cell form of an autograd Function class; raises Unconvertible."""
     methods = _methods(node)
