@@ -8,7 +8,7 @@ import libcst as cst
 
 from rewrite_rules.cases import P
 from rewrite_rules.helpers import DEVICE, FACTORY_ARGS, GENERATOR
-from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible, Unsupported, code_of, literal_value
+from rewrite_rules.api import ApiRule, Arg, Example, MethodRule, Unconvertible, Unsupported, code_of, literal_value
 from rewrite_rules.tensor.inplace import bernoulli_of
 from rewrite_rules.torch_functions.builders import IN, X, arg_text, case, compose, fn, ms
 from rewrite_rules.torch_functions.integer_inputs import source_argument
@@ -18,6 +18,7 @@ _LIKE = "input, *, dtype=None, layout=None, device=None, requires_grad=False, me
 _RANDOM = "*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False"
 _LIKE_ARGS = {**FACTORY_ARGS, "memory_format": FACTORY_ARGS["layout"]}
 _RANDOM_ARGS = {**FACTORY_ARGS, "generator": GENERATOR}
+_SEEDED_ARGS = dict(FACTORY_ARGS)  # generator= is drawn from by the hook (_seeded_draw)
 
 SIZE = P("size", "2, 3", kind="positional")
 DTYPE = P("dtype", "torch.float64", default=True, kind="keyword")
@@ -43,6 +44,7 @@ def _randint(call, ctx):
         call.set("size", call.get("high"))
         call.set("high", call.get("low"))
         call.set("low", "0")
+    _seeded_draw(call, ctx, "randint({low}, {high}, {size})", "int64")
 
 
 # MindSpore samples float32 and casts, so a float64 draw keeps float32 precision:
@@ -51,7 +53,7 @@ _F32_DRAWS = 1e-7
 
 
 def _random(name, target=None, *, examples=(), **options):
-    return fn(f"torch.{name}", target, _RANDOM, args=_RANDOM_ARGS, params=[SIZE, DTYPE], inputs={},
+    return fn(f"torch.{name}", target, _RANDOM, args=_SEEDED_ARGS, params=[SIZE, DTYPE], inputs={},
               rtol=_F32_DRAWS, atol=0.0,
               notes="random values: compared by value (torch's draws replayed); a float64 draw has float32 "
                     "precision in MindSpore.",
@@ -153,7 +155,69 @@ def randperm_of(n: str, ctx, dtype: str | None = None) -> cst.BaseExpression:
 
 
 def _randperm(call, ctx):
+    if _seeded_draw(call, ctx, "permutation({n})", "int64"):
+        return
     call.result = randperm_of(arg_text(call, "n"), ctx, arg_text(call, "dtype") if call.has("dtype") else None)
+
+
+# A torch.Generator is a seeded source of draws that the rest of the program
+# does not disturb. MindSpore 2.10 has mindspore.Generator, but the ops that
+# take generator= (mint.rand/randn/randint/randperm/multinomial/bernoulli/normal)
+# have no CPU kernel (measured: "kernel RandpermExt unregistered", "Create
+# kernelmod for op InplaceUniform failed"), and ops.* take a seed, not a
+# generator. So the generator becomes NumPy's numpy.random.RandomState (NumPy is
+# MindSpore's own dependency): seeded the same way (manual_seed -> seed), its
+# draws deterministic per seed, independent of mindspore.set_seed, on every
+# device. The values differ from torch's (another generator); the rule's cases
+# prove determinism, shape, dtype and range.
+_GENERATOR_NOTE = ("a torch.Generator becomes numpy.random.RandomState (MindSpore's generator-taking ops have no CPU "
+                   "kernels in 2.10): draws with generator= are deterministic per seed, with torch's shape, dtype and "
+                   "range, but not torch's values")
+_GENERATOR_DRAWS = ("rand", "randn", "randint", "randperm")
+
+
+def _size_of(call) -> str:
+    """torch's *size (2, 3) or one size (2, 3) / [2, 3] / n, as one NumPy size."""
+    if call.has("size"):
+        return code_of(call.get("size"))
+    values = [code_of(a.value) for a in call.varargs]
+    return values[0] if len(values) == 1 else f"({', '.join(values)})"
+
+
+def _seeded_draw(call, ctx, draw: str, dtype: str) -> bool:
+    """With generator=g: ``mindspore.Tensor(g.<draw>, dtype)``; False without one."""
+    if not call.has("generator"):
+        return False
+    fields = {name: code_of(call.get(name)) for name in ("n", "low", "high") if call.has(name)}
+    text = draw.format(size=_size_of(call) if "{size}" in draw else "", **fields)
+    dtype_text = arg_text(call, "dtype") if call.has("dtype") else code_of(ctx.ref(f"mindspore.{dtype}"))
+    call.result = cst.parse_expression(
+        f"{code_of(ctx.ref('mindspore.Tensor'))}({arg_text(call, 'generator')}.{text}, {dtype_text})")
+    return True
+
+
+def _random_draw(draw: str):
+    def hook(call, ctx):
+        _seeded_draw(call, ctx, draw, "float32")
+
+    return hook
+
+
+def _generator(call, ctx):
+    call.result = cst.Call(ctx.ref("numpy.random.RandomState"), [])
+
+
+def _manual_seed(call, ctx):
+    """g.manual_seed(s) -> g.seed(s); torch.Generator().manual_seed(s) (the generator
+    as a value) -> numpy.random.RandomState(s)."""
+    if len(call.args) != 1 or call.args[0].keyword not in (None, "seed") or call.args[0].star:
+        raise Unconvertible("manual_seed takes one seed")
+    seed = call.args[0].value
+    receiver = call.receiver
+    if isinstance(receiver, cst.Call) and not receiver.args \
+            and code_of(receiver.func) == code_of(ctx.ref("numpy.random.RandomState")):
+        return receiver.with_changes(args=[cst.Arg(seed)])
+    return cst.Call(cst.Attribute(receiver, cst.Name("seed")), [cst.Arg(seed)])
 
 
 def _holds_complex(data) -> bool:
@@ -208,8 +272,14 @@ RULES = [
               case("v = False\nresult = torch.full((2,), fill_value=v)"),
               Example("m = torch.full((n, n), float('-inf'))", "m = ops.full((n, n), float(\"-inf\"), dtype=mindspore.float32)"),
               Example("m = torch.full(shape, v)", "m = ops.full(shape, v, dtype=mindspore.Tensor(v).dtype)"))),
-    _random("rand", examples=(Example("r = torch.rand(2, 3)", "r = ops.rand(2, 3)"),)),
-    _random("randn", examples=(Example("r = torch.randn(2, 3)", "r = ops.randn(2, 3)"),)),
+    _random("rand", hook=_random_draw("random_sample({size})"),
+            examples=(Example("r = torch.rand(2, 3)", "r = ops.rand(2, 3)"),
+                      Example("r = torch.rand(2, 3, generator=g)",
+                              "r = mindspore.Tensor(g.random_sample((2, 3)), mindspore.float32)"))),
+    _random("randn", hook=_random_draw("standard_normal({size})"),
+            examples=(Example("r = torch.randn(2, 3)", "r = ops.randn(2, 3)"),
+                      Example("r = torch.randn((4,), generator=g, dtype=torch.float64)",
+                              "r = mindspore.Tensor(g.standard_normal((4,)), mindspore.float64)"))),
     fn("torch.rand_like", signature=_LIKE + ", generator=None", args={**_LIKE_ARGS, "generator": GENERATOR},
        params=[IN, DTYPE], inputs=X, rtol=_F32_DRAWS, atol=0.0),
     fn("torch.randn_like", signature=_LIKE + ", generator=None", args={**_LIKE_ARGS, "generator": GENERATOR},
@@ -219,18 +289,31 @@ RULES = [
               case("result = torch.randn_like(x)", {"x": "randn(3, 4, dtype='float16')"}, rtol=1e-3, atol=1e-3))),
     fn("torch.randint",
        signature="low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None, "
-       "requires_grad=False", args=_RANDOM_ARGS, hook=_randint, positional=3,
+       "requires_grad=False", args=_SEEDED_ARGS, hook=_randint, positional=3,
        params=[P("low", "2"), P("high", "9"), P("size", "(3, 4)"), INT_DTYPE], inputs={},
        notes="torch.randint(high, size) gets its implicit low=0 written.",
        extra=(case("result = torch.randint(5, (3,))"), case("result = torch.randint(-3, 1000, (200,))"))),
     fn("torch.randperm", "mindspore.ops.argsort", signature="n, *, generator=None, out=None, dtype=None, layout=None, "
-       "device=None, requires_grad=False, pin_memory=False", args=_RANDOM_ARGS, params=[P("n", "6"), INT_DTYPE], inputs={},
+       "device=None, requires_grad=False, pin_memory=False", args=_SEEDED_ARGS, params=[P("n", "6"), INT_DTYPE], inputs={},
        hook=_randperm, notes=_RANDPERM_NOTE,
        extra=(case("result = torch.randperm(50)"),
               # a fresh permutation on every call (MindSpore's ops.randperm repeats one)
-              case("result = torch.randperm(8) - torch.randperm(8)"))),
+              case("result = torch.randperm(8) - torch.randperm(8)"),
+              Example("ix = torch.randperm(n, generator=self.rng)",
+                      "ix = mindspore.Tensor(self.rng.permutation(n), mindspore.int64)"))),
+    ApiRule("torch.Generator", "numpy.random.RandomState", signature="device='cpu'", hook=_generator,
+            args={"device": DEVICE}, notes=_GENERATOR_NOTE,
+            proven_by=("tests/rules/test_generators.py",),
+            examples=(Example("g = torch.Generator()", "g = np.random.RandomState()"),
+                      Example("g = torch.Generator(device='cpu')", "g = np.random.RandomState()"),
+                      Example("g = torch.Generator().manual_seed(42)", "g = np.random.RandomState(42)"))),
+    MethodRule("manual_seed", hook=_manual_seed, arity=(1, 1), receiver="any", notes=_GENERATOR_NOTE,
+               proven_by=("tests/rules/test_generators.py",),
+               examples=(Example("rng.manual_seed(1337)", "rng.seed(1337)"),)),
     fn("torch.multinomial", signature="input, num_samples, replacement=False, *, generator=None, out=None",
-       args={"replacement": Arg(explicit=True), "generator": GENERATOR},
+       args={"replacement": Arg(explicit=True), "generator": Unsupported(
+           "torch.Generator draws convert for rand, randn, randint and randperm (numpy.random.RandomState); "
+           "for multinomial draw with the generator's choice(n, k, replace, p) by hand")},
        params=[IN, P("num_samples", "2"), P("replacement", "True", default=True)],
        inputs={"x": "uniform(0.1, 1.0, (3, 4))"},
        extra=(case("result = torch.multinomial(x, 3)", {"x": "uniform(0.1, 1.0, (5, 6))"}),
