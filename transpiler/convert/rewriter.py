@@ -28,6 +28,7 @@ from transpiler.convert.marked import LeftReference, MarkedStatements, present_n
 from transpiler.convert.markers import add_markers
 from transpiler.convert.structural.autograd_function import (apply_as_value, convert_function_class, function_base,
                                                              function_classes, stateless_functions)
+from transpiler.convert.structural import numpy_scalars
 from transpiler.convert.structural.cells import LAYER_METHOD_NAMES, layer_method_call, parent_layer_call
 from transpiler.convert.structural.feature_checks import answer as feature_answer
 from transpiler.convert.structural.feature_checks import FeatureCheck, feature_check, membership_check
@@ -204,6 +205,7 @@ class Rewriter(Transformer):
         self.surroundings.plan(node)
         structural.record_dataset_columns(node, self.ctx)
         self.attributes.plan(node)
+        numpy_scalars.plan(self.ctx, node)  # np.log(k) * t, x[range(n)]
 
     def leave_Module(self, original_node, updated_node):
         return updated_node.with_changes(body=self.placeholders.compact(list(updated_node.body)))
@@ -368,6 +370,17 @@ class Rewriter(Transformer):
             return updated_node
         return feature_answer(self, original_node, updated_node, check).with_changes(
             lpar=updated_node.lpar, rpar=updated_node.rpar)
+
+    def leave_BinaryOperation(self, original_node, updated_node):
+        return self._changed_if(updated_node, numpy_scalars.float_numpy_operand(self.ctx, original_node, updated_node))
+
+    def leave_Subscript(self, original_node, updated_node):
+        return self._changed_if(updated_node, numpy_scalars.list_range_index(self.ctx, original_node, updated_node))
+
+    def _changed_if(self, updated_node, result):
+        if result is not updated_node:
+            self.changed()  # np.log(k) * t -> float(np.log(k)) * t; x[range(n)] -> x[list(range(n))]
+        return result
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
         if id(original_node) in self.handled:
