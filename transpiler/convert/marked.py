@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from transpiler.convert.context import SPELLINGS, FileContext, parse_expr, parse_stmt
+from transpiler.convert.context import SPELLINGS, FileContext, parse_expr
 from transpiler.convert.diagnostics import MARKER_PREFIX
 from transpiler.convert.markers import LINE, REASONS, is_marked
 from transpiler.convert.names import ImportBinding, is_torch_name
@@ -165,10 +165,10 @@ class MarkedStatements:
             message = json.dumps(f"not run: this statement needs torch, and ms-migrate could not convert it "
                                  f"(TODO(ms-migrate) at {where})", ensure_ascii=False)
             if "warnings" in self.ctx.analysis.bound_names:
-                stand_ins = [parse_stmt("pass  # without torch this statement does not run\n")]
+                stand_ins = [cst.parse_statement("pass  # without torch this statement does not run\n")]
             else:
                 self.ctx.imports_needed.add(("warnings", "warnings"))
-                stand_ins = [parse_stmt(f"warnings.warn({message})\n")]
+                stand_ins = [cst.parse_statement(f"warnings.warn({message})\n")]
         handler = cst.ExceptHandler(body=cst.IndentedBlock(stand_ins), type=cst.Name("ImportError"))
         return cst.Try(body=cst.IndentedBlock(body), handlers=[handler], leading_lines=leading_lines)
 
@@ -258,10 +258,10 @@ def _stand_in(name: str, definition, where: str) -> cst.BaseStatement:
         message = json.dumps(f"{name} needs torch: ms-migrate could not convert it (TODO(ms-migrate) at {where})",
                              ensure_ascii=False)
         if isinstance(definition, cst.ClassDef):
-            return parse_stmt(f"class {name}:\n    def __init__(self, *args, **kwargs):\n"
+            return cst.parse_statement(f"class {name}:\n    def __init__(self, *args, **kwargs):\n"
                               f"        raise NotImplementedError({message})\n")
-        return parse_stmt(f"def {name}(*args, **kwargs):\n    raise NotImplementedError({message})\n")
-    return parse_stmt(f"{name} = {definition}({json.dumps(name)}, {json.dumps(where, ensure_ascii=False)})\n")
+        return cst.parse_statement(f"def {name}(*args, **kwargs):\n    raise NotImplementedError({message})\n")
+    return cst.parse_statement(f"{name} = {definition}({json.dumps(name)}, {json.dumps(where, ensure_ascii=False)})\n")
 
 
 def _comments(statement) -> list[str]:
