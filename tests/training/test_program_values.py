@@ -139,3 +139,77 @@ def test_index_records_tensor_parameters_through_module_imports(tmp_path):
     facts = index.facts(str(tmp_path / "pkg" / "ops_util.py"))
     assert facts.tensor_params == frozenset({"first.x"})
     assert facts  # a file with tensor parameters is converted
+
+
+# -- errors inside the dataset pipeline name the user's line ---------------------
+# MindSpore 2.10 turns an exception raised in a GeneratorDataset source (or a map
+# operation) into RuntimeError("Exception thrown from user defined Python function
+# in dataset ...") and keeps the user's traceback, with its type and message, in
+# that message's "Python Call Stack" (measured: with and without workers, with
+# python_multiprocessing, in map). What it does not name is a source that returns
+# the wrong shape of sample: a dict from __getitem__ gives "number of returned
+# NumPy array is:1" and no line; the converter marks such a loader instead.
+
+RAISING = '''
+import torch
+from torch.utils.data import Dataset, DataLoader
+
+
+class Pairs(Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        if i == 5:
+            raise ValueError(f"bad sample {i}")
+        return torch.full((2,), float(i)), torch.tensor(i % 2)
+
+
+loader = DataLoader(Pairs(), batch_size=2, shuffle=False)
+for x, y in loader:
+    print(tuple(x.shape))
+'''
+
+
+def _run_script(directory: pathlib.Path, name: str) -> subprocess.CompletedProcess:
+    code = f"import sys; sys.modules['torch'] = None; import runpy; runpy.run_path({name!r}, run_name='__main__')"
+    return subprocess.run([sys.executable, "-c", code], cwd=directory, capture_output=True, text=True, timeout=300)
+
+
+def test_an_error_raised_in_the_dataset_names_the_users_file_and_line(tmp_path):
+    source, out = tmp_path / "torch", tmp_path / "ms"
+    _tree(source, {"train.py": RAISING})
+    converted = _convert(source, out)["train.py"]
+    line = next(n for n, text in enumerate(converted.splitlines(), 1) if 'raise ValueError(f"bad sample {i}")' in text)
+    done = _run_script(out, "train.py")
+    assert done.returncode != 0
+    assert done.stdout.count("(2, 2)") == 2  # the batches before the bad sample
+    assert f'train.py", line {line}, in __getitem__' in done.stderr
+    assert "ValueError: bad sample 5" in done.stderr
+
+
+def test_a_dataset_returning_a_dict_is_marked_where_its_loader_is_made(tmp_path):
+    source, out = tmp_path / "torch", tmp_path / "ms"
+    _tree(source, {"train.py": '''
+        import torch
+        from torch.utils.data import Dataset, DataLoader
+
+
+        class Pairs(Dataset):
+            def __len__(self):
+                return 4
+
+            def __getitem__(self, i):
+                return {"image": torch.zeros(2), "mask": torch.ones(2)}
+
+
+        data = Pairs()
+        loader = DataLoader(data, batch_size=2)
+        for batch in loader:
+            print(batch["image"].shape)
+        '''})
+    converted = _convert(source, out)["train.py"]
+    assert "TODO(ms-migrate): torch.utils.data.DataLoader: Pairs.__getitem__ returns a dict" in converted
+    done = _run_script(out, "train.py")
+    assert done.returncode != 0
+    assert "Pairs.__getitem__ returns a dict" in done.stderr and "train.py:" in done.stderr

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from rewrite_rules.spec import Unconvertible
 from transpiler.convert.engine import code_of
 from transpiler.convert.walk import LAYOUT_TYPES, walk
 
@@ -21,6 +22,7 @@ DATASET_BASES = frozenset(
     {"torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset", "torch.utils.data.IterableDataset"}
 )
 _COLUMNS_KEY = "dataset columns:"
+_DICT_KEY = "dataset returns a dict:"  # known_kinds: dataset class or variable -> the class whose __getitem__ does
 _CLASS_KEY = "class "
 _DATA_PREFIXES = ("torch.utils.data", "torchvision.datasets")
 _TENSOR_DATASETS = ("torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset")
@@ -28,13 +30,23 @@ MINDSPORE_DATASET = "mindspore dataset"  # a known kind: already a mindspore.dat
 
 
 def columns_of(ctx, expr: cst.BaseExpression) -> list[str] | None:
-    """Column names of a dataset variable, or of a dataset built in place."""
+    """Column names of a dataset variable, or of a dataset built in place.
+    Raises Unconvertible for a dataset whose ``__getitem__`` returns a dict:
+    GeneratorDataset takes a tuple of columns, and given a dict it fails inside
+    its pipeline with "Exception thrown from user defined Python function in
+    dataset" and no line of the user's code (measured on MindSpore 2.10), so
+    the loader is marked, naming the method, instead."""
     key = code_of(expr)
     if isinstance(expr, cst.Call):
         qualified = ctx.analysis.qualified(expr.func) or ""
         if qualified in _TENSOR_DATASETS:
             return default_columns(len([a for a in expr.args if a.keyword is None]))
         key = _CLASS_KEY + code_of(expr.func)
+    returns_dict = ctx.known_kinds.get(_DICT_KEY + key)
+    if returns_dict:
+        raise Unconvertible(f"{returns_dict}.__getitem__ returns a dict; mindspore.dataset.GeneratorDataset takes a "
+                            "tuple of columns (a dict fails inside its pipeline without naming the line): return "
+                            "the values as a tuple, name the keys in column_names=, and read batches by position")
     kind = ctx.known_kinds.get(_COLUMNS_KEY + key)
     return kind.split(",") if kind else None
 
@@ -56,9 +68,13 @@ def record_dataset_columns(module: cst.Module, ctx) -> None:
     if not any(q.startswith(_DATA_PREFIXES) for q in ctx.analysis.references.values()):
         return  # no data pipeline in this file: skip the walk
     classes: dict[str, list[str]] = {}
+    dict_classes: set[str] = set()
     for statement in module.body:
         if isinstance(statement, cst.ClassDef) and _dataset_bases(statement, ctx.analysis):
             columns = _getitem_columns(statement)
+            if _returns_dict(statement):
+                dict_classes.add(statement.name.value)
+                ctx.known_kinds[_DICT_KEY + _CLASS_KEY + statement.name.value] = statement.name.value
             if columns:
                 classes[statement.name.value] = columns
                 ctx.known_kinds[_COLUMNS_KEY + _CLASS_KEY + statement.name.value] = ",".join(columns)
@@ -66,6 +82,10 @@ def record_dataset_columns(module: cst.Module, ctx) -> None:
     walk(module, finder, prune=LAYOUT_TYPES)
     for node in finder.found:
         _record_assignment(node, classes, ctx)
+        value = node.value
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in dict_classes \
+                and len(node.targets) == 1:
+            ctx.known_kinds[_DICT_KEY + code_of(node.targets[0].target)] = value.func.value
 
 
 class _Assignments(cst.CSTVisitor):
@@ -133,6 +153,15 @@ def _getitem_columns(node: cst.ClassDef) -> list[str] | None:
             return names  # type: ignore[return-value]
         return default_columns(len(elements))
     return None
+
+
+def _returns_dict(node: cst.ClassDef) -> bool:
+    method = _getitem(node)
+    if method is None:
+        return False
+    finder = _Returns()
+    method.body.visit(finder)
+    return any(isinstance(value, (cst.Dict, cst.DictComp)) for value in finder.values)
 
 
 def _column_name(expr: cst.BaseExpression) -> str | None:
