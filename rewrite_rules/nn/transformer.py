@@ -85,9 +85,15 @@ class {name}(NN.MultiheadAttention):
         if self.out_proj.bias is not None:
             self.out_proj.bias.set_data(OPS.zeros_like(self.out_proj.bias))
 
-    def __call__(self, query, key, value, *args, **kwargs):
-        # MindSpore's __call__ reads query, key and value by position only
-        return super().__call__(query, key, value, *args, **kwargs)
+    def __call__(self, *args, **kwargs):
+        # MindSpore's __call__ reads query, key and value by position only; a subclass's
+        # construct takes its own arguments (forward(x) calling super().forward(x, x, x)),
+        # which MindSpore's __call__ would read as query, key and value: the Cell's runs it
+        if type(self).construct is not {name}.construct:
+            return NN.Cell.__call__(self, *args, **kwargs)
+        names = ("query", "key", "value")[len(args):]
+        args = (*args, *(kwargs.pop(n) for n in names if n in kwargs))
+        return super().__call__(*args, **kwargs)
 
     def construct(
         self,

@@ -10,7 +10,9 @@ runs in a process where importing torch fails.
   subclass on ``self`` or by a Module on its child: pooling's kernel_size, stride (torch
   defaults it to the window), padding, dilation, ceil_mode (EfficientDet's
   MaxPool2dStaticSamePadding, both shapes), BatchNorm's affine and num_features, RNN's
-  nonlinearity."""
+  nonlinearity.
+- A MultiheadAttention subclass whose forward takes one input (``super().forward(x, x, x)``)
+  next to the layer called with torch's keywords (``key=``, ``value=``)."""
 
 from __future__ import annotations
 
@@ -123,6 +125,24 @@ SOURCE = textwrap.dedent(
         def forward(self, x):
             out, _ = super().forward(x)
             return out if self.nonlinearity == "tanh" else -out
+
+
+    class SelfAttention(nn.MultiheadAttention):
+        """A subclass whose forward takes one input."""
+
+        def forward(self, x):
+            return super().forward(x, x, x, need_weights=False)[0]
+
+
+    class Attend(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attention = SelfAttention(4, 2)
+            self.cross = nn.MultiheadAttention(4, 2)
+
+        def forward(self, x):
+            y = self.attention(x)
+            return self.cross(y, key=x, value=x)[0]
     '''
 )
 
@@ -143,6 +163,8 @@ CASES = [
     Case("Norm", [randn(4, 3)], args=[3]),
     Case("Recurrent", [randn(5, 2, 3)], args=[3, 4]),
     Case("Recurrent", [randn(5, 2, 3)], args=[3, 4, 1, "relu"]),
+    Case("SelfAttention", [randn(3, 2, 4)], args=[4, 2]),
+    Case("Attend", [randn(3, 2, 4)], args=[]),
 ]
 
 
