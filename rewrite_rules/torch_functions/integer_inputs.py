@@ -140,3 +140,52 @@ def float_input(name: str = "input"):
             call.set(name, f"{text}.astype({code_of(ctx.ref('mindspore.float32'))})")
 
     return hook
+
+
+_FLOAT_DTYPES = {**{f"torch.{n}": "float32" for n in ("float32", "float")},
+                 **{f"torch.{n}": "float16" for n in ("float16", "half")},
+                 **{f"torch.{n}": "float64" for n in ("float64", "double")}}
+_FLOAT_CASTS = {"float": "float32", "half": "float16", "double": "float64"}
+# factories whose result is torch's default dtype (float32) unless dtype= says otherwise
+_FLOAT_FACTORIES = frozenset({"torch.randn", "torch.rand", "torch.zeros", "torch.ones", "torch.empty",
+                              "torch.linspace", "torch.logspace", "torch.randn_like", "torch.rand_like"})
+FLOAT_ORDER = ("float16", "float32", "float64")
+
+
+def float_dtype(node: cst.BaseExpression | None, ctx) -> str | None:
+    """The float dtype (``"float16"``, ``"float32"``, ``"float64"``) the source shows ``node``
+    (torch source) has: ``.float()``/``.half()``/``.to(torch.float16)``, a float factory
+    (``torch.randn``, ``torch.zeros`` ... without an integer ``dtype=``), ``torch.tensor`` of
+    float literals; None when it does not show a float dtype."""
+    if not isinstance(node, cst.Call):
+        return None
+    func = node.func
+    if isinstance(func, cst.Attribute) and _qualified(ctx, func) is None:
+        method = func.attr.value
+        if method in _FLOAT_CASTS and not node.args:
+            return _FLOAT_CASTS[method]
+        if method in ("to", "type") and len(node.args) == 1:
+            return _FLOAT_DTYPES.get(_qualified(ctx, node.args[0].value))
+        return None
+    qualified = _qualified(ctx, func)
+    dtype = _keyword(node, "dtype")
+    if qualified in _FLOAT_FACTORIES | _DATA_FACTORIES | _ANY_DTYPE_FACTORIES | _INTEGER_FACTORIES and dtype is not None:
+        return _FLOAT_DTYPES.get(_qualified(ctx, dtype))
+    if qualified in _FLOAT_FACTORIES:
+        return "float32"
+    if qualified in _DATA_FACTORIES and node.args and node.args[0].keyword is None:
+        try:
+            value = literal_value(node.args[0].value)
+        except (ValueError, SyntaxError, TypeError):
+            return None
+        items, floats = [value], False
+        while items:
+            item = items.pop()
+            if isinstance(item, (list, tuple)):
+                items.extend(item)
+            elif isinstance(item, float):
+                floats = True
+            elif not isinstance(item, int):
+                return None
+        return "float32" if floats else None
+    return None
