@@ -60,8 +60,9 @@ class _Module:
     public: list[str] | None = None  # __all__, when it is a literal
     # top-level functions and class methods: "f" / "Class.method" -> parameter names (self dropped)
     signatures: dict[str, list[str]] = field(default_factory=dict)
-    # every function body (and the module body, key "") for the tensor flow: key -> ast node
-    scopes: dict[str, ast.AST] = field(default_factory=dict)
+    # for the tensor flow, per function (and the module body, key ""): its own assignments
+    # and the calls that pass arguments, read once with the file
+    scopes: dict[str, tuple[list, list]] = field(default_factory=dict)
 
 
 class ProjectIndex:
@@ -161,23 +162,28 @@ class ProjectIndex:
         """Which function parameters receive tensors: a call ``f(torch.tensor(...))``
         or ``f(x)`` with ``x`` a tensor (made by torch, or itself such a parameter)
         in any file marks f's parameter, wherever f is defined; until nothing changes."""
+        scopes = []  # (module, key, assignments, calls of project functions with their callee): read once
+        for module in self.modules.values():
+            for key, (assigns, all_calls) in module.scopes.items():
+                calls = [(call, callee) for call in all_calls
+                         if (callee := self._callee(module, key, call.func)) is not None]
+                if calls:
+                    scopes.append((module, key, assigns, calls))
         changed = True
         while changed:
             changed = False
-            for module in self.modules.values():
-                for key, scope in module.scopes.items():
-                    tensors = self._tensor_names(module, key, scope)
-                    for call in _own_nodes(scope, ast.Call):
-                        for target, param in self._tensor_arguments(module, key, call, tensors):
-                            found = self.tensor_params.setdefault(target, set())
-                            if param not in found:
-                                found.add(param)
-                                changed = True
+            for module, key, assigns, calls in scopes:
+                tensors = self._tensor_names(module, key, assigns)
+                for call, callee in calls:
+                    for target, param in self._tensor_arguments(module, call, callee, tensors):
+                        found = self.tensor_params.setdefault(target, set())
+                        if param not in found:
+                            found.add(param)
+                            changed = True
 
-    def _tensor_names(self, module: _Module, key: str, scope: ast.AST) -> set[str]:
+    def _tensor_names(self, module: _Module, key: str, assigns: list) -> set[str]:
         names = {p.rpartition(".")[2] for p in self.tensor_params.get(module.name, ())
                  if p.rpartition(".")[0] == key}
-        assigns = list(_own_nodes(scope, (ast.Assign, ast.AnnAssign)))
         for _ in range(3):  # a few passes reach names assigned from names
             before = len(names)
             for node in assigns:
@@ -211,12 +217,9 @@ class ProjectIndex:
             return self._is_tensor(module, expr.operand, names)
         return False
 
-    def _tensor_arguments(self, module: _Module, key: str, call: ast.Call, tensors: set[str]):
-        """(module, "f.param") for each argument of ``call`` that is a tensor, when
-        ``call`` calls a function or class of the project."""
-        callee = self._callee(module, key, call.func)
-        if callee is None:
-            return
+    def _tensor_arguments(self, module: _Module, call: ast.Call, callee: tuple[str, str], tensors: set[str]):
+        """(module, "f.param") for each argument of ``call`` (a call of the project's
+        function or class ``callee``) that is a tensor."""
         target, function = callee
         params = self.modules[target].signatures[function]
         for position, arg in enumerate(call.args):
@@ -353,18 +356,18 @@ def _module_of(root: str, package: str, path: str, data: bytes) -> _Module | Non
         relative = relative[:-1]
     name = ".".join(p for p in [package, *relative] if p)
     module = _Module(name, path, is_package)
-    module.scopes[""] = tree
+    module.scopes[""] = _scope_nodes(tree)
     for statement in _top_level(tree.body):
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             module.signatures[statement.name] = _parameters(statement)
-            module.scopes[statement.name] = statement
+            module.scopes[statement.name] = _scope_nodes(statement)
         elif isinstance(statement, ast.ClassDef):
             for method in statement.body:
                 if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     static = any(_dotted(d) == "staticmethod" for d in method.decorator_list)
                     key = f"{statement.name}.{method.name}"
                     module.signatures[key] = _parameters(method)[0 if static else 1:]
-                    module.scopes[key] = method
+                    module.scopes[key] = _scope_nodes(method)
     own_package = name if is_package else name.rpartition(".")[0]
     for statement in _top_level(tree.body):
         if isinstance(statement, ast.Import):
@@ -400,6 +403,18 @@ def _module_of(root: str, package: str, path: str, data: bytes) -> _Module | Non
 def _parameters(function) -> list[str]:
     args = function.args
     return [a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]]
+
+
+def _scope_nodes(scope: ast.AST) -> tuple[list, list]:
+    """The assignments of ``scope`` and its calls with arguments."""
+    assigns, calls = [], []
+    for node in _own_nodes(scope, (ast.Assign, ast.AnnAssign, ast.Call)):
+        if isinstance(node, ast.Call):
+            if node.args or node.keywords:
+                calls.append(node)
+        else:
+            assigns.append(node)
+    return assigns, calls
 
 
 def _own_nodes(scope: ast.AST, kinds):
