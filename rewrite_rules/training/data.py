@@ -157,6 +157,15 @@ def _random_sampler(call, ctx):
     ops, n = code_of(ctx.ref("mindspore.ops")), f"len({code_of(call.get('data_source'))})"
     count = code_of(call.get("num_samples")) if call.has("num_samples") else None
     k = count or n
+    generator = code_of(call.get("generator")) if call.has("generator") else None
+    if generator is not None:  # a torch.Generator is a numpy.random.RandomState (torch_functions/creation.py)
+        if _literal_flag(call, "replacement", False):
+            draw = f"{generator}.randint(0, {n}, ({k},)).tolist()"
+        else:
+            numpy = code_of(ctx.ref("numpy"))
+            draw = f"{numpy}.concatenate([{generator}.permutation({n}) for _ in range({k} // {n} + 1)])[:{k}].tolist()"
+        call.result = _drawing("RandomSampler", draw, k)
+        return
     if _literal_flag(call, "replacement", False):
         draw = (f"{ops}.cat([{ops}.randint(0, {n}, (32,)) for _ in range({k} // 32)] "
                 f"+ [{ops}.randint(0, {n}, ({k} % 32,))]).tolist()")
@@ -168,6 +177,8 @@ def _random_sampler(call, ctx):
 def _subset_random_sampler(call, ctx):
     indices = code_of(call.get("indices"))
     permutation = code_of(randperm_of(f"len({indices})", ctx))
+    if call.has("generator"):  # a numpy.random.RandomState (torch_functions/creation.py)
+        permutation = f"{code_of(call.get('generator'))}.permutation(len({indices}))"
     call.result = _drawing("SubsetRandomSampler", f"[{indices}[i] for i in {permutation}.tolist()]", f"len({indices})")
 
 
@@ -333,8 +344,9 @@ RULES = [
     ),
     ApiRule("torch.utils.data.RandomSampler", None,
             signature="data_source, replacement=False, num_samples=None, generator=None",
-            args={"generator": _GENERATOR}, hook=_random_sampler, aliases=("torch.utils.data.sampler.RandomSampler",),
-            notes="an iterable drawing as torch does (permutations, or ops.randint with replacement) on each iteration",
+            hook=_random_sampler, aliases=("torch.utils.data.sampler.RandomSampler",),
+            notes="an iterable drawing as torch does (permutations, or ops.randint with replacement) on each iteration; "
+                  "with generator=g (a numpy.random.RandomState) it draws from g: deterministic per seed",
             examples=(Example(_SAMPLED + "s = torch.utils.data.RandomSampler(data)\nresult = (list(s), len(s), list(s))",
                               inputs={}),
                       Example(_SAMPLED + "s = torch.utils.data.RandomSampler(data, num_samples=25)\nresult = (list(s), len(s))",
@@ -348,9 +360,10 @@ RULES = [
                       Example(_SAMPLED + "s = torch.utils.data.SequentialSampler(data)\nresult = (list(s), len(s))", inputs={}),
                       Example(loaded("torch.utils.data.SequentialSampler(data)") + "result = seen", inputs={}))),
     ApiRule("torch.utils.data.SubsetRandomSampler", None, signature="indices, generator=None",
-            args={"generator": _GENERATOR}, hook=_subset_random_sampler,
+            hook=_subset_random_sampler,
             aliases=("torch.utils.data.sampler.SubsetRandomSampler",),
-            notes="an iterable drawing a permutation of the indices on each iteration, as torch does",
+            notes="an iterable drawing a permutation of the indices on each iteration, as torch does; with "
+                  "generator=g (a numpy.random.RandomState) from g",
             examples=(Example("s = torch.utils.data.SubsetRandomSampler([0, 2, 4, 7])\nresult = (list(s), len(s), list(s))",
                               inputs={}),)),
     ApiRule("torch.utils.data.WeightedRandomSampler", None,

@@ -93,3 +93,36 @@ def test_multinomial_with_a_generator_is_marked(tmp_path):
     (tmp_path / "out").mkdir()
     text = convert_to(source, tmp_path / "out").read_text()
     assert "TODO(ms-migrate): torch.multinomial" in text and "choice(n, k, replace, p)" in text
+
+
+SAMPLERS = '''
+import torch
+
+data = list(range(10))
+
+
+def orders(seed):
+    g = torch.Generator()
+    g.manual_seed(seed)
+    s = torch.utils.data.RandomSampler(data, generator=g)
+    r = torch.utils.data.RandomSampler(data, replacement=True, num_samples=7, generator=g)
+    sub = torch.utils.data.SubsetRandomSampler([1, 3, 5, 7], generator=g)
+    return [list(s), list(s), list(r), list(sub), len(s), len(r), len(sub)]
+'''
+
+
+def test_samplers_draw_from_the_generator(tmp_path):
+    source = tmp_path / "samplers.py"
+    source.write_text(SAMPLERS)
+    (tmp_path / "out").mkdir()
+    converted = convert_to(source, tmp_path / "out")
+    text = converted.read_text()
+    assert "TODO(ms-migrate)" not in text and "import torch" not in text, text
+    ms_side = load(converted)
+    first, again, other = ms_side.orders(1), ms_side.orders(1), ms_side.orders(2)
+    assert first == again and first != other
+    whole, second, drawn, subset, *lengths = first
+    assert sorted(whole) == list(range(10)) and sorted(second) == list(range(10)) and whole != second
+    assert len(drawn) == 7 and all(0 <= i < 10 for i in drawn)
+    assert sorted(subset) == [1, 3, 5, 7]
+    assert lengths == [10, 7, 4]
