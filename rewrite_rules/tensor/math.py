@@ -10,7 +10,9 @@ import libcst as cst
 
 from rewrite_rules.cases import P, call_cases
 from rewrite_rules.api import Example, Unconvertible, define
+from rewrite_rules.spec import MethodRule
 from rewrite_rules.tensor.binding import atom, code_of, expr, keyword, literal, method, same
+from rewrite_rules.torch_functions.integer_inputs import FLOAT_RESULT, float_receiver
 
 X = {"x": "randn(3, 4)"}
 XY = {"x": "randn(3, 4)", "y": "randn(3, 4)"}
@@ -19,7 +21,27 @@ POSITIVE = "p = x.abs() + 0.5\n"
 
 
 def _unary(name: str, inputs=X, prefix: str = "", receiver: str = "x", **kw):
-    return same(name, examples=call_cases(f"{prefix}result = {receiver}.{name}({{args}})", [], inputs, **kw))
+    examples = call_cases(f"{prefix}result = {receiver}.{name}({{args}})", [], inputs, **kw)
+    if name in FLOAT_RESULT:
+        # MindSpore's CPU kernels refuse integer and bool inputs where torch computes in float32:
+        # the receiver is cast where the source shows an integer tensor (see integer_inputs)
+        examples = (*examples, *_INTEGER_METHOD_CASES.get(name, ()))
+        return MethodRule(name, rename=name, hook=float_receiver, examples=tuple(examples),
+                          notes="an integer or bool receiver the source shows is cast to float32 first (as torch computes)")
+    return same(name, examples=examples)
+
+
+_INTEGER_METHOD_CASES = {
+    "log": (Example("result = torch.arange(1, 6).log()", inputs={}),
+            Example("y = torch.arange(1, 6).log()", "y = ops.arange(1, 6).astype(mindspore.float32).log()")),
+    "exp": (Example("result = (-torch.arange(0, 8, 2)).exp()", inputs={}),
+            Example("result = (x > 0).exp()", inputs=X)),
+    "sqrt": (Example("result = torch.tensor([1, 4, 9]).sqrt()", inputs={}),
+             Example("result = (x > 0).long().sqrt()", inputs=X)),
+    "rsqrt": (Example("result = torch.arange(1, 4).rsqrt()", inputs={}),),
+    "sin": (Example("result = torch.arange(4).sin()", inputs={}),),
+    "cos": (Example("result = torch.arange(4).cos()", inputs={}),),
+}
 
 
 _PLAIN = [

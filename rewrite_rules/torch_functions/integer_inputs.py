@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from rewrite_rules.api import code_of, literal_value
+from rewrite_rules.api import code_of, literal_value, parse_expr
 
 RULES: list = []
 
@@ -189,3 +189,26 @@ def float_dtype(node: cst.BaseExpression | None, ctx) -> str | None:
                 return None
         return "float32" if floats else None
     return None
+
+
+# unary functions / methods torch computes in float32 for an integer or bool input
+FLOAT_RESULT = frozenset({
+    "acos", "arccos", "acosh", "arccosh", "asin", "arcsin", "asinh", "arcsinh", "atan", "arctan", "atanh",
+    "arctanh", "cos", "cosh", "digamma", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "i0", "lgamma", "log",
+    "log10", "log1p", "log2", "reciprocal", "rsqrt", "sin", "sinc", "sinh", "tan", "deg2rad", "rad2deg", "sqrt",
+})
+
+
+def float_receiver(call, ctx):
+    """A MethodRule hook (``x.log()``, ``x.exp()``, ``x.sqrt()`` ...): the receiver is cast to float32
+    first where the source shows an integer or bool tensor, as ``float_input`` does for the functions."""
+    result = call.call
+    source = call.source.func.value if call.source is not None and isinstance(call.source.func, cst.Attribute) else None
+    if is_integer_tensor(source, ctx):
+        receiver = call.receiver
+        text = code_of(receiver)
+        if not isinstance(receiver, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not receiver.lpar:
+            text = f"({text})"
+        cast = parse_expr(f"{text}.astype({code_of(ctx.ref('mindspore.float32'))})")
+        result = result.with_changes(func=result.func.with_changes(value=cast))
+    return result
