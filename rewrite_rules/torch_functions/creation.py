@@ -12,6 +12,7 @@ from rewrite_rules.api import ApiRule, Arg, Example, MethodRule, Unconvertible, 
 from rewrite_rules.tensor.inplace import bernoulli_of
 from rewrite_rules.torch_functions.builders import IN, X, arg_text, case, compose, fn, ms
 from rewrite_rules.torch_functions.integer_inputs import source_argument
+from rewrite_rules.torch_functions.numpy_scalars import python_numbers
 
 _FACTORY = "*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False"
 _LIKE = "input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None"
@@ -326,9 +327,15 @@ RULES = [
        "indices cast to int64 (MindSpore returns int32)."),
     fn("torch.arange", signature="start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, "
        "requires_grad=False", args=FACTORY_ARGS, params=[P("start", "1"), P("end", "9"), P("step", "2", default=True), DTYPE],
-       inputs={}, positional=3,
+       inputs={}, positional=3, hook=python_numbers("start", "end", "step"),
+       notes="a numpy scalar argument the source shows (np.int64(n), np.prod(x.shape)) is written as a Python "
+       "number: MindSpore's arange refuses numpy ints and float32.",
        extra=(Example("a = torch.arange(10)", "a = ops.arange(10)"), case("result = torch.arange(5)"),
-              case("result = torch.arange(0, 1, 0.25)"), case("result = torch.arange(0.5, 3)"))),
+              case("result = torch.arange(0, 1, 0.25)"), case("result = torch.arange(0.5, 3)"),
+              Example("import numpy as np\na = torch.arange(np.int64(5))", "a = ops.arange(int(np.int64(5)))"),
+              case("import numpy as np\nresult = torch.arange(np.prod(x.shape), dtype=torch.float32)", {"x": "randn(2, 3)"}),
+              case("import numpy as np\nresult = torch.arange(1, np.int32(7), np.int64(2))"),
+              case("import numpy as np\nresult = torch.arange(0, np.float32(1.5), 0.5)"))),
     fn("torch.linspace", signature="start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False",
        args={**FACTORY_ARGS, "dtype": Unsupported("MindSpore's linspace has no dtype=; cast the result")},
        params=[P("start", "-1.0"), P("end", "2.0"), P("steps", "7")], inputs={}),
