@@ -68,7 +68,19 @@ def run(x):
     return x[range(n)][:, :2] + x[:, range(1, 3)][:2]
 '''
 
+INTEGER_POSITIONS = '''import numpy as np
+import torch
+
+
+def run(time):
+    half_dim = 4
+    embeddings = torch.exp(-np.log(10000) * torch.arange(half_dim) / (half_dim - 1))
+    embeddings = time[:, None] * embeddings[None, :]
+    return torch.stack([embeddings.sin(), embeddings.cos()], dim=-1)
+'''
+
 CASES = {
+    "integer_positions": (INTEGER_POSITIONS, {"time": np.array([0.0, 5.0, 50.0], np.float32)}),
     "timestep_embedding": (TIMESTEP, {"t": np.array([0.0, 3.0, 10.0], np.float32)}),
     "sinusoidal": (SINUSOIDAL, {"x": np.ones((4, 6), np.float32)}),
     "scaled": (SCALED, {"x": np.arange(8, dtype=np.float32).reshape(2, 4) / 8}),
