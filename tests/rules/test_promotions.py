@@ -143,9 +143,11 @@ def run(x, d):
     a = np.sqrt(2.0) * 3
     b = x * np.sqrt(d)
     c = np.prod(x.shape) * x
-    return a, b, c, [1, 2, 3][0:2]
+    e = np.sqrt(2.0) * np.arange(3)
+    return a, b, c, e, [1, 2, 3][0:2]
 '''
     output = convert_source(program, "p.py").output
+    assert "e = np.sqrt(2.0) * np.arange(3)" in output
     assert "a = np.sqrt(2.0) * 3" in output
     assert "b = x * np.sqrt(d)" in output
     assert "c = np.prod(x.shape) * x" in output

@@ -46,6 +46,16 @@ def _numpy_function(ctx, func: cst.BaseExpression) -> str | None:
     return parts[1]
 
 
+def _is_numpy(ctx, expr: cst.BaseExpression) -> bool:
+    """``np.arange(4)``, ``np.ones(3) * 2``: numpy's own result (a method chain or arithmetic on it)."""
+    while isinstance(expr, (cst.BinaryOperation, cst.Call, cst.Attribute, cst.Subscript)):
+        if isinstance(expr, cst.Call) and _numpy_function(ctx, expr.func) is not None:
+            return True
+        expr = expr.left if isinstance(expr, cst.BinaryOperation) else expr.func if isinstance(expr, cst.Call) \
+            else expr.value
+    return False
+
+
 def _is_numpy_float(ctx, expr: cst.BaseExpression, numbers: Numbers) -> bool:
     """``np.log(10000.0)``, ``np.sqrt(d)`` with arguments the file shows are numbers (or a
     ``.shape`` entry, a name or an attribute: a tensor there would be an error in torch too)."""
@@ -69,8 +79,8 @@ def float_numpy_operand(ctx, original: cst.BinaryOperation, updated: cst.BinaryO
         updated_left = updated_left.expression if isinstance(updated_left, cst.UnaryOperation) else None
     if updated_left is None or left.lpar or not _is_numpy_float(ctx, left, numbers):
         return updated
-    if numbers.is_number(original.right):
-        return updated  # numbers on both sides: no tensor, nothing to change
+    if numbers.is_number(original.right) or _is_numpy(ctx, original.right):
+        return updated  # numbers or numpy on both sides: no tensor, nothing to change
     wrapped = cst.Call(cst.Name("float"), [cst.Arg(updated_left)])
     if negated:
         wrapped = updated.left.with_changes(expression=wrapped)
