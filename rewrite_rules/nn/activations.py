@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from rewrite_rules.nn.float_args import as_float
 from rewrite_rules.nn.shared import DEVICE, DTYPE, INPLACE, P, implicit_dim, layer_cases
 from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible, Unsupported, code_of, define
 from rewrite_rules.tensor.math import LOG_SOFTMAX_INPUTS, LOG_SOFTMAX_NOTE, log_softmax_function
@@ -151,11 +152,13 @@ RULES = [
         "torch.nn.ELU",
         "mindspore.nn.ELU",
         signature="alpha=1.0, inplace=False",
-        args={"inplace": INPLACE},
+        args={"inplace": INPLACE, "alpha": Arg(value=as_float)},  # MindSpore refuses an int alpha
         hook=elu_alpha_one,
         notes="MindSpore's Elu kernel accepts only alpha=1.0 (measured: 'alpha must be 1.0f'); other values are marked.",
         cases=(
             *layer_cases("ELU", [P("alpha", "1.0", default=True), P("inplace", "False", default=True)], X),
+            *layer_cases("ELU", [P("alpha", "1")], X),
+            Example("layer = nn.ELU(alpha=1)", "layer = nn.ELU(alpha=1.0)"),
             Example("layer = nn.ELU(0.5)", marked="alpha=1.0"),
         ),
     ),
