@@ -122,6 +122,7 @@ class NameAnalyzer(StatementVisitor):
         self._skip: set[int] = set()
         self._module_imports: dict[str, ImportBinding] = {}  # module-level bindings, by local name
         self._imported_below: frozenset[str] = frozenset()  # local names some module-level import binds
+        self._rebound: set[str] = set()  # torch import names a module-level assignment has rebound
 
     # -- scopes -------------------------------------------------------------
     def _push(self, kind: str) -> _Scope:
@@ -266,6 +267,21 @@ class NameAnalyzer(StatementVisitor):
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
                     self.result.bound_names.add(target.target.value)
+                    if self._rebinds_import(target.target):
+                        self._skip.add(id(target.target))
+
+    def leave_Assign(self, original_node: cst.Assign) -> None:
+        # ``optim = torch.optim.Adam(...)`` after ``import torch.optim as optim``: from here on
+        # ``optim`` is the file's own variable (its value still read the import)
+        for target in original_node.targets:
+            if isinstance(target.target, cst.Name) and self._rebinds_import(target.target):
+                self._rebound.add(target.target.value)
+
+    def _rebinds_import(self, target: cst.Name) -> bool:
+        """A module-level assignment, outside ``try`` (an ImportError fallback), to a torch import's name."""
+        binding = self.result.imports.get(target.value)
+        return (len(self._scopes) == 1 and binding is not None and is_torch_name(binding.qualified)
+                and not any(isinstance(statement, cst.Try) for statement in self.statements))
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if len(self._scopes) > 1:
@@ -371,6 +387,8 @@ class NameAnalyzer(StatementVisitor):
         self._candidate(node, [node.value])
 
     def _candidate(self, node: cst.CSTNode, parts: list[str]) -> None:
+        if parts[0] in self._rebound:
+            return
         binding = self.result.imports.get(parts[0])
         if binding is None:
             if parts[0] in self._imported_below and any(scope.kind == "function" for scope in self._scopes):

@@ -25,6 +25,8 @@ leaves each statement.
 
 from __future__ import annotations
 
+import string
+
 import libcst as cst
 
 from transpiler.convert.engine import code_of
@@ -273,6 +275,47 @@ def format_kind(spec: cst.FormattedString | None) -> str | None:
     return None
 
 
+def format_call_values(call: cst.Call) -> list:
+    """``"... {:.6f} ...".format(a, b, name=c)``: each argument with ``float``/``int`` when every
+    field that formats it has that kind of number spec, else None; [] for any other call."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "format"
+            and isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString))):
+        return []
+    template = func.value.evaluated_value
+    if not isinstance(template, str) or any(arg.star for arg in call.args):
+        return []
+    try:
+        fields = [(name, spec, conversion) for _, name, spec, conversion in string.Formatter().parse(template)
+                  if name is not None]
+    except ValueError:
+        return []
+    kinds: dict = {}
+    automatic = 0
+    for name, spec, conversion in fields:
+        key = name.split(".", 1)[0].split("[", 1)[0]
+        if key == "":
+            key, automatic = automatic, automatic + 1
+        elif key.isdigit():
+            key = int(key)
+        kind = _spec_kind(spec) if name in ("", str(key)) and not conversion else None
+        kinds[key] = kind if kinds.get(key, kind) == kind else None
+    values, position = [], 0
+    for arg in call.args:
+        if arg.keyword is None:
+            key, position = position, position + 1
+        else:
+            key = arg.keyword.value
+        values.append((arg.value, kinds.get(key)))
+    return values
+
+
+def _spec_kind(spec: str) -> str | None:
+    if not spec or "{" in spec:
+        return None
+    return "float" if spec[-1] in _FLOAT_SPECS else "int" if spec[-1] in _INT_SPECS else None
+
+
 def _generator_seed(call: cst.Call, ctx, provenance):
     """S in ``generator=torch.Generator().manual_seed(S)`` (written there or in the variable passed)."""
     generator = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "generator"), None)
@@ -364,6 +407,10 @@ class _Statements(StatementVisitor):
         if self._current is not None:
             self._current.append((node.expression, format_kind(node.format_spec)))
 
+    def visit_Call(self, node: cst.Call) -> None:
+        if self._current is not None:
+            self._current.extend(format_call_values(node))
+
 
 class _FormatValues(cst.CSTTransformer):
     """Wraps the flagged formatted values (counted in the order the walk meets them) in float()/int()."""
@@ -374,15 +421,29 @@ class _FormatValues(cst.CSTTransformer):
         self.kinds = kinds
         self.index = 0
         self._open: list[int] = []
+        self._calls: list[tuple[int, int]] = []  # (index of the first argument, count) of each open call
 
     def visit_FormattedStringExpression(self, node) -> None:
         self._open.append(self.index)
         self.index += 1
 
     def leave_FormattedStringExpression(self, original_node, updated_node):
-        index = self._open.pop()
-        if index not in self.flagged or index >= len(self.kinds) or self.kinds[index] is None:
+        wrapped = self._wrapped(self._open.pop(), updated_node.expression)
+        return updated_node.with_changes(expression=wrapped)
+
+    def visit_Call(self, node) -> None:
+        self._calls.append((self.index, len(format_call_values(node))))
+        self.index += self._calls[-1][1]
+
+    def leave_Call(self, original_node, updated_node):
+        base, count = self._calls.pop()
+        if not count:
             return updated_node
-        call = cst.Call(cst.Name(self.kinds[index]), [cst.Arg(updated_node.expression)])
-        return updated_node.with_changes(expression=call)
+        args = [arg.with_changes(value=self._wrapped(base + i, arg.value)) for i, arg in enumerate(updated_node.args)]
+        return updated_node.with_changes(args=args)
+
+    def _wrapped(self, index: int, expression: cst.BaseExpression) -> cst.BaseExpression:
+        if index not in self.flagged or index >= len(self.kinds) or self.kinds[index] is None:
+            return expression
+        return cst.Call(cst.Name(self.kinds[index]), [cst.Arg(expression)])
 
