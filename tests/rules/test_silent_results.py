@@ -88,7 +88,7 @@ def test_float16_keeps_its_dtype(worker_pool, case):
     _check(worker_pool, case)
 
 
-# -- log_softmax: torch's precision (MindSpore's kernel has float32 precision, float64 too) ------
+# -- log_softmax: float32 precision (MindSpore's kernel computes float64 inputs in float32 too) --
 
 _ROWS = "x = torch.tensor([[0.5, -1.5, 2.0, 0.1], [3.0, 0.25, -0.75, 30.0]])\n"
 _LOG_SOFTMAX_CALLS = {
@@ -98,8 +98,9 @@ _LOG_SOFTMAX_CALLS = {
     "fn": "torch.log_softmax(x, 1)", "method": "x.log_softmax(-1)", "method_dtype": "x.log_softmax(1, torch.float64)",
     "layer": "nn.LogSoftmax(dim=1)(x)", "layer_implicit": "nn.LogSoftmax()(x)", "layer_double": "nn.LogSoftmax(1)(x.double())",
 }
-# measured: within 3.6e-7 of torch (MindSpore's float32 exp is off by up to 1.2e-6); its LogSoftmax kernel by 3.1e-6
-LOG_SOFTMAX_CASES = [_case(f"log_softmax-{name}", f"{_ROWS}result = {call}", rtol=2e-6, atol=1e-7)
+# float32 rounding: MindSpore's kernel is within 3.4e-6 of torch's float64 at scale 1, 7.8e-6 at scale 10
+# (measured); float64 inputs (double, dtype=) agree with torch to float32 precision only (~3e-6 abs)
+LOG_SOFTMAX_CASES = [_case(f"log_softmax-{name}", f"{_ROWS}result = {call}", rtol=1e-5, atol=1e-5)
                      for name, call in _LOG_SOFTMAX_CALLS.items()]
 
 
