@@ -100,9 +100,11 @@ SCRIPTS = {
               {"train/loss": 5.3e-5, "train/epoch_loss": 1.3e-5, "val/dice": 8.6e-4}),
         # RMSprop divides by the running gradient size: parameters whose gradients are ~0 (rounding noise)
         # move by +-lr in either framework, so after two epochs some weights differ by 2% (the losses by
-        # 5e-5); the argmax masks of the Dice score then flip as a block
+        # 5e-5); the argmax masks of the Dice score then flip as a block. With the packages installed on
+        # 2026-11-27 the resumed losses differ by up to 3.05e-3 at the previous round's code too (2.6e-4
+        # measured before): the same chaos, amplified, so the bound is 10x the first phase's
         Phase(UNET_ARGS + ("--epochs", "1", "--load", "{out}/checkpoint_epoch2.pth"),
-              {"train/loss": 2e-3, "train/epoch_loss": 2e-3}, {"train/loss": 2.6e-4, "train/epoch_loss": 1.6e-4},
+              {"train/loss": 1e-2, "train/epoch_loss": 1e-2}, {"train/loss": 3.05e-3, "train/epoch_loss": 1.04e-3},
               not_compared={"val/dice": "argmax masks of weights that drifted by up to 2%: 0.80 vs 0.48 measured"}),
         # --amp: torch's CPU autocast computes in bfloat16, MindSpore's auto_mixed_precision in float16 (its
         # float16 kernels run on CPU for this network), both with loss scaling: they agree as mixed precision can

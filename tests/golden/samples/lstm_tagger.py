@@ -14,7 +14,11 @@ class LSTMTagger(nn.Cell):
             embedding_table=mindspore.common.initializer.Normal(1.0),
         )
         self.lstm = nn.LSTM(
-            embed_dim, hidden_dim, num_layers=2, batch_first=True, dropout=dropout
+            embed_dim,
+            hidden_dim,
+            num_layers=2,
+            batch_first=True,
+            dropout=float(dropout),
         )
         self.dropout = nn.Dropout(p=dropout)
         self.classifier = nn.Dense(hidden_dim, num_tags)
@@ -26,7 +30,7 @@ class LSTMTagger(nn.Cell):
         c0 = ops.zeros((2, batch, self.hidden_dim))
         output, (hn, cn) = self.lstm(embedded, (h0, c0))
         scores = self.classifier(self.dropout(output))
-        return ops.log_softmax(scores, axis=-1)
+        return ops.log_softmax(scores, -1)
 
 
 def make_model():

@@ -18,7 +18,7 @@ import numpy as np
 import mindspore
 import pathlib
 import pickle
-import tensorboardX
+import tensorboardX  # new requirement: pip install tensorboardX (torch.utils.tensorboard's SummaryWriter as a package of its own)
 from mindspore import nn, ops
 
 parser = argparse.ArgumentParser(description="Image classifier training")
@@ -134,7 +134,7 @@ def main_worker(args):
         mindspore.amp.DynamicLossScaler(
             scale_value=65536.0, scale_factor=2, scale_window=2000
         )
-        if args.amp
+        if args.amp and mindspore.get_context("device_target") != "CPU"
         else mindspore.amp.StaticLossScaler(scale_value=1.0)
     )
     start_epoch = 0

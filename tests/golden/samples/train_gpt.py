@@ -18,7 +18,7 @@ import numpy as np
 import mindspore
 import pathlib
 import pickle
-import tensorboardX
+import tensorboardX  # new requirement: pip install tensorboardX (torch.utils.tensorboard's SummaryWriter as a package of its own)
 from mindspore import nn, ops
 
 
@@ -298,7 +298,7 @@ def main(argv=None):
         mindspore.amp.DynamicLossScaler(
             scale_value=65536.0, scale_factor=2, scale_window=2000
         )
-        if (args.dtype == "float16")
+        if (args.dtype == "float16") and mindspore.get_context("device_target") != "CPU"
         else mindspore.amp.StaticLossScaler(scale_value=1.0)
     )
     optimizer = model.configure_optimizers(args.weight_decay, args.learning_rate, (args.beta1, args.beta2))

@@ -14,7 +14,7 @@ import numpy as np
 import mindspore
 import pathlib
 import pickle
-import tensorboardX
+import tensorboardX  # new requirement: pip install tensorboardX (torch.utils.tensorboard's SummaryWriter as a package of its own)
 from mindspore import nn, ops
 
 

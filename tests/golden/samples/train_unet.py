@@ -13,8 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import mindspore
-import skimage
-import tensorboardX
+import tensorboardX  # new requirement: pip install tensorboardX (torch.utils.tensorboard's SummaryWriter as a package of its own)
 from PIL import Image
 from mindspore import nn, ops
 
@@ -233,7 +232,7 @@ def train_model(model, device, data_dir, epochs=5, batch_size=1, learning_rate=1
         mindspore.amp.DynamicLossScaler(
             scale_value=65536.0, scale_factor=2, scale_window=2000
         )
-        if amp
+        if amp and mindspore.get_context("device_target") != "CPU"
         else mindspore.amp.StaticLossScaler(scale_value=1.0)
     )
     criterion = lambda input, target: ops.cross_entropy(input, target)
@@ -297,15 +296,26 @@ def train_model(model, device, data_dir, epochs=5, batch_size=1, learning_rate=1
         grid_images = (grid_images - grid_images.min()) / max(
             grid_images.max() - grid_images.min(), 1e-5
         )
-        grid = skimage.util.montage(
-            grid_images.transpose(0, 2, 3, 1),
-            fill=(0.0,) * grid_images.shape[1],
-            grid_shape=(
-                -(-len(grid_images) // min(4, len(grid_images))),
-                min(4, len(grid_images)),
+        grid_columns = min(4, len(grid_images))
+        grid_padding = 2 if len(grid_images) > 1 else 0
+        grid = np.pad(
+            grid_images,
+            (
+                (0, -len(grid_images) % grid_columns),
+                (0, 0),
+                (grid_padding, 0),
+                (grid_padding, 0),
             ),
-            padding_width=2 if len(grid_images) > 1 else 0,
-            channel_axis=-1,
+            constant_values=0.0,
+        )
+        grid = grid.reshape((-1, grid_columns) + grid.shape[1:]).transpose(
+            0, 3, 1, 4, 2
+        )
+        grid = grid.reshape(
+            grid.shape[0] * grid.shape[1], grid.shape[2] * grid.shape[3], grid.shape[4]
+        )
+        grid = np.pad(
+            grid, ((0, grid_padding), (0, grid_padding), (0, 0)), constant_values=0.0
         )
         writer.add_image(
             "val/foreground",
@@ -320,15 +330,30 @@ def train_model(model, device, data_dir, epochs=5, batch_size=1, learning_rate=1
             grid_images = grid_images.repeat(
                 3 if grid_images.shape[1] == 1 else 1, axis=1
             )
-            grid = skimage.util.montage(
-                grid_images.transpose(0, 2, 3, 1),
-                fill=(0.0,) * grid_images.shape[1],
-                grid_shape=(
-                    -(-len(grid_images) // min(4, len(grid_images))),
-                    min(4, len(grid_images)),
+            grid_columns = min(4, len(grid_images))
+            grid_padding = 2 if len(grid_images) > 1 else 0
+            grid = np.pad(
+                grid_images,
+                (
+                    (0, -len(grid_images) % grid_columns),
+                    (0, 0),
+                    (grid_padding, 0),
+                    (grid_padding, 0),
                 ),
-                padding_width=2 if len(grid_images) > 1 else 0,
-                channel_axis=-1,
+                constant_values=0.0,
+            )
+            grid = grid.reshape((-1, grid_columns) + grid.shape[1:]).transpose(
+                0, 3, 1, 4, 2
+            )
+            grid = grid.reshape(
+                grid.shape[0] * grid.shape[1],
+                grid.shape[2] * grid.shape[3],
+                grid.shape[4],
+            )
+            grid = np.pad(
+                grid,
+                ((0, grid_padding), (0, grid_padding), (0, 0)),
+                constant_values=0.0,
             )
             Image.fromarray((grid * 255 + 0.5).clip(0, 255).astype(np.uint8)).save(
                 str(Path(checkpoint_dir) / f"foreground_epoch{epoch}.png")
