@@ -379,7 +379,7 @@ RULES = [
                     _resumed_scheduler("torch.optim.lr_scheduler.StepLR(optimizer, 2, gamma=0.5)",
                                        "for _ in range(3):\n    scheduler.step()\n",
                                        "for _ in range(3):\n    other.step()\n"),
-                    Example("scaler = torch.amp.GradScaler('cuda')\nsd = scaler.state_dict()",
+                    Example("scaler = torch.amp.GradScaler('cpu')\nsd = scaler.state_dict()",
                             "scaler = mindspore.amp.DynamicLossScaler(\n"
                             "    scale_value=65536.0, scale_factor=2, scale_window=2000\n)\n"
                             "sd = {\n    name: value\n    for name, value in vars(scaler).items()\n"
@@ -396,7 +396,7 @@ RULES = [
                                      "for loss in (1.0, 0.5, 0.6, 0.7):\n    scheduler.step(loss)\n",
                                      "for loss in (0.8, 0.9, 0.95):\n    other.step(loss)\n",
                                      notes="plateau"),
-                  Example("scaler = torch.amp.GradScaler('cuda')\nscaler.load_state_dict(sd)",
+                  Example("scaler = torch.amp.GradScaler('cpu')\nscaler.load_state_dict(sd)",
                           "scaler = mindspore.amp.DynamicLossScaler(\n"
                           "    scale_value=65536.0, scale_factor=2, scale_window=2000\n)\nvars(scaler).update(sd)"),
                   _on_net("other = Net()\nkeys = other.load_state_dict(net.state_dict())\nresult = (other(x), keys)"),

@@ -175,6 +175,10 @@ _GENERATOR_NOTE = ("a torch.Generator becomes numpy.random.RandomState (MindSpor
                    "kernels in 2.10): draws with generator= are deterministic per seed, with torch's shape, dtype and "
                    "range, but not torch's values")
 _GENERATOR_DRAWS = ("rand", "randn", "randint", "randperm")
+# run both frameworks: the converted draws are seeded, advance, and have torch's shapes, dtypes and ranges
+_GENERATOR_PROOF = tuple(f"tests/rules/test_generators.py::{test}" for test in (
+    "test_the_generator_and_its_draws_are_converted", "test_same_seed_same_sequence_and_draws_advance",
+    "test_shapes_dtypes_and_ranges_are_torchs"))
 
 
 def _size_of(call) -> str:
@@ -307,12 +311,12 @@ RULES = [
                       "ix = mindspore.Tensor(self.rng.permutation(n), mindspore.int64)"))),
     ApiRule("torch.Generator", "numpy.random.RandomState", signature="device='cpu'", hook=_generator,
             args={"device": DEVICE}, notes=_GENERATOR_NOTE,
-            proven_by=("tests/rules/test_generators.py",),
+            proven_by=_GENERATOR_PROOF,
             examples=(Example("g = torch.Generator()", "g = np.random.RandomState()"),
                       Example("g = torch.Generator(device='cpu')", "g = np.random.RandomState()"),
                       Example("g = torch.Generator().manual_seed(42)", "g = np.random.RandomState(42)"))),
     MethodRule("manual_seed", hook=_manual_seed, arity=(1, 1), receiver="any", notes=_GENERATOR_NOTE,
-               proven_by=("tests/rules/test_generators.py",),
+               proven_by=_GENERATOR_PROOF,
                examples=(Example("rng.manual_seed(1337)", "rng.seed(1337)"),)),
     fn("torch.multinomial", signature="input, num_samples, replacement=False, *, generator=None, out=None",
        args={"replacement": Arg(explicit=True), "generator": Unsupported(

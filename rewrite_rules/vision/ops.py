@@ -31,10 +31,11 @@ RULES = [
                 "            super().__init__(num_features, eps=eps, use_batch_statistics=False)\n"
                 "            self.gamma.requires_grad = False\n"
                 "            self.beta.requires_grad = False\n\n"
-                "        @property\n        def weight(self):\n            return self.gamma\n\n"
-                "        @property\n        def bias(self):\n            return self.beta\n\n"
-                "        @property\n        def running_mean(self):\n            return self.moving_mean\n\n"
-                "        @property\n        def running_var(self):\n            return self.moving_variance\n\n\n"
+                + "".join(f"        @property\n        def {torch_name}(self):\n            return self.{ms_name}\n\n"
+                          f"        @{torch_name}.setter\n        def {torch_name}(self, value):\n"
+                          f"            self.{ms_name} = value\n\n"
+                          for torch_name, ms_name in _FROZEN_BN_WEIGHTS.items())
+                + "\n"
                 "layer = torchvision_ops_misc.FrozenBatchNorm2d(4, eps=0.001)",
             ),
         ),
