@@ -5,11 +5,10 @@ user never had, such as ``skimage`` for a ``save_image``)."""
 
 from __future__ import annotations
 
-import ast
 import os
 import sys
-from functools import lru_cache
-from importlib import metadata
+
+from transpiler.convert import requirements
 
 SKIPPED_FILES = ("setup.py", "conftest.py")
 
@@ -45,17 +44,7 @@ def module_names(top: str, parts: tuple[str, ...]) -> list[tuple[str, str]]:
 
 def top_level_imports(path: str) -> set[str]:
     """Top-level names of the absolute imports anywhere in a file (a file that does not parse: none)."""
-    try:
-        tree = ast.parse(open(path, encoding="utf-8", errors="replace").read())
-    except (SyntaxError, ValueError):
-        return set()
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.add(node.module.split(".")[0])
-    return names
+    return requirements.top_level_imports(open(path, encoding="utf-8", errors="replace").read())
 
 
 def first_party(top: str) -> set[str]:
@@ -70,33 +59,6 @@ def first_party(top: str) -> set[str]:
     return names
 
 
-@lru_cache(maxsize=None)
-def mindspore_requirements() -> frozenset[str]:
-    """Import names that come with mindspore itself (it and what it requires)."""
-    distributions = {"mindspore"}
-    todo = ["mindspore"]
-    while todo:
-        try:
-            requires = metadata.requires(todo.pop()) or []
-        except metadata.PackageNotFoundError:
-            continue
-        for requirement in requires:
-            if "extra ==" in requirement:
-                continue
-            name = requirement.split(";")[0].strip()
-            for stop in "<>=!~[( ":
-                name = name.split(stop)[0]
-            name = name.lower().replace("_", "-")
-            if name and name not in distributions:
-                distributions.add(name)
-                todo.append(name)
-    imports = {"mindspore"}
-    for module, dists in metadata.packages_distributions().items():
-        if any(d.lower().replace("_", "-") in distributions for d in dists):
-            imports.add(module)
-    return frozenset(imports)
-
-
 def new_requirements(original_top: str, converted_top: str, parts: tuple[str, ...], known: set[str]) -> list[str]:
     """Third-party packages the converted files import and the original files do
     not: not the standard library, not the source's own modules nor those of
@@ -107,7 +69,7 @@ def new_requirements(original_top: str, converted_top: str, parts: tuple[str, ..
     after: set[str] = set()
     for relative in python_files(converted_top, parts):
         after |= top_level_imports(os.path.join(converted_top, relative))
-    ignored = set(sys.stdlib_module_names) | first_party(original_top) | known | mindspore_requirements()
+    ignored = set(sys.stdlib_module_names) | first_party(original_top) | known | requirements.mindspore_provides()
     return sorted(after - before - ignored)
 
 
