@@ -23,7 +23,7 @@ def is_module_base(qualified: str) -> bool:
     if qualified in _NOT_MODULES:
         return False
     parts = qualified.split(".")
-    if parts[:2] != ["torch", "nn"]:
+    if parts[:2] != ["torch", "nn"] or len(parts) < 3:  # torch.nn itself (class X(nn): ...) is no layer
         return False
     if len(parts) == 3 or parts[2] == "modules":
         return parts[-1][:1].isupper()
