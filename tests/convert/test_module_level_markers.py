@@ -350,3 +350,41 @@ def test_a_comment_between_the_marker_and_the_try_does_not_hide_the_marker_line(
     line = _line_of(out, MARKER_PREFIX)
     assert f"{MARKER_PREFIX}torch._inductor.config.coordinate_descent_tuning" in out and "# suggested" in out
     assert f'(TODO(ms-migrate) at train.py:{line}: torch._inductor.config.coordinate_descent_tuning: ' in out
+
+
+MARKED_FUNCTION = """
+import torch
+from torch.autograd import Function
+
+
+class DetachMultiple(Function):
+    @staticmethod
+    def forward(ctx, *tensors):
+        return tuple(t.detach() for t in tensors)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return grads
+
+
+detach_multiple = DetachMultiple.apply
+zeros = torch.zeros(2)
+"""
+
+
+def test_a_marked_autograd_function_read_through_apply_at_module_level(tmp_path):
+    """x-transformers' ``detach_multiple = DetachMultiple.apply`` under a Function
+    the conversion marks: the module imports without torch, and calling the
+    function raises naming the marker (before, ``DetachMultiple()`` ran at import)."""
+    code = _convert(tmp_path, "fns.py", MARKED_FUNCTION)
+    assert "detach_multiple = DetachMultiple.apply" in code
+    result = _run_without_torch(tmp_path / "out", """
+        import fns
+        result["zeros"] = fns.zeros.asnumpy().tolist()
+        try:
+            fns.detach_multiple(1)
+        except NotImplementedError as exc:
+            result["error"] = str(exc)
+    """)
+    assert result["zeros"] == [0.0, 0.0]
+    assert f"TODO(ms-migrate) at fns.py:{_line_of(code, MARKER_PREFIX)}" in result["error"]

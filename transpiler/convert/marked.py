@@ -258,10 +258,21 @@ def _stand_in(name: str, definition, where: str) -> cst.BaseStatement:
         message = json.dumps(f"{name} needs torch: ms-migrate could not convert it (TODO(ms-migrate) at {where})",
                              ensure_ascii=False)
         if isinstance(definition, cst.ClassDef):
-            return cst.parse_statement(f"class {name}:\n    def __init__(self, *args, **kwargs):\n"
-                              f"        raise NotImplementedError({message})\n")
+            # an autograd Function is used through Fn.apply, often read at module level (f = Fn.apply)
+            apply = ("    @staticmethod\n    def apply(*args, **kwargs):\n"
+                     f"        raise NotImplementedError({message})\n\n"
+                     if any(_last_name(base.value) == "Function" for base in definition.bases) else "")
+            return cst.parse_statement(f"class {name}:\n{apply}    def __init__(self, *args, **kwargs):\n"
+                                       f"        raise NotImplementedError({message})\n")
         return cst.parse_statement(f"def {name}(*args, **kwargs):\n    raise NotImplementedError({message})\n")
     return cst.parse_statement(f"{name} = {definition}({json.dumps(name)}, {json.dumps(where, ensure_ascii=False)})\n")
+
+
+def _last_name(expr: cst.BaseExpression) -> str | None:
+    """``Function`` of ``torch.autograd.Function`` or ``Function``."""
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value
+    return expr.value if isinstance(expr, cst.Name) else None
 
 
 def _comments(statement) -> list[str]:

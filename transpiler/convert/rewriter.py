@@ -253,6 +253,7 @@ class Rewriter(Transformer):
             result = convert_function_class(self.ctx, updated, updated.bases[index])
         except Unconvertible as exc:
             self.mark(original, "torch.autograd.Function", exc.reason)
+            self.function_cells.discard(original.name.value)  # Fn.apply stays: the stand-in's apply names the marker
             return updated
         self.ctx.consume(original.bases[index].value)
         self.changed()
