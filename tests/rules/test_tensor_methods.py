@@ -38,7 +38,7 @@ def test_data_file_matches_the_installed_frameworks():
 
 # methods of torch's sparse tensors, held as a mindspore.COOTensor by the converted code
 # (rewrite_rules/torch_functions/sparse.py), which has them under the same name
-SPARSE_METHODS = frozenset({"to_dense", "coalesce"})
+SPARSE_METHODS = frozenset({"to_dense"})
 
 
 @pytest.mark.parametrize("rule", _pass_through_rules(), ids=lambda r: r.name)
