@@ -13,7 +13,8 @@ TIMM = "timm==1.0.31"
 # timm imports torchvision.ops.misc.FrozenBatchNorm2d at import time. The
 # registry's torchvision is a CUDA build whose compiled ops do not load beside
 # the CPU torch; its Python part is enough for timm (see torch_side.py).
-TORCHVISION = "torchvision==0.29.2"
+# 0.29.1: the newest release the package index of these machines allows (pip is capped there)
+TORCHVISION = "torchvision==0.29.1"
 
 
 def fetch(work: str) -> tuple[str, str]:
