@@ -183,7 +183,9 @@ def test_an_error_raised_in_the_dataset_names_the_users_file_and_line(tmp_path):
     line = next(n for n, text in enumerate(converted.splitlines(), 1) if 'raise ValueError(f"bad sample {i}")' in text)
     done = _run_script(out, "train.py")
     assert done.returncode != 0
-    assert done.stdout.count("(2, 2)") == 2  # the batches before the bad sample
+    # MindSpore's pipeline prefetches: the error may reach the loop before the second
+    # good batch does; no batch holding the bad sample is ever printed
+    assert done.stdout.count("(2, 2)") <= 2
     assert f'train.py", line {line}, in __getitem__' in done.stderr
     assert "ValueError: bad sample 5" in done.stderr
 
