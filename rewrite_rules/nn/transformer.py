@@ -116,6 +116,35 @@ class {name}(NN.MultiheadAttention):
         return output if need_weights else (output[0], None)
 '''
 
+# the decoder layer and the decoder share torch's forward signature but for tgt_is_causal's default
+_DECODER_FORWARD = '''
+class {name}(NN.BASE):
+    """torch.nn.BASE (written by ms-migrate): torch's masks."""
+
+    def construct(
+        self,
+        tgt,
+        memory,
+        tgt_mask=None,
+        memory_mask=None,
+        tgt_key_padding_mask=None,
+        memory_key_padding_mask=None,
+        tgt_is_causal=TGT_IS_CAUSAL,
+        memory_is_causal=False,
+    ):
+        tgt_mask, tgt_padding = TORCH_MASKS(tgt_mask, tgt_key_padding_mask, tgt.dtype)
+        memory_mask, memory_padding = TORCH_MASKS(
+            memory_mask, memory_key_padding_mask, tgt.dtype
+        )
+        masks = (tgt_mask, memory_mask, tgt_padding, memory_padding)
+        return super().construct(tgt, memory, *masks)
+'''
+
+
+def _decoder(base: str, tgt_is_causal: str) -> str:
+    return _DECODER_FORWARD.replace("BASE", base).replace("TGT_IS_CAUSAL", tgt_is_causal)
+
+
 # torch's forward signatures over MindSpore's construct: masks as torch adds them, torch's keywords
 _FORWARD = {
     "TransformerEncoderLayer": '''
@@ -126,28 +155,7 @@ class {name}(NN.TransformerEncoderLayer):
         masks = TORCH_MASKS(src_mask, src_key_padding_mask, src.dtype)
         return super().construct(src, *masks)
 ''',
-    "TransformerDecoderLayer": '''
-class {name}(NN.TransformerDecoderLayer):
-    """torch.nn.TransformerDecoderLayer (written by ms-migrate): torch's masks."""
-
-    def construct(
-        self,
-        tgt,
-        memory,
-        tgt_mask=None,
-        memory_mask=None,
-        tgt_key_padding_mask=None,
-        memory_key_padding_mask=None,
-        tgt_is_causal=False,
-        memory_is_causal=False,
-    ):
-        tgt_mask, tgt_padding = TORCH_MASKS(tgt_mask, tgt_key_padding_mask, tgt.dtype)
-        memory_mask, memory_padding = TORCH_MASKS(
-            memory_mask, memory_key_padding_mask, tgt.dtype
-        )
-        masks = (tgt_mask, memory_mask, tgt_padding, memory_padding)
-        return super().construct(tgt, memory, *masks)
-''',
+    "TransformerDecoderLayer": _decoder("TransformerDecoderLayer", tgt_is_causal="False"),
     "TransformerEncoder": '''
 class {name}(NN.TransformerEncoder):
     """torch.nn.TransformerEncoder (written by ms-migrate): torch's masks and keywords."""
@@ -156,28 +164,7 @@ class {name}(NN.TransformerEncoder):
         masks = TORCH_MASKS(mask, src_key_padding_mask, src.dtype)
         return super().construct(src, *masks)
 ''',
-    "TransformerDecoder": '''
-class {name}(NN.TransformerDecoder):
-    """torch.nn.TransformerDecoder (written by ms-migrate): torch's masks."""
-
-    def construct(
-        self,
-        tgt,
-        memory,
-        tgt_mask=None,
-        memory_mask=None,
-        tgt_key_padding_mask=None,
-        memory_key_padding_mask=None,
-        tgt_is_causal=None,
-        memory_is_causal=False,
-    ):
-        tgt_mask, tgt_padding = TORCH_MASKS(tgt_mask, tgt_key_padding_mask, tgt.dtype)
-        memory_mask, memory_padding = TORCH_MASKS(
-            memory_mask, memory_key_padding_mask, tgt.dtype
-        )
-        masks = (tgt_mask, memory_mask, tgt_padding, memory_padding)
-        return super().construct(tgt, memory, *masks)
-''',
+    "TransformerDecoder": _decoder("TransformerDecoder", tgt_is_causal="None"),
     "Transformer": '''
 class {name}(NN.Transformer):
     """torch.nn.Transformer (written by ms-migrate): torch's masks."""
