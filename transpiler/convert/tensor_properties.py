@@ -123,3 +123,162 @@ class PropertyReads:
         rewriter.changed()
         rewriter.ctx.converted(original, rule.torch, describe(original, result))
         return result
+
+
+# -- receivers known not to be tensors -----------------------------------------------------------------------------
+# Libraries whose objects have methods named like a torch Tensor's (scipy.sparse's multiply/dot/transpose, numpy's
+# view/repeat/transpose, pandas'): what they make is theirs, not a tensor.
+FOREIGN_ROOTS = frozenset({"numpy", "scipy", "pandas", "sklearn", "networkx", "cv2", "PIL"})
+_FOREIGN_DEPTH = 24
+
+
+def known_foreign(ctx, expr: cst.BaseExpression) -> bool:
+    """``expr`` (a node of the original tree) holds an object of numpy, scipy,
+    pandas ... as the file shows: made by one of their functions (``adj =
+    sp.coo_matrix(...)``; the last assignment before the use, in the order the
+    function reads), an attribute, item or method result of such an object
+    (``adj.T``, ``mx.dot(m).transpose()``), arithmetic of such objects and numbers,
+    or a parameter every call of its function in the file passes such an object.
+    Tensor method rules leave such receivers alone (``adj.multiply(mask)`` is
+    scipy's)."""
+    from transpiler.convert.structural.provenance import provenance_of
+
+    provenance = provenance_of(ctx)
+    if provenance is None:
+        return False
+    cache = ctx.facts.setdefault("foreign receivers", {})
+    return _Foreign(ctx.analysis, provenance, cache).holds(expr, 0)
+
+
+class _StopWalk(Exception):
+    pass
+
+
+class _LastBinding(cst.CSTVisitor):
+    """The value last assigned to ``name`` before ``use``, in reading order
+    (``None``: no binding before it; ``_UNKNOWN``: one that does not show a value)."""
+
+    def __init__(self, name: str, use: cst.CSTNode):
+        super().__init__()
+        self.name, self.use, self.value, self.nested = name, use, None, 0
+
+    def on_visit(self, node):
+        if node is self.use:
+            raise _StopWalk
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            self.nested += 1
+        elif not self.nested:
+            if isinstance(node, (cst.For, cst.CompFor)) and self.name in _target_names(node.target):
+                self.value = _UNKNOWN
+            elif isinstance(node, cst.WithItem) and node.asname is not None \
+                    and self.name in _target_names(node.asname.name):
+                self.value = _UNKNOWN
+        return True
+
+    def on_leave(self, node):
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            self.nested -= 1
+            return
+        if self.nested:
+            return
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name) and target.target.value == self.name:
+                    self.value = node.value
+                elif self.name in _target_names(target.target):
+                    self.value = _UNKNOWN
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)) and isinstance(node.target, cst.Name) \
+                and node.target.value == self.name:
+            if isinstance(node, cst.AnnAssign):
+                self.value = node.value if node.value is not None else self.value
+            else:  # x += y: x stays what it was if y is of its kind
+                self.value = cst.BinaryOperation(node.target, cst.Add(), node.value) \
+                    if self.value is not None else _UNKNOWN
+        elif isinstance(node, cst.NamedExpr) and isinstance(node.target, cst.Name) and node.target.value == self.name:
+            self.value = node.value
+
+
+_UNKNOWN = cst.Name("__unknown__")
+
+
+def _target_names(target) -> set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return {n for e in target.elements for n in _target_names(e.value)}
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return set()
+
+
+class _Foreign:
+    def __init__(self, analysis, provenance, cache: dict):
+        self.analysis, self.provenance, self.cache = analysis, provenance, cache
+
+    def holds(self, expr, depth: int) -> bool:
+        if depth > _FOREIGN_DEPTH:
+            return False
+        key = id(expr)
+        if key not in self.cache:
+            self.cache[key] = False  # a cycle answers "not known"
+            self.cache[key] = self._holds(expr, depth)
+        return self.cache[key]
+
+    def _library(self, func) -> str | None:
+        """The top package an imported name is from (``sp.coo_matrix`` -> "scipy")"""
+        from transpiler.convert.names import chain_parts
+
+        parts = chain_parts(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+        binding = self.analysis.imports.get(parts[0]) if parts else None
+        return binding.qualified.split(".", 1)[0] if binding is not None else None
+
+    def _is_number(self, expr) -> bool:
+        return isinstance(expr, (cst.Integer, cst.Float)) or (
+            isinstance(expr, cst.UnaryOperation) and isinstance(expr.expression, (cst.Integer, cst.Float)))
+
+    def _holds(self, expr, depth: int) -> bool:
+        if isinstance(expr, cst.Call):
+            if self.analysis.qualified(expr.func) is not None:
+                return False  # torch's
+            root = self._library(expr.func)
+            if root is not None:
+                return root in FOREIGN_ROOTS
+            return isinstance(expr.func, cst.Attribute) and self.holds(expr.func.value, depth + 1)
+        if isinstance(expr, cst.Attribute):
+            return self.holds(expr.value, depth + 1)
+        if isinstance(expr, cst.Subscript):
+            return self.holds(expr.value, depth + 1)
+        if isinstance(expr, cst.BinaryOperation):
+            sides = (expr.left, expr.right)
+            return any(self.holds(s, depth + 1) for s in sides) and \
+                all(self._is_number(s) or self.holds(s, depth + 1) for s in sides)
+        if isinstance(expr, cst.UnaryOperation):
+            return self.holds(expr.expression, depth + 1)
+        if isinstance(expr, cst.Name):
+            return self._name_holds(expr, depth)
+        return False
+
+    def _name_holds(self, name: cst.Name, depth: int) -> bool:
+        from transpiler.convert.structural.provenance import _Param, _binding_scope
+
+        scope = self.provenance.scope_of(name)
+        owner = _binding_scope(name.value, scope) if scope is not None else None
+        if owner is None or owner.kind == "class":
+            return False
+        finder = _LastBinding(name.value, name)
+        body = owner.node.body if isinstance(owner.node, cst.FunctionDef) else owner.node
+        try:
+            walk(body, finder)
+        except _StopWalk:
+            pass
+        else:
+            return False  # the use is not in its scope's code as read: unknown
+        if finder.value is _UNKNOWN:
+            return False
+        if finder.value is not None:
+            return self.holds(finder.value, depth + 1)
+        params = [b for b in owner.bindings.get(name.value, ()) if isinstance(b, _Param)]
+        if len(params) != 1:
+            return False
+        arguments = self.provenance._arguments(params[0])
+        return bool(arguments) and all(self.holds(value, depth + 1) for value, _ in arguments)
