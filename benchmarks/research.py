@@ -43,6 +43,11 @@ ms-migrate marked as not converted; the marker is the reason), torch (the
 original itself did not run: a harness or corpus problem), source (the code
 could not be had).
 
+Column ``graph``: a model that matches runs again, with the same weights, in
+GRAPH_MODE (benchmarks/zoo/graph.py): match, mismatch or fails (the first line
+of the error and the converted line it names are listed under the table);
+``--no-graph`` skips it.
+
 Two columns per source: ``no-torch`` says whether every converted file whose
 original imports (with torch) imports without torch (``ok``, or how many fail);
 ``new deps`` names third-party packages the converted files import that the
@@ -70,6 +75,7 @@ from benchmarks.research.fetch import SourceMissing, fetch_torchvision_python, g
 from benchmarks.research.imports import first_party, new_requirements  # noqa: E402
 from benchmarks.research.spec import Model, Source  # noqa: E402
 from benchmarks.zoo.fetch import fetch_timm  # noqa: E402
+from benchmarks.zoo.graph import summary as graph_summary  # noqa: E402
 
 HERE = os.path.join(ROOT, "benchmarks", "research")
 TIMEOUT = 600
@@ -104,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
                              "and parts (default: convert each source again)")
     parser.add_argument("--no-import-check", action="store_true",
                         help="skip importing every converted file (the no-torch column)")
+    parser.add_argument("--no-graph", action="store_true",
+                        help="skip running the models that match again in GRAPH_MODE (the graph column)")
     parser.add_argument("--torch-only", action="store_true",
                         help="only make the torch references (checks the corpus entries; verdict 'reference')")
     args = parser.parse_args(argv)
@@ -129,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         done: list[dict] = []
 
         def run(model: Model) -> dict:
-            result = row(model, prepared, work, args.torch_only)
+            result = row(model, prepared, work, args.torch_only, not args.no_graph)
             done.append(result)
             print(f"[{len(done)}/{len(chosen)}] {model.id}: {result['verdict']} ({result.get('seconds', 0)} s)",
                   file=sys.stderr, flush=True)
@@ -311,7 +319,7 @@ def _child_json(command: list[str], timeout: int) -> dict:
 # ---------------------------------------------------------------- per model
 
 
-def row(model: Model, prepared: dict[str, Prepared], work: str, torch_only: bool = False) -> dict:
+def row(model: Model, prepared: dict[str, Prepared], work: str, torch_only: bool = False, graph: bool = True) -> dict:
     result = {"model": model.id, "source": model.source, "kind": model.kind}
     item = prepared.get(model.source)
     if item is None or item.missing:
@@ -329,7 +337,7 @@ def row(model: Model, prepared: dict[str, Prepared], work: str, torch_only: bool
     timeout = model.timeout or TIMEOUT
     outcome = _child_json([sys.executable, os.path.join(HERE, "mindspore_side.py"), "run",
                            *_paths(p.converted for p in group), "--converted", os.path.join(work, "converted"),
-                           reference, model.id], timeout)
+                           *([] if graph else ["--no-graph"]), reference, model.id], timeout)
     if "verdict" not in outcome:
         outcome = {"verdict": "forward", "error": outcome.get("error", "no verdict")}
     return {**result, **outcome, "seconds": round(time.perf_counter() - start, 1)}
@@ -380,19 +388,29 @@ def print_table(rows: list[dict], sources: dict[str, dict] | None = None) -> Non
     source_width = min(32, max(len("source"), *(len(r["source"]) for r in rows)))
     kind_width = max(len("kind"), *(len(r.get("kind", "")) for r in rows))
     print(f"\n{'model':{width}}  {'source':{source_width}}  {'kind':{kind_width}}  {'verdict':9}  {'max err':>9}  "
-          f"{'no-torch':11}  {'new deps':10}  first error or note")
+          f"{'no-torch':11}  {'new deps':10}  {'graph':6}  first error or note")
     for r in rows:
         error = f"{r['max_error']:.2e}" if r.get("max_error") is not None else ""
         deps = ",".join(r.get("new_deps") or []) or "-"
         print(f"{r['model']:{width}}  {r['source'][:source_width]:{source_width}}  {r.get('kind', ''):{kind_width}}  "
               f"{r['verdict']:9}  {error:>9}  {r.get('no_torch') or '':11}  {deps:10}  "
-              f"{r.get('error') or r.get('note', '')}")
+              f"{_graph_cell(r):6}  {r.get('error') or r.get('note', '')}")
     failing_imports = {name: info for name, info in sources.items() if info.get("first_import_error")}
     if failing_imports:
         print("\nconverted files that do not import without torch (first per source):")
         for name, info in sorted(failing_imports.items()):
             print(f"  {name}: {info['no_torch']}: {info['first_import_error']}")
+    graph_failures = [r for r in rows if r.get("graph", "match") != "match"]
+    if graph_failures:
+        print("\nGRAPH_MODE failures of models that match in PyNative:")
+        for r in graph_failures:
+            print(f"  {r['model']}: {r['graph']}")
     print("\n" + summary(rows, sources))
+
+
+def _graph_cell(r: dict) -> str:
+    """match, fails or mismatch (the error is listed under the table); empty when not run."""
+    return (r.get("graph") or "").split(":", 1)[0]
 
 
 def summary(rows: list[dict], sources: dict[str, dict] | None = None) -> str:
@@ -410,7 +428,8 @@ def summary(rows: list[dict], sources: dict[str, dict] | None = None) -> str:
             line += f"; {clean} of {len(checked)} sources import without torch in every converted file"
         new = sorted({d for i in sources.values() for d in i.get("new_deps", [])})
         line += "; new requirements: " + (", ".join(new) if new else "none")
-    return line
+    graph_line = graph_summary(rows)
+    return line + ("; " + graph_line if graph_line else "")
 
 
 if __name__ == "__main__":

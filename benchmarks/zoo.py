@@ -15,6 +15,8 @@ Downloads only from the package registry (timm's and torchvision's wheels,
 unpacked into --work). Verdicts: match, mismatch, weights (conversion of the
 state dict failed), forward, construct, import, marked (it failed in a
 statement ms-migrate marked as not converted; the marker is the reason).
+Column ``graph``: a model that matches runs again, same weights, in GRAPH_MODE
+(benchmarks/zoo/graph.py; ``--no-graph`` skips it).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ sys.path.insert(0, ROOT)
 
 from benchmarks.zoo import grad  # noqa: E402
 from benchmarks.zoo.fetch import fetch  # noqa: E402
+from benchmarks.zoo.graph import summary as graph_summary  # noqa: E402
 from benchmarks.zoo.models import MODELS  # noqa: E402
 
 HERE = os.path.join(ROOT, "benchmarks", "zoo")
@@ -49,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="PATH", help="also write the table as JSON")
     parser.add_argument("--grad", action="store_true",
                         help="instead: ms-migrate verify --grad on one architecture per model file (names: its factory)")
+    parser.add_argument("--no-graph", action="store_true",
+                        help="skip running the models that match again in GRAPH_MODE (the graph column)")
     parser.add_argument("--no-convert", action="store_true",
                         help="use the converted package already in --work (default: convert timm again)")
     args = parser.parse_args(argv)
@@ -66,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     _torch_references(timm_dir, torchvision_dir, references, [name for name, _ in models], args.jobs)
 
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        rows = list(pool.map(lambda m: _row(m, converted, references), models))
+        rows = list(pool.map(lambda m: _row(m, converted, references, not args.no_graph), models))
     _print(rows)
     if args.json:
         with open(args.json, "w") as handle:
@@ -114,7 +119,7 @@ def _current_reference(path: str) -> bool:
         return "output_float64" in data.files or "float64_error" in data.files
 
 
-def _row(model: tuple[str, str], converted: str, references: str) -> dict:
+def _row(model: tuple[str, str], converted: str, references: str, graph: bool = True) -> dict:
     name, family = model
     row = {"model": name, "file": family}
     reference = os.path.join(references, f"{name}.npz")
@@ -124,7 +129,8 @@ def _row(model: tuple[str, str], converted: str, references: str) -> dict:
         return {**row, "verdict": "torch", "error": f"torch side failed: {error}"[:300]}
     start = time.perf_counter()
     try:
-        done = subprocess.run([sys.executable, os.path.join(HERE, "mindspore_side.py"), converted, reference, name],
+        done = subprocess.run([sys.executable, os.path.join(HERE, "mindspore_side.py"),
+                               *([] if graph else ["--no-graph"]), converted, reference, name],
                               capture_output=True, text=True, timeout=TIMEOUT)
         lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
         result = json.loads(lines[-1]) if lines else {
@@ -137,10 +143,17 @@ def _row(model: tuple[str, str], converted: str, references: str) -> dict:
 
 def _print(rows: list[dict]) -> None:
     width = max(len(r["model"]) for r in rows)
-    print(f"\n{'model':{width}}  {'file':18}  {'verdict':9}  {'max err':>9}  first error or note")
+    print(f"\n{'model':{width}}  {'file':18}  {'verdict':9}  {'max err':>9}  {'graph':8}  first error or note")
     for r in rows:
         error = f"{r['max_error']:.2e}" if "max_error" in r else ""
-        print(f"{r['model']:{width}}  {r['file']:18}  {r['verdict']:9}  {error:>9}  {r.get('error') or r.get('note', '')}")
+        graph = (r.get("graph") or "").split(":", 1)[0]
+        print(f"{r['model']:{width}}  {r['file']:18}  {r['verdict']:9}  {error:>9}  {graph:8}  "
+              f"{r.get('error') or r.get('note', '')}")
+    graph_failures = [r for r in rows if r.get("graph", "match") != "match"]
+    if graph_failures:
+        print("\nGRAPH_MODE failures of models that match in PyNative:")
+        for r in graph_failures:
+            print(f"  {r['model']}: {r['graph']}")
     matched = sum(r["verdict"] == "match" for r in rows)
     files = len({r["file"] for r in rows})
     counts: dict[str, int] = {}
@@ -148,6 +161,8 @@ def _print(rows: list[dict]) -> None:
         counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
     print(f"\n{matched} of {len(rows)} architectures ({len(rows) and 100 * matched // len(rows)}%) from {files} model files "
           "match torch after weight conversion; " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
+    if graph_summary(rows):
+        print(graph_summary(rows))
 
 
 if __name__ == "__main__":

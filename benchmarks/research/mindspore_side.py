@@ -9,8 +9,10 @@ not need them).
 did (``mindspore.set_seed(0)``), loads the torch weights with
 ``convert_state_dict`` and ``load_param_into_net(strict_load=True)``, runs it
 with ``set_train(False)`` on the same inputs and compares every output tensor
-with benchmarks/zoo/verdict.py; prints one JSON line (verdict, max error,
-first error as ``file:line`` of the converted code under --converted).
+with benchmarks/zoo/verdict.py; a model that matches runs again in GRAPH_MODE
+(``graph``: benchmarks/zoo/graph.py; ``--no-graph`` skips it); prints one JSON
+line (verdict, max error, graph, first error as ``file:line`` of the converted
+code under --converted).
 
 ``imports`` imports every converted module and prints {module: "" or the error}.
 """
@@ -27,12 +29,13 @@ sys.path.insert(0, ROOT)
 
 from benchmarks.research import model_by_id  # noqa: E402
 from benchmarks.research.build import build, call_inputs, flatten, method  # noqa: E402
+from benchmarks.zoo import graph  # noqa: E402
 from benchmarks.zoo.mindspore_side import _failure  # noqa: E402
 from benchmarks.zoo.verdict import output_verdict  # noqa: E402
 from transpiler.proof.no_torch import block_torch  # noqa: E402
 
 
-def run(reference: str, model_id: str, converted: str) -> dict:
+def run(reference: str, model_id: str, converted: str, graph: bool = True) -> dict:
     import numpy as np
 
     stage = "import"
@@ -58,7 +61,25 @@ def run(reference: str, model_id: str, converted: str) -> dict:
         outputs = flatten(method(model, spec)(*args, **kwargs), lambda v: isinstance(v, mindspore.Tensor), lambda t: t.asnumpy())
     except BaseException as exc:  # noqa: BLE001 - every failure is a verdict
         return _failure(stage, exc, converted)
-    return compare(outputs, arrays)
+    result = compare(outputs, arrays)
+    if graph and result["verdict"] == "match":
+        result["graph"] = graph_check(model, spec, arrays, converted)
+    return result
+
+
+def graph_check(model, spec, arrays: dict, converted: str) -> str:
+    """The same model, same weights, run again in GRAPH_MODE (benchmarks/zoo/graph.py)."""
+    import mindspore
+
+    try:
+        graph.graph_mode()
+        args, kwargs = call_inputs(spec, arrays, mindspore.Tensor)
+        call = graph.compiled(method(model, spec), not spec.method)
+        outputs = flatten(call(*args, **kwargs), lambda v: isinstance(v, mindspore.Tensor), lambda t: t.asnumpy())
+    except BaseException as exc:  # noqa: BLE001 - a failure is the column's value
+        return graph.failure(exc, converted)
+    result = compare(outputs, arrays)
+    return "match" if result["verdict"] == "match" else f"mismatch: {result['error']}"[:200]
 
 
 def compare(outputs: list, arrays: dict) -> dict:
@@ -92,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("mode", choices=("run", "imports"))
     parser.add_argument("--path", action="append", default=[])
     parser.add_argument("--converted", required=True, help="the folder holding every converted tree (for file:line)")
+    parser.add_argument("--no-graph", action="store_true", help="skip the GRAPH_MODE run of a matching model")
     parser.add_argument("rest", nargs="+")
     args = parser.parse_args(argv)
     block_torch()
@@ -105,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(import_each(top, tuple(parts), lambda exc: _failure("import", exc, converted)["error"])))
         return 0
     reference, model_id = args.rest
-    print(json.dumps(run(reference, model_id, converted)))
+    print(json.dumps(run(reference, model_id, converted, not args.no_graph)))
     return 0
 
 

@@ -4,10 +4,11 @@ on the converted timm package, with torch and torchvision made unimportable
 converted package's own ``create_model``, load the torch weights with
 ``convert_state_dict``, run it in eval mode on the same input and compare.
 
-    python mindspore_side.py CONVERTED_DIR REFERENCE_NPZ NAME
+    python mindspore_side.py [--no-graph] CONVERTED_DIR REFERENCE_NPZ NAME
 
 Prints one JSON line: verdict, max error, first error line (see verdict.py
-for when outputs match).
+for when outputs match), and for a model that matches, ``graph``: the same
+model run again in GRAPH_MODE (benchmarks/zoo/graph.py).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def _failure(stage: str, exc: BaseException, converted_dir: str) -> dict:
     return {"verdict": stage, "error": message[:300]}
 
 
-def run(converted_dir: str, reference: str, name: str) -> dict:
+def run(converted_dir: str, reference: str, name: str, graph: bool = True) -> dict:
     block_torch()
     sys.path.insert(0, converted_dir)
     import numpy as np
@@ -64,12 +65,32 @@ def run(converted_dir: str, reference: str, name: str) -> dict:
     except BaseException as exc:  # noqa: BLE001 - every failure is a verdict
         return _failure(stage, exc, converted_dir)
     expected_float64 = data["output_float64"] if "output_float64" in data.files else None
-    return output_verdict(output, data["output"], expected_float64)
+    result = output_verdict(output, data["output"], expected_float64)
+    if graph and result["verdict"] == "match":
+        result["graph"] = graph_check(model, data, expected_float64, converted_dir)
+    return result
+
+
+def graph_check(model, data, expected_float64, converted_dir: str) -> str:
+    """The same model, same weights, run again in GRAPH_MODE (benchmarks/zoo/graph.py)."""
+    import mindspore
+
+    from benchmarks.zoo import graph as graph_mode
+
+    try:
+        graph_mode.graph_mode()
+        output = model(mindspore.Tensor(data["input"])).asnumpy()
+    except BaseException as exc:  # noqa: BLE001 - a failure is the column's value
+        return graph_mode.failure(exc, converted_dir)
+    result = output_verdict(output, data["output"], expected_float64)
+    return "match" if result["verdict"] == "match" else f"mismatch: {result['error']}"[:200]
 
 
 def main() -> int:
-    converted_dir, reference, name = sys.argv[1:]
-    print(json.dumps(run(os.path.abspath(converted_dir), reference, name)))
+    args = sys.argv[1:]
+    graph = "--no-graph" not in args
+    converted_dir, reference, name = [a for a in args if a != "--no-graph"]
+    print(json.dumps(run(os.path.abspath(converted_dir), reference, name, graph)))
     return 0
 
 
