@@ -4,7 +4,9 @@
 #   - headless Chromium: tests/analyze/test_analyze_html.py renders the HTML report in a
 #     real browser (scripts run); no PyPI package provides a browser without
 #     downloading one at run time, so Debian's package is used;
-#   - GNU patch: tests/cli/test_diff_output.py applies `convert --diff` with it.
+#   - GNU patch: tests/cli/test_diff_output.py applies `convert --diff` with it;
+#   - Neovim: tests/lsp/test_neovim.py drives `ms-migrate lsp` from a real editor
+#     (headless nvim, Debian's package).
 # They are installed with apt-get (Debian, Ubuntu) as root, or through sudo
 # when sudo needs no password. Otherwise this says what is missing and how to
 # install it, and exits 0: the rest of the suite runs, and the tests that
@@ -15,6 +17,7 @@ if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/
     missing="$missing chromium"
 fi
 command -v patch >/dev/null 2>&1 || missing="$missing patch"
+command -v nvim >/dev/null 2>&1 || missing="$missing neovim"
 [ -z "$missing" ] && exit 0
 
 if command -v apt-get >/dev/null 2>&1; then
