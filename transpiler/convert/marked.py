@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from transpiler.convert.bindings import LocalBindings
 from transpiler.convert.context import SPELLINGS, FileContext, parse_expr
 from transpiler.convert.diagnostics import MARKER_PREFIX
 from transpiler.convert.markers import LINE, REASONS, is_marked
@@ -302,86 +303,35 @@ def _bindings(statement: cst.CSTNode, names: dict) -> None:
     walk(statement, _Bindings(names), prune=LAYOUT_TYPES)
 
 
-class _Bindings(cst.CSTVisitor):
-    """Assignment and loop targets, ``with ... as``, imports, ``:=``, and the
-    names of classes and functions; not what a nested scope binds."""
+class _Bindings(LocalBindings):
+    """What :class:`LocalBindings` finds, plus the imports of anything but torch; not
+    ``except ... as e`` (Python unbinds ``e`` after the handler)."""
 
     def __init__(self, names: dict):
         super().__init__()
         self.names = names
-        self.handler_names: set[int] = set()  # ``except E as e``: Python unbinds e after the handler
 
-    def _bind(self, target, definition=None) -> None:
-        if isinstance(target, cst.Name):
-            if definition is not None or target.value not in self.names:
-                self.names[target.value] = definition
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._bind(element.value)
-        elif isinstance(target, cst.StarredElement):
-            self._bind(target.value)
+    def bind(self, name: str, definition) -> None:
+        if definition is not None or name not in self.names:
+            self.names[name] = definition
 
-    def visit_ClassDef(self, node) -> bool:
-        self._bind(node.name, node)
-        return False
-
-    def visit_FunctionDef(self, node) -> bool:
-        self._bind(node.name, node)
-        return False
-
-    def visit_Lambda(self, node) -> bool:
-        return False
-
-    def visit_ListComp(self, node) -> bool:
-        return False
-
-    def visit_SetComp(self, node) -> bool:
-        return False
-
-    def visit_DictComp(self, node) -> bool:
-        return False
-
-    def visit_GeneratorExp(self, node) -> bool:
-        return False
-
-    def visit_AssignTarget(self, node) -> None:
-        self._bind(node.target)
-
-    def visit_AnnAssign(self, node) -> None:
-        if node.value is not None:
-            self._bind(node.target)
-
-    def visit_AugAssign(self, node) -> None:
-        self._bind(node.target)
-
-    def visit_For(self, node) -> None:
-        self._bind(node.target)
-
-    def visit_AsName(self, node) -> None:
-        if id(node) not in self.handler_names:
-            self._bind(node.name)
-
-    def visit_NamedExpr(self, node) -> None:
-        self._bind(node.target)
+    def visit_ExceptHandler(self, node) -> None:
+        return None
 
     # an import of torch binds nothing torch-less code could use: a stand-in would only
     # stand for torch itself (the marked statements that use it import it under their marker)
     def visit_Import(self, node) -> bool:
         for alias in node.names:
             if not is_torch_name(cst.Module([]).code_for_node(alias.name)):
-                self._bind(cst.Name(_bound_name(alias)))
+                self.bind(_bound_name(alias), None)
         return False
 
     def visit_ImportFrom(self, node) -> bool:
         module = cst.Module([]).code_for_node(node.module) if node.module is not None else ""
         if not isinstance(node.names, cst.ImportStar) and (node.relative or not is_torch_name(module)):
             for alias in node.names:
-                self._bind(cst.Name(_bound_name(alias)))
+                self.bind(_bound_name(alias), None)
         return False
-
-    def visit_ExceptHandler(self, node) -> None:
-        if node.name is not None:
-            self.handler_names.add(id(node.name))
 
 
 # -- the helper the stand-ins of values use ----------------------------------------

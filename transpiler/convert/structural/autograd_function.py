@@ -81,6 +81,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.spec import Unconvertible
+from transpiler.convert.bindings import LocalBindings
 from transpiler.convert.diagnostics import Severity
 from transpiler.convert.engine import keyword_arg
 from transpiler.convert.names import chain_parts
@@ -531,80 +532,27 @@ def _simple_statements(body: cst.CSTNode) -> list[cst.BaseSmallStatement]:
     return found
 
 
-class _Bindings(cst.CSTVisitor):
-    """Names bound in a function body (not in nested functions, classes, lambdas or comprehensions)."""
+class _Bindings(LocalBindings):
+    """How often each name is bound in a function body (``del`` counts); with
+    ``skip_unpacking_of``, not the names unpacked from that ctx's ``saved_tensors``."""
 
     def __init__(self, skip_unpacking_of: str | None = None):
         super().__init__()
         self.counts: dict[str, int] = {}
         self.skip = skip_unpacking_of
 
-    def _bind(self, target: cst.CSTNode) -> None:
-        if isinstance(target, cst.Name):
-            self.counts[target.value] = self.counts.get(target.value, 0) + 1
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._bind(element.value)
-        elif isinstance(target, cst.StarredElement):
-            self._bind(target.value)
+    def bind(self, name: str, definition) -> None:
+        self.counts[name] = self.counts.get(name, 0) + 1
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if self.skip is not None and _saved_tensors_read(node.value, self.skip):
-            return
-        for target in node.targets:
-            self._bind(target.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._bind(node.target)
+        if self.skip is None or not _saved_tensors_read(node.value, self.skip):
+            super().visit_Assign(node)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._bind(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._bind(node.target)
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            self._bind(node.asname.name)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._bind(node.target)
-
-    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        if node.name is not None:
-            self._bind(node.name.name)
+        self.bind_target(node.target)
 
     def visit_Del(self, node: cst.Del) -> None:
-        self._bind(node.target)
-
-    def visit_FunctionDef(self, node) -> bool:
-        self._bind(node.name)
-        return False
-
-    def visit_ClassDef(self, node) -> bool:
-        self._bind(node.name)
-        return False
-
-    def visit_Lambda(self, node) -> bool:
-        return False
-
-    def visit_ListComp(self, node) -> bool:
-        return False
-
-    def visit_SetComp(self, node) -> bool:
-        return False
-
-    def visit_DictComp(self, node) -> bool:
-        return False
-
-    def visit_GeneratorExp(self, node) -> bool:
-        return False
-
-    def visit_Import(self, node) -> bool:
-        return False
-
-    def visit_ImportFrom(self, node) -> bool:
-        return False
+        self.bind_target(node.target)
 
 
 def _bound_names(body: cst.CSTNode, skip_unpacking_of: str | None = None) -> set[str]:
