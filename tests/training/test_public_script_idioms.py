@@ -87,3 +87,53 @@ def test_scipy_and_numpy_receivers_keep_their_methods(tmp_path):
     assert "mx.dot(r_mat_inv_sqrt).transpose().dot(r_mat_inv_sqrt)" in code and "TODO(ms-migrate)" not in code
     assert "x.transpose(0, 1)" not in code  # the tensor's method is still converted
     assert ms_out == torch_out
+
+
+CONTINUE_IN_STEP = '''
+    import torch
+    from torch import nn, optim
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = nn.Linear(3, 1)
+
+        def forward(self, x):
+            return self.linear(x)
+
+
+    model = Net()
+    optimizer = optim.SGD(model.parameters(), lr=0.1)
+    x = torch.arange(12, dtype=torch.float32).reshape(4, 3) / 10
+    y = x.sum(1, keepdim=True)
+    losses = []
+    for i in range(8):
+        inputs = x * 2
+        inputs = inputs - 0.5
+        if i == 0:
+            with torch.no_grad():
+                out = model(inputs)
+                print("init", tuple(out.shape))
+                continue
+        else:
+            out = model(inputs)
+        loss = ((out - y) ** 2).mean()
+        model.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+        if i == 6:
+            break
+    print(len(losses), losses[-1] < losses[0] / 2)
+'''
+
+
+def test_a_branch_that_continues_before_the_step(tmp_path):
+    """glow's train.py: ``if i == 0: with torch.no_grad(): model(...); continue`` then
+    ``else: log_p, ... = model(...)`` and the step: the exiting branch runs before
+    the gradient call, the else branch is the forward function's; the inputs it
+    reads (made without the parameters) are computed before it."""
+    torch_out, code, ms_out = convert_and_run(tmp_path, CONTINUE_IN_STEP)
+    assert "TODO(ms-migrate)" not in code and "value_and_grad" in code
+    assert ms_out == torch_out == "init (4, 1)\n6 True\n"

@@ -67,6 +67,9 @@ class StepPlan:
     cells: list[cst.BaseExpression] = field(default_factory=list)  # the Cells the forward pass runs
     hoist: cst.CSTNode | None = None  # the loop the forward function is defined before
     function: cst.CSTNode | None = None  # the function (or module) holding the step
+    # forward statements that are an ``if`` whose body ends the iteration (``continue``/``break``, glow's
+    # data-dependent init at i == 0): that branch runs before the gradient call, the else branch is the forward's
+    exits: list[int] = field(default_factory=list)
     forward_name: str = "forward_fn"
     grad_name: str = "grad_fn"
     grads_name: str = "grads"
@@ -456,10 +459,21 @@ class Planner:
                 return StepFailure(statements[index], "torch.Tensor.grad",
                                    "parameter .grad is read or written (manual gradient code or hooks); "
                                    "rewrite the step by hand")
+        exits = []
         for index in forward + recomputed:
             if names[index].escapes:
+                if index in forward and _exit_branch(statements[index]):
+                    exits.append(index)
+                    continue
                 return StepFailure(statements[index], BACKWARD_API,
                                    "control flow (return/break/continue) inside the forward pass of a training step")
+        if exits:
+            # what the exiting branch may read runs before it: the forward's inputs that need no parameter
+            forward = [i for i in forward if i in exits or i > max(exits) or dependent[i]]
+            for index in exits:
+                if self._reads_forward_before(statements[index], names, forward, index):
+                    return StepFailure(statements[index], BACKWARD_API, "control flow (return/break/continue) "
+                                       "inside the forward pass of a training step, after values it computes")
         layout = self._order_region(statements, names, forward, region_start, backward, skip)
         if isinstance(layout, StepFailure):
             return layout
@@ -473,7 +487,7 @@ class Planner:
             return StepFailure(statements[backward], BACKWARD_API, _ACCUMULATION_NO_LOOP)
         plan = StepPlan(step.optimizer, backward, pairing.statement, region_start, loss, loss_name, forward,
                         recomputed, before, after, scaler=backward_call.scaler, accumulate=pairing.accumulate,
-                        step_scaler=step.scaler, hoist=hoist, function=function)
+                        step_scaler=step.scaler, hoist=hoist, function=function, exits=exits)
         problem = self._surroundings(site, plan)
         if isinstance(problem, StepFailure):
             return problem
@@ -551,6 +565,14 @@ class Planner:
             return False
         return origin.kind == CELL or (origin.kind == LAYER and not origin.qualified.endswith("Loss"))
 
+    @staticmethod
+    def _reads_forward_before(statement: cst.If, names, forward, index: int) -> bool:
+        """The test or the exiting branch reads what an earlier forward statement binds:
+        it cannot run before the forward function."""
+        bound = set().union(*(names[i].bound for i in forward if i < index))
+        reads = set(names_of(statement.test).reads) | set(free_names(list(statement.body.body)))
+        return bool(bound & reads)
+
     def _order_region(self, statements, names, forward, region_start, backward, skip):
         """Non-forward statements of the region: inputs of the forward pass run
         before the gradient call, the rest (logging, bookkeeping) after it."""
@@ -578,8 +600,11 @@ class Planner:
 
     def _params(self, site, names, plan: StepPlan) -> list[str]:
         indices = sorted(plan.forward + plan.recomputed)
-        body = [site.statements[i] for i in indices]
+        body = [s for i in indices for s in forward_statements(site.statements[i], i in plan.exits)]
         free = free_names(body)
+        names = list(names)
+        for i in plan.exits:  # the else branch alone is the forward's
+            names[i] = names_of(cst.IndentedBlock(forward_statements(site.statements[i], True)))
         bound_here = set().union(*(names[i].bound for i in indices))
         if site.loops:
             local = names_of(site.loops[0]).bound
@@ -648,3 +673,35 @@ _ACCUMULATION_NO_LOOP = (
 _INTERLEAVED = (
     "statements interleaved with the forward pass overwrite its inputs; reorder them before converting"
 )
+
+
+def _exit_branch(statement) -> bool:
+    """``if cond: ...; continue`` (or ``break``; ``else: ...`` without exits): the
+    body ends the iteration, and nothing else in the statement leaves it."""
+    if not isinstance(statement, cst.If) or not _ends_iteration(statement.body):
+        return False
+    orelse = statement.orelse
+    if orelse is None:
+        return True
+    return isinstance(orelse, cst.Else) and not names_of(orelse.body).escapes
+
+
+def _ends_iteration(block) -> bool:
+    *rest, last = block.body
+    if any(names_of(s).escapes for s in rest):
+        return False
+    if isinstance(last, cst.SimpleStatementLine):
+        *front, final = last.body
+        return isinstance(final, (cst.Continue, cst.Break)) and \
+            not any(isinstance(small, (cst.Return, cst.Continue, cst.Break)) for small in front)
+    if isinstance(last, cst.With):
+        return _ends_iteration(last.body)
+    return False
+
+
+def forward_statements(statement, exits: bool) -> list:
+    """The statements a forward statement puts in the forward function: itself,
+    or the else branch of an ``if`` that ends the iteration (see StepPlan.exits)."""
+    if not exits:
+        return [statement]
+    return list(statement.orelse.body.body) if statement.orelse is not None else []

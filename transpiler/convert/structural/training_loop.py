@@ -43,12 +43,12 @@ from transpiler.convert.diagnostics import Outcome, Severity
 from transpiler.convert.engine import code_of, keyword_arg
 from transpiler.convert.formatting import format_statement
 from transpiler.convert.markers import add_markers
-from transpiler.convert.structural import amp
+from transpiler.convert.structural import amp, data_parallel
 from transpiler.convert.structural.fresh_names import fresh_name
 from transpiler.convert.structural.provenance import provenance_of, remember_module
 from transpiler.convert.structural.step_calls import BACKWARD_API, single_call
 from transpiler.convert.structural.step_names import names_of
-from transpiler.convert.structural.step_plan import BlockSite, Planner, StepFailure, StepPlan, find_sites
+from transpiler.convert.structural.step_plan import BlockSite, Planner, StepFailure, StepPlan, find_sites, forward_statements
 
 _NO_PARENS = {"lpar": [], "rpar": []}
 
@@ -65,6 +65,7 @@ class TrainingLoops:
         self.preludes: dict[int, list[cst.BaseStatement]] = {}
         self.replacements: dict[int, object] = {}  # id(original statement) -> rewrite(result)
         self.planner: Planner | None = None
+        self.reduction: str | None = None  # data_parallel.PLAIN / CONDITIONAL: the file wraps its model in DDP
 
     # -- planning, before the traversal ------------------------------------------
     def plan(self, module: cst.Module) -> None:
@@ -74,6 +75,7 @@ class TrainingLoops:
             return
         provenance = provenance_of(self.ctx, module)
         self.planner = Planner(self.ctx.analysis, provenance, functions)
+        self.reduction = data_parallel.reduction_of(self.ctx.analysis, module)
         self.parents = {key: parent for function in functions.values() for key, parent in function.parents.items()}
         all_plans: list[StepPlan] = []
         for site in sites:
@@ -138,6 +140,7 @@ class TrainingLoops:
                 plan.grads_name = fresh_name(f"grads{suffix}", taken)
         self.micro_grads_name = fresh_name("micro_grads", taken)
         self.finite_name = fresh_name("grads_finite", taken)
+        self.reducer_name = fresh_name("grad_reducer", taken)
         unscaled = fresh_name("grads_unscaled", taken)
         for plan in plans:
             if plan.unscale_flag is not None:
@@ -280,6 +283,9 @@ class TrainingLoops:
                     emit(index)  # rewritten where it stands; its comments move on
             for index in plan.before:
                 emit(index)
+            for index in plan.exits:  # the branch that ends the iteration, before the step
+                body.extend(s.with_changes(orelse=None) if isinstance(s, cst.If) else s
+                            for s in _flatten(self.results[id(statements[index])]))
             definitions = self._definitions(site, plan, depth)
             if plan.hoist is None:
                 body.extend(definitions)
@@ -303,6 +309,9 @@ class TrainingLoops:
         inner: list[cst.BaseStatement] = []
         for index in sorted(plan.forward + plan.recomputed):
             for statement in _flatten(self.results[id(statements[index])]):
+                if index in plan.exits and isinstance(statement, cst.If):
+                    inner.extend(forward_statements(statement, True))  # the else branch
+                    continue
                 inner.append(statement.deep_clone() if index in plan.recomputed else statement)
         inner = self.rewriter.placeholders.compact(inner)
         outputs = [self._loss_output(site, plan), *(_name_expression(n) for n in plan.aux)]
@@ -324,6 +333,9 @@ class TrainingLoops:
         setup = [self._formatted(statement, depth)
                  for statement in (*self._set_train(site, plan), *self._mixed_precision(site, plan))]
         definitions = [*setup, function, format_statement(grad, depth, self.rewriter.module)]
+        if self.reduction is not None:
+            reducer = data_parallel.reducer_definition(self.ctx, self.reducer_name, plan.optimizer, self.reduction)
+            definitions.append(format_statement(reducer, depth, self.rewriter.module))
         if plan.accumulate:
             definitions.append(_assign(cst.Name(plan.grads_name), cst.Name("None")))
         return definitions
@@ -353,6 +365,9 @@ class TrainingLoops:
         target = cst.Tuple([cst.Element(values), cst.Element(cst.Name(grads))], **_NO_PARENS)
         call = cst.Call(cst.Name(plan.grad_name), [cst.Arg(cst.Name(p)) for p in plan.params])
         lines = [format_statement(_assign(target, call), depth, self.rewriter.module)]
+        if self.reduction is not None:  # DistributedDataParallel averages the gradients over the ranks
+            lines.append(format_statement(data_parallel.reduce_statement(self.reducer_name, grads), depth,
+                                          self.rewriter.module))
         if plan.accumulate:
             lines.append(format_statement(_accumulate(plan.grads_name, self.micro_grads_name), depth,
                                           self.rewriter.module))
