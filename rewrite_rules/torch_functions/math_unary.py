@@ -7,7 +7,7 @@ import libcst as cst
 from rewrite_rules.cases import P
 from rewrite_rules.tensor.math import DOUBLE, HALF, SIGNED, TANH_NOTE, TANH_RANGE, signbit_of, tanh_of
 from rewrite_rules.torch_functions.builders import ABOVE_ONE, POSITIVE, UNIT, X, case, fn
-from rewrite_rules.torch_functions.integer_inputs import float_input, is_complex_tensor, source_argument
+from rewrite_rules.torch_functions.integer_inputs import FLOAT_RESULT, float_input, is_complex_tensor, source_argument
 
 # name -> (input set, MindSpore name of the first parameter when it is not `input`)
 _SAME_NAME = {
@@ -26,12 +26,7 @@ _NO_OUT = {"positive", "isnan", "isinf", "isfinite", "isreal"}
 
 # torch computes these in float32 for an integer or bool input; MindSpore's CPU kernels
 # refuse one (measured for log, exp, sin, cos, rsqrt, erf, log1p, expm1, log2, log10 ...):
-# an input the source shows to be an integer tensor is cast to float32 first
-_FLOAT_RESULT = {
-    "acos", "arccos", "acosh", "arccosh", "asin", "arcsin", "asinh", "arcsinh", "atan", "arctan", "atanh",
-    "arctanh", "cos", "cosh", "digamma", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "i0", "lgamma", "log",
-    "log10", "log1p", "log2", "reciprocal", "rsqrt", "sin", "sinc", "sinh", "tan", "deg2rad", "rad2deg", "sqrt",
-}
+# an input the source shows to be an integer tensor is cast to float32 first (FLOAT_RESULT)
 # integer inputs in the shapes research code writes them
 _INTEGER_CASES = {
     "log": ("result = torch.log(torch.arange(1, 6))", "result = torch.log(torch.tensor([1, 2, 4]))",
@@ -42,7 +37,7 @@ _INTEGER_CASES = {
 
 
 def _integer_cases(name):
-    if name not in _FLOAT_RESULT:
+    if name not in FLOAT_RESULT:
         return ()
     snippets = _INTEGER_CASES.get(name, (f"result = torch.{name}(i.long())",))
     return tuple(case(snippet, {"i": "randint(1, 4, (3, 4))"}) for snippet in snippets)
@@ -58,7 +53,7 @@ def _complex_abs(call, ctx):
 def _unary(name: str, inputs, rename_input: str | None = None, extra=(), **options):
     signature = "input" if name in _NO_OUT else "input, *, out=None"
     args = {"input": rename_input} if rename_input else {}
-    hook = float_input() if name in _FLOAT_RESULT else _complex_abs if name in ("abs", "absolute") else None
+    hook = float_input() if name in FLOAT_RESULT else _complex_abs if name in ("abs", "absolute") else None
     if name in ("abs", "absolute"):
         extra = (*extra, case(f"result = torch.{name}(torch.fft.rfft(x))", X, rtol=1e-5, atol=1e-5),
                  case(f"result = torch.{name}(torch.view_as_complex(x.reshape(3, 2, 2)))", X))
