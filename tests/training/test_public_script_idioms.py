@@ -137,3 +137,23 @@ def test_a_branch_that_continues_before_the_step(tmp_path):
     torch_out, code, ms_out = convert_and_run(tmp_path, CONTINUE_IN_STEP)
     assert "TODO(ms-migrate)" not in code and "value_and_grad" in code
     assert ms_out == torch_out == "init (4, 1)\n6 True\n"
+
+
+MAPPED_CONSTRUCTOR = '''
+    import torch
+
+    batch = [([1, 2, 3], [0, 0, 1], 1), ([4, 5, 6], [1, 1, 0], 0)]
+    input_ids, segment_ids, is_next = map(torch.LongTensor, zip(*batch))
+    print(str(input_ids.dtype).split(".")[-1].lower(), input_ids.tolist(), tuple(segment_ids.shape), is_next.tolist())
+    halves = list(map(torch.FloatTensor, [[0.5, 1.5], [2.5]]))
+    print([h.tolist() for h in halves], [str(h.dtype).split(".")[-1].lower() for h in halves])
+'''
+
+
+def test_a_legacy_constructor_mapped_over_rows(tmp_path):
+    """nlp-tutorial's BERT: ``map(torch.LongTensor, zip(*batch))`` -> the constructor's
+    MindSpore form in a lambda (zip's elements are data, so only the data form)."""
+    torch_out, code, ms_out = convert_and_run(tmp_path, MAPPED_CONSTRUCTOR)
+    assert "lambda item: mindspore.Tensor(item, dtype=mindspore.int64), zip(*batch)" in code
+    assert "TODO(ms-migrate)" not in code
+    assert ms_out == torch_out

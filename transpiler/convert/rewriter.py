@@ -28,7 +28,8 @@ from transpiler.convert.marked import LeftReference, MarkedStatements, present_n
 from transpiler.convert.markers import add_markers
 from transpiler.convert.structural.autograd_function import (apply_as_value, convert_function_class, function_base,
                                                              function_classes, stateless_functions)
-from transpiler.convert.structural import numpy_scalars
+from transpiler.convert.structural import mapped_calls, numpy_scalars
+from transpiler.convert.structural.launcher_env import LauncherEnvironment
 from transpiler.convert.structural.cells import LAYER_METHOD_NAMES, layer_method_call, parent_layer_call
 from transpiler.convert.structural.feature_checks import answer as feature_answer
 from transpiler.convert.structural.feature_checks import FeatureCheck, feature_check, membership_check
@@ -88,6 +89,7 @@ class Rewriter(Transformer):
         self.checkpoints = structural.Checkpoints(self)  # dicts of states in torch.save / torch.load
         self.surroundings = structural.Surroundings(self)  # backend flags, freezing, autocast variables
         self.attributes = structural.Attributes(self)  # attribute reads of layers, loaders, wrappers
+        self.launcher_env = LauncherEnvironment(self)  # os.environ["LOCAL_RANK"] -> msrun's DEVICE_ID
         self.properties = PropertyReads(self)  # x.real, x.is_cuda ... on untyped receivers
         self.marked = MarkedStatements(ctx)
         self.elifs: set[int] = set()  # `elif` branches (If nodes in an If's orelse)
@@ -205,6 +207,7 @@ class Rewriter(Transformer):
         self.surroundings.plan(node)
         structural.record_dataset_columns(node, self.ctx)
         self.attributes.plan(node)
+        self.launcher_env.plan(node)
         numpy_scalars.plan(self.ctx, node)  # np.log(k) * t, x[range(n)]
 
     def leave_Module(self, original_node, updated_node):
@@ -280,6 +283,7 @@ class Rewriter(Transformer):
         if isinstance(node.func, cst.Name) and len(node.args) == 1 and not node.args[0].star:
             self.sole_argument_of[id(node.args[0].value)] = node.func.value
         self.handled.update(structural.device_reads_used_as_strings(node))
+        mapped_calls.note(self, node)  # map(torch.LongTensor, rows)
         check = feature_check(self, node)
         if check is not None:
             self.handled.add(id(check.module))
@@ -397,7 +401,7 @@ class Rewriter(Transformer):
                 self.changed()
                 return updated_node.with_changes(func=cst.Call(func.value))
             return _keep_parentheses(updated_node, self._method_call(original_node, updated_node, func.attr.value))
-        return updated_node
+        return mapped_calls.convert(self, original_node, updated_node)
 
     def _is_function_apply(self, func: cst.Attribute) -> bool:
         return func.attr.value == "apply" and isinstance(func.value, cst.Name) and func.value.value in self.function_cells
@@ -562,6 +566,9 @@ class Rewriter(Transformer):
         if self._written_namespaces is None:
             self._written_namespaces = written_namespaces(self.module)
         return parts[0] in self.analysis.imports or parts[0] in self._written_namespaces
+
+    def leave_SimpleString(self, original_node, updated_node):
+        return self.launcher_env.leave(original_node, updated_node)
 
     def leave_FormattedString(self, original_node, updated_node):
         return updated_node if updated_node is original_node else requote_in_fstring(updated_node)
