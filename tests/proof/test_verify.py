@@ -130,7 +130,7 @@ def test_weights_that_do_not_fit_are_a_mismatch(files, tmp_path, capsys):
 def test_errors_exit_2(files, capsys):
     original, good, _ = files
     assert main(["verify", str(original), str(good), "--model", "Nope", "--input", "2,3,8,8"]) == 2
-    assert "has no 'Nope'" in capsys.readouterr().out
+    assert f"{original}: defines no model 'Nope'" in capsys.readouterr().err
     assert main(["verify", str(original), str(good), "--model", "Net", "--input", "2,3,8"]) == 2
     assert "running the models" in capsys.readouterr().out
     assert main(["verify", str(original), str(good), "--model", "Net", "--input", "2:cplx"]) == 2

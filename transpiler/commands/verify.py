@@ -62,11 +62,19 @@ def add_parser(subparsers) -> None:
 
 
 def run_verify(args) -> int:
+    from transpiler.commands._user_errors import UserError, defined_name, existing_file
     from transpiler.config import ConfigError
     from transpiler.proof.verify import ERROR, VerifyRequest, parse_json_arg, verify
     from transpiler.proof.verify_inputs import InputSpecError, parse_input
 
     try:
+        rules = project_rules(args, args.original)  # a broken rule file is named first
+        for path in (args.original, args.converted):
+            existing_file(path, "a Python file")
+            defined_name(path, args.model)
+        if not args.input:
+            raise UserError(f"{args.original}: no --input: give one SPEC per argument of {args.model}'s forward "
+                            "(e.g. --input 1,3,32,32; see ms-migrate verify --help)")
         specs = [parse_input(text) for text in args.input]
         request = VerifyRequest(
             original=args.original,
@@ -81,9 +89,9 @@ def run_verify(args) -> int:
             seed=args.seed,
             train=args.train,
             allow_not_compared=args.allow_not_compared,
-            rules=project_rules(args, args.original),
+            rules=rules,
         )
-    except (InputSpecError, ValueError, ConfigError) as exc:
+    except (UserError, InputSpecError, ValueError, ConfigError) as exc:
         print(f"ms-migrate: error: {exc}", file=sys.stderr)
         return ERROR
     result = verify(request)

@@ -33,9 +33,18 @@ def add_parser(subparsers) -> None:
 
 
 def run_weights(args) -> int:
+    from transpiler.commands._user_errors import UserError, defined_name, existing_file, writable_target
+
     try:
-        rules = project_rules(args, _model_file(args.model))
-    except ConfigError as exc:
+        rules = project_rules(args, _model_file(args.model))  # a broken rule file is named first
+        existing_file(args.source, "a torch weights file")
+        writable_target(args.target)
+        module, _, name = args.model.rpartition(":")
+        path = _module_path(module)
+        if path is not None and name:
+            existing_file(path, "a Python file")
+            defined_name(path, name, "class")
+    except (UserError, ConfigError) as exc:
         print(f"ms-migrate: error: {exc}", file=sys.stderr)
         return 2
     try:
@@ -62,6 +71,16 @@ def run_weights(args) -> int:
         mindspore.save_checkpoint([{"name": n, "data": p} for n, p in params.items()], args.target)
         print(f"ms-migrate: checkpoint written to {args.target}", file=sys.stderr)
     return 0 if report.ok else 1
+
+
+def _module_path(module: str) -> str | None:
+    """The file of ``--model``'s module: a .py path as given, a dotted module from the current directory."""
+    if not module:
+        return None
+    if module.endswith(".py") or os.sep in module:
+        return module
+    candidate = os.path.join(*module.split(".")) + ".py"
+    return candidate if os.path.isfile(candidate) else None
 
 
 def _model_file(spec: str) -> str:
