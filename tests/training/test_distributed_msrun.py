@@ -1,0 +1,214 @@
+"""A DDP script converted and launched with msrun on 2 CPU workers trains as the
+original does under torchrun (gloo) on 2 processes.
+
+Both start from the same weights (torch's initial state_dict, converted with
+``ms-migrate weights``) and the same data; each rank trains on its own shard
+(DistributedSampler, shuffle=False) for 3 steps. Compared: every rank's loss at
+every step, the all-reduced total, the launcher's LOCAL_RANK/WORLD_SIZE as read
+by the script, and the final parameters, which must be identical across the
+ranks. The sabotage test drops the gradient averaging from the converted step
+and shows the ranks' parameters then drift apart.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import shutil
+import socket
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = pathlib.Path(sys.executable).parent
+WORKERS = 2
+
+SCRIPT = '''\
+"""A tiny DDP training script: 2 processes, an MLP, 3 steps."""
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 8)
+        self.fc2 = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+def main(out_dir):
+    dist.init_process_group(backend="gloo")
+    rank = dist.get_rank()
+    world_size = dist.get_world_size()
+    local_rank = int(os.environ["LOCAL_RANK"])
+    model = MLP()
+    model.load_state_dict(torch.load(os.path.join(out_dir, "init.pt")))
+    model = DDP(model)
+    data = np.load(os.path.join(out_dir, "data.npz"))
+    dataset = TensorDataset(torch.tensor(data["x"]), torch.tensor(data["y"]))
+    sampler = DistributedSampler(dataset, num_replicas=world_size, rank=rank, shuffle=False)
+    loader = DataLoader(dataset, batch_size=2, sampler=sampler)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+    criterion = nn.CrossEntropyLoss()
+    losses = []
+    for epoch in range(1):
+        sampler.set_epoch(epoch)
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+    total = torch.tensor([sum(losses)])
+    dist.all_reduce(total, op=dist.ReduceOp.SUM)
+    dist.barrier()
+    with open(os.path.join(out_dir, f"losses_{rank}.txt"), "w") as f:
+        f.write(f"{local_rank} {world_size} {total.item()}\\n")
+        f.write(" ".join(repr(v) for v in losses) + "\\n")
+        for name, param in model.module.state_dict().items():
+            f.write(name + " " + " ".join(repr(float(v)) for v in param.flatten().tolist()) + "\\n")
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
+'''
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launcher_env() -> dict:
+    """msrun starts its workers as ``python``: the venv's bin comes first on PATH."""
+    env = dict(os.environ)
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    env.pop("PYTHONPATH", None)
+    return env
+
+
+def run_torchrun(script: pathlib.Path, out: pathlib.Path) -> None:
+    command = [str(BIN / "torchrun"), f"--nproc_per_node={WORKERS}", f"--master_port={free_port()}",
+               str(script), str(out)]
+    done = subprocess.run(command, cwd=out, env=launcher_env(), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+
+def run_msrun(script: pathlib.Path, out: pathlib.Path) -> None:
+    logs = out / "msrun_log"
+    command = [str(BIN / "msrun"), f"--worker_num={WORKERS}", f"--local_worker_num={WORKERS}",
+               f"--master_port={free_port()}", "--join=True", f"--log_dir={logs}", str(script), str(out)]
+    done = subprocess.run(command, cwd=out, env=launcher_env(), capture_output=True, text=True, timeout=600)
+    worker_logs = "".join(p.read_text(errors="replace")[-3000:] for p in sorted(logs.glob("worker_*.log")))
+    assert done.returncode == 0, done.stderr[-2000:] + worker_logs
+
+
+def read_results(out: pathlib.Path) -> list[dict]:
+    ranks = []
+    for rank in range(WORKERS):
+        lines = (out / f"losses_{rank}.txt").read_text().splitlines()
+        local_rank, world, total = lines[0].split()
+        params = {}
+        for line in lines[2:]:
+            name, *values = line.split()
+            params[name] = np.array([float(v) for v in values])
+        ranks.append({"local_rank": int(local_rank), "world": int(world), "total": float(total),
+                      "losses": [float(v) for v in lines[1].split()], "params": params})
+    return ranks
+
+
+def prepare(directory: pathlib.Path) -> None:
+    import torch
+
+    sys.path.insert(0, str(directory))
+    try:
+        namespace: dict = {}
+        exec(compile(SCRIPT.split("def main")[0], "ddp_train.py", "exec"), namespace)
+        torch.manual_seed(0)
+        torch.save(namespace["MLP"]().state_dict(), directory / "init.pt")
+    finally:
+        sys.path.remove(str(directory))
+    rng = np.random.default_rng(0)
+    np.savez(directory / "data.npz", x=rng.standard_normal((12, 4)).astype(np.float32),
+             y=rng.integers(0, 3, 12).astype(np.int64))
+
+
+def convert(torch_dir: pathlib.Path, ms_dir: pathlib.Path) -> pathlib.Path:
+    converted = ms_dir / "ddp_train.py"
+    cli = str(BIN / "ms-migrate")
+    done = subprocess.run([cli, "convert", str(torch_dir / "ddp_train.py"), "-o", str(converted)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    for name in ("data.npz", "init.pt"):
+        shutil.copy(torch_dir / name, ms_dir / name)
+    done = subprocess.run([cli, "weights", str(torch_dir / "init.pt"), str(ms_dir / "init.pt.ckpt"),
+                           "--model", f"{converted}:MLP"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return converted
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    torch_dir = tmp_path_factory.mktemp("torchrun")
+    ms_dir = tmp_path_factory.mktemp("msrun")
+    (torch_dir / "ddp_train.py").write_text(SCRIPT)
+    prepare(torch_dir)
+    converted = convert(torch_dir, ms_dir)
+    run_torchrun(torch_dir / "ddp_train.py", torch_dir)
+    run_msrun(converted, ms_dir)
+    return read_results(torch_dir), read_results(ms_dir), converted, ms_dir
+
+
+def test_converted_ddp_script_matches_torchrun(runs):
+    torch_ranks, ms_ranks, converted, _ = runs
+    text = converted.read_text()
+    for written in ("mindspore.communication.init()", "nn.DistributedGradReducer", "grads = grad_reducer(grads)",
+                    'os.environ["DEVICE_ID"]', "mindspore.mint.distributed.all_reduce(total"):
+        assert written in text
+    assert "torch" not in text.replace("torch's", "")
+    for rank, (theirs, ours) in enumerate(zip(torch_ranks, ms_ranks)):
+        assert ours["local_rank"] == theirs["local_rank"] == rank
+        assert ours["world"] == theirs["world"] == WORKERS
+        assert len(ours["losses"]) == len(theirs["losses"]) == 3
+        np.testing.assert_allclose(ours["losses"], theirs["losses"], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(ours["total"], theirs["total"], rtol=1e-5)
+        assert ours["params"].keys() == theirs["params"].keys()
+        for name in theirs["params"]:
+            np.testing.assert_allclose(ours["params"][name], theirs["params"][name], rtol=1e-5, atol=1e-6)
+    # each rank trains on its own shard, and the total is summed over the ranks
+    assert ms_ranks[0]["losses"] != ms_ranks[1]["losses"]
+    assert ms_ranks[0]["total"] == pytest.approx(sum(ms_ranks[0]["losses"] + ms_ranks[1]["losses"]), rel=1e-5)
+    for name, value in ms_ranks[0]["params"].items():
+        np.testing.assert_array_equal(value, ms_ranks[1]["params"][name])
+
+
+def test_without_gradient_averaging_the_ranks_drift_apart(runs):
+    """Sabotage: the converted step without its grad_reducer line."""
+    _, _, converted, ms_dir = runs
+    sabotaged_dir = ms_dir / "sabotaged"
+    sabotaged_dir.mkdir()
+    text = converted.read_text()
+    assert "grads = grad_reducer(grads)\n" in text
+    sabotaged = sabotaged_dir / "ddp_train.py"
+    sabotaged.write_text(text.replace("grads = grad_reducer(grads)\n", "pass\n"))
+    for name in ("data.npz", "init.pt.ckpt"):
+        shutil.copy(ms_dir / name, sabotaged_dir / name)
+    run_msrun(sabotaged, sabotaged_dir)
+    ranks = read_results(sabotaged_dir)
+    assert any(not np.array_equal(value, ranks[1]["params"][name]) for name, value in ranks[0]["params"].items())
