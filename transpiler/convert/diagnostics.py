@@ -39,6 +39,13 @@ class Diagnostic:
     # or ("the call", ...) when a rule's code rewrote the call as a whole
     changes: tuple[tuple[str, str], ...] = ()
 
+    def __post_init__(self):
+        # Lines and columns count from 1, as every editor and SARIF count them. A diagnostic about a
+        # whole line (an import that failed there, a file written) is at its first column; 0:0 stays
+        # the position of a node the rewrite made, which no source position has.
+        if self.line >= 1 and self.col < 1:
+            object.__setattr__(self, "col", 1)
+
     @property
     def location(self) -> str:
         """``path:line:col``; in a notebook ``path:cell N:line:col``, as ruff writes it."""
