@@ -59,6 +59,8 @@ def _apply(call, ctx, initializer: cst.BaseExpression, shift: cst.BaseExpression
                                        cst.Name("init_data")), [])
         call.result = value if shift is None else expr(f"{code_of(value)} + {atom(shift)}")
         return
+    while isinstance(target, cst.Attribute) and target.attr.value == "data" and isinstance(target.value, (cst.Name, cst.Attribute)):
+        target = target.value  # w.data is w's storage in torch; MindSpore's Parameter.data is a Tensor without set_data
     if not isinstance(target, (cst.Name, cst.Attribute)):
         raise Unconvertible("apply the initializer to a named tensor or parameter (its shape and dtype are needed)")
     value: cst.BaseExpression = cst.Call(

@@ -157,3 +157,35 @@ def test_a_legacy_constructor_mapped_over_rows(tmp_path):
     assert "lambda item: mindspore.Tensor(item, dtype=mindspore.int64), zip(*batch)" in code
     assert "TODO(ms-migrate)" not in code
     assert ms_out == torch_out
+
+
+INIT_THROUGH_DATA = '''
+    import math
+    import torch
+    import torch.nn as nn
+
+
+    class GraphAttentionLayer(nn.Module):
+        def __init__(self, in_features, out_features):
+            super().__init__()
+            self.W = nn.Parameter(torch.empty(size=(in_features, out_features)))
+            nn.init.xavier_uniform_(self.W.data, gain=1.414)
+
+        def forward(self, h):
+            return torch.mm(h, self.W)
+
+
+    layer = GraphAttentionLayer(6, 4)
+    bound = 1.414 * math.sqrt(6 / (6 + 4))
+    w = layer.W
+    print(tuple(layer(torch.ones(2, 6)).shape), bool((w.abs() <= bound).all()), bool((w != 0).any()),
+          float(w.abs().max()) > bound / 4)
+'''
+
+
+def test_an_initializer_applied_to_a_parameters_data(tmp_path):
+    """pyGAT's layers.py: ``nn.init.xavier_uniform_(self.W.data, gain=1.414)`` fills the
+    Parameter itself (MindSpore's ``Parameter.data`` is a Tensor without set_data)."""
+    torch_out, code, ms_out = convert_and_run(tmp_path, INIT_THROUGH_DATA)
+    assert "self.W.set_data(" in code
+    assert ms_out == torch_out == "(2, 4) True True True\n"
