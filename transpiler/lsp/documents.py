@@ -17,6 +17,8 @@ into the client's units (UTF-16 unless negotiated otherwise) with ``to_client``.
 from __future__ import annotations
 
 import ast
+import dataclasses
+import difflib
 import os
 import re
 import time
@@ -76,6 +78,8 @@ class DocumentReport:
     items: list[Item] = field(default_factory=list)
     seconds: float = 0.0  # how long checking took
     rules: object = field(default=None, repr=False, compare=False)  # the RuleSet it was checked with
+    analysed: bool = True  # whether analyze's hazards are among the items (see with_hazards)
+    locator: "Locator | None" = field(default=None, repr=False, compare=False)
 
     @property
     def diagnostics(self) -> list[Item]:
@@ -111,8 +115,9 @@ def rules_for(path: str):
         return load_rules(), f"project rules not used: {' '.join(str(exc).split())}"
 
 
-def check_document(text: str, path: str, rules=None) -> DocumentReport:
-    """Everything the editor shows for ``text``. Never raises."""
+def check_document(text: str, path: str, rules=None, hazards: bool = True) -> DocumentReport:
+    """Everything the editor shows for ``text`` (``hazards=False``: the
+    conversion's part only; ``with_hazards`` adds analyze's). Never raises."""
     start = time.perf_counter()
     problem = None
     if rules is None:
@@ -121,15 +126,54 @@ def check_document(text: str, path: str, rules=None) -> DocumentReport:
 
     result = convert_source(text, path, rules)
     report = DocumentReport(path, text, result.status, result.output, rules=rules)
-    locator = Locator(text)
-    items = [_item(d, locator) for d in result.diagnostics]
-    if result.status != "failed" and result.diagnostics:  # something torch-like: the hazards analyze finds
-        items += [_hazard(f, locator) for f in _findings(text, path, rules)]
+    report.locator = Locator(text)
+    items = [_item(d, report.locator) for d in result.diagnostics]
     if problem is not None:
-        items.append(Item(ERROR, "configuration", problem, locator.line_span(0), locator.line_span(0)))
-    report.items = sorted(items, key=lambda item: (item.span.start, item.kind))
+        items.append(Item(ERROR, "configuration", problem, report.locator.line_span(0), report.locator.line_span(0)))
+    report.items = _sorted(items)
+    report.analysed = not (result.status != "failed" and result.diagnostics)  # nothing torch-like: no hazards
     report.seconds = time.perf_counter() - start
-    return report
+    return with_hazards(report) if hazards else report
+
+
+def with_hazards(report: DocumentReport) -> DocumentReport:
+    """``report`` with the hazards ``ms-migrate analyze`` finds in its text."""
+    if report.analysed:
+        return report
+    start = time.perf_counter()
+    hazards = [_hazard(f, report.locator) for f in _findings(report.text, report.path, report.rules)]
+    return dataclasses.replace(report, items=_sorted([*report.items, *hazards]), analysed=True,
+                               seconds=report.seconds + time.perf_counter() - start)
+
+
+def carried_hazards(previous: DocumentReport | None, text: str) -> list[Item]:
+    """The hazards of ``previous`` (an earlier text of the document) on the
+    lines an edit left as they were, moved to where those lines are now: shown
+    until the hazards of ``text`` are found, so that they do not blink."""
+    if previous is None or not previous.analysed:
+        return []
+    old, new = split_lines(previous.text), split_lines(text)
+    moved: dict[int, int] = {}
+    for tag, i1, i2, j1, _ in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag == "equal":
+            moved.update((i, j1 + i - i1) for i in range(i1, i2))
+    carried = []
+    for item in previous.items:
+        if item.kind != HAZARD or item.span.start[0] not in moved or item.span.end[0] not in moved:
+            continue
+        shift = moved[item.span.start[0]] - item.span.start[0]
+        if moved[item.span.end[0]] - item.span.end[0] != shift:
+            continue
+        carried.append(dataclasses.replace(item, span=_shifted(item.span, shift), hover_span=_shifted(item.hover_span, shift)))
+    return carried
+
+
+def _shifted(span: Span, lines: int) -> Span:
+    return Span((span.start[0] + lines, span.start[1]), (span.end[0] + lines, span.end[1]))
+
+
+def _sorted(items: list[Item]) -> list[Item]:
+    return sorted(items, key=lambda item: (item.span.start, item.kind))
 
 
 def _findings(text: str, path: str, rules) -> list:

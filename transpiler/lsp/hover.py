@@ -22,11 +22,26 @@ def catalog_of(rules) -> dict:
             return cached[1]
     from transpiler.rule_catalog import catalog
 
-    entries = {entry.api: entry for entry in catalog(rules)}
+    try:
+        entries = {entry.api: entry for entry in catalog(rules)}
+    except Exception:  # noqa: BLE001 - one broken rule (a project's, say) must not take hover away from the rest
+        entries = _one_by_one(rules)
     with _lock:
         if len(_catalogs) > 8:
             _catalogs.clear()
         _catalogs[id(rules)] = (rules, entries)
+    return entries
+
+
+def _one_by_one(rules) -> dict:
+    from transpiler.rule_catalog import _entry  # the catalog's row for one API
+
+    entries = {}
+    for api, api_rules in rules.api_names().items():
+        try:
+            entries[api] = _entry(api, api_rules)
+        except Exception:  # noqa: BLE001
+            continue
     return entries
 
 

@@ -29,6 +29,7 @@ import asyncio
 import os
 import shutil
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -38,7 +39,8 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from transpiler import __version__
 from transpiler.lsp.documents import (
-    DocumentReport, Span, beside_path, check_document, end_of, from_client, split_lines, to_client, unified_diff,
+    DocumentReport, Span, beside_path, carried_hazards, check_document, end_of, from_client, split_lines, to_client,
+    unified_diff, with_hazards,
 )
 from transpiler.lsp.hover import catalog_of, hover_markdown
 
@@ -80,11 +82,15 @@ class MigrationServer(LanguageServer):
         self.latest: dict[str, str] = {}  # uri -> the text last seen (read by the worker thread)
         self.refreshes: dict[str, asyncio.Task] = {}  # uri -> the pending diagnostics refresh
         self.published: dict[str, str] = {}  # uri -> the text whose diagnostics were published
+        self.analysed: dict[str, DocumentReport] = {}  # uri -> the last report with analyze's hazards
         self._diff_dir: str | None = None
+        self.event_loop: asyncio.AbstractEventLoop | None = None  # set when the client initialises
 
     # -- checking ----------------------------------------------------------------------------------------------------
     async def report(self, uri: str) -> DocumentReport:
-        """The report on the document's current text (shared with every other caller asking for that text)."""
+        """The conversion's report on the document's current text (shared with
+        every other caller asking for that text); analyze's hazards are added
+        by ``refresh``."""
         document = self.workspace.get_text_document(uri)
         text = document.source
         self.latest[uri] = text
@@ -99,7 +105,31 @@ class MigrationServer(LanguageServer):
     def _check(self, uri: str, text: str, path: str) -> DocumentReport:
         if self.latest.get(uri, text) != text:
             raise Stale(uri)
-        return check_document(text, path)
+        start = time.thread_time()
+        report = check_document(text, path, hazards=False)
+        self._log(f"converted {os.path.basename(path)} ({text.count(chr(10)) + 1} lines) in {report.seconds:.2f} s "
+                  f"(CPU {time.thread_time() - start:.2f} s)")
+        return report
+
+    def _hazards(self, uri: str, report: DocumentReport) -> DocumentReport:
+        if self.latest.get(uri, report.text) != report.text:
+            raise Stale(uri)
+        start = time.thread_time()
+        full = with_hazards(report)
+        self._log(f"analysed {os.path.basename(report.path)} in {full.seconds - report.seconds:.2f} s "
+                  f"(CPU {time.thread_time() - start:.2f} s)")
+        return full
+
+    def _log(self, message: str) -> None:
+        """A line for the editor's log of this server (window/logMessage), from any thread."""
+        loop = self.event_loop
+        if loop is None:
+            return
+        params = types.LogMessageParams(type=types.MessageType.Log, message=f"ms-migrate: {message}")
+        try:
+            loop.call_soon_threadsafe(self.window_log_message, params)
+        except RuntimeError:  # the loop has closed: the server is exiting
+            pass
 
     async def refresh(self, uri: str, delay: float) -> None:
         """Publish the diagnostics of the document ``delay`` seconds from now (a newer refresh replaces this one)."""
@@ -110,24 +140,38 @@ class MigrationServer(LanguageServer):
         self.refreshes[uri] = asyncio.ensure_future(self._refresh(uri, delay))
 
     async def _refresh(self, uri: str, delay: float) -> None:
+        """The conversion's diagnostics as soon as it is done (with the hazards
+        of the lines the edit left alone), then analyze's hazards."""
         if delay > 0:
             await asyncio.sleep(delay)
         try:
             report = await self.report(uri)
+            if not self._publish(uri, report, carried_hazards(self.analysed.get(uri), report.text)):
+                return
+            if not report.analysed:
+                loop = asyncio.get_running_loop()
+                report = await loop.run_in_executor(self.executor, self._hazards, uri, report)
+                if not self._publish(uri, report, []):
+                    return
+            self.analysed[uri] = report
         except Stale:
             return
+
+    def _publish(self, uri: str, report: DocumentReport, extra: list) -> bool:
+        """Publish ``report``'s diagnostics if the document still holds its text."""
         if uri not in self.workspace.text_documents:
-            return  # closed meanwhile
+            return False  # closed meanwhile
         document = self.workspace.get_text_document(uri)
         if document.source != report.text:
-            return  # changed meanwhile: its own refresh publishes
+            return False  # changed meanwhile: its own refresh publishes
         lines = split_lines(report.text)
         diagnostics = [types.Diagnostic(range=self.client_range(lines, item.span), message=item.message,
                                         severity=_SEVERITY[item.level], code=item.code, source=item.source)
-                       for item in report.diagnostics]
+                       for item in sorted([*report.diagnostics, *extra], key=lambda item: item.span.start)]
         self.published[uri] = report.text
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, version=document.version, diagnostics=diagnostics))
+        return True
 
     def forget(self, uri: str) -> None:
         pending = self.refreshes.pop(uri, None)
@@ -136,6 +180,7 @@ class MigrationServer(LanguageServer):
         self.checks.pop(uri, None)
         self.latest.pop(uri, None)
         self.published.pop(uri, None)
+        self.analysed.pop(uri, None)
 
     # -- positions ---------------------------------------------------------------------------------------------------
     @property
@@ -222,15 +267,21 @@ def build_server() -> MigrationServer:
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: MigrationServer, params: types.InitializeParams):
+        try:
+            ls.event_loop = asyncio.get_running_loop()
+        except RuntimeError:
+            pass
         options = params.initialization_options
         if isinstance(options, dict) and isinstance(options.get("debounce"), (int, float)):
             ls.debounce = max(0.0, float(options["debounce"]))
 
     @server.feature(types.INITIALIZED)
     def initialized(ls: MigrationServer, params: types.InitializedParams):
-        def warm_up():  # imports the converter, loads the rules and the catalog hover reads
+        def warm_up():  # imports the converter and analyze, loads the rules and the catalog hover reads
+            start = time.perf_counter()
             report = check_document(_WARM_UP, "warm_up.py")
             catalog_of(report.rules)
+            ls._log(f"warmed up in {time.perf_counter() - start:.1f} s")
 
         ls.executor.submit(warm_up)
 
