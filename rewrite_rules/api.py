@@ -117,6 +117,7 @@ from transpiler.convert.structural import provenance as _provenance
 from transpiler.convert.structural.numbers import Numbers as _Numbers
 from transpiler.convert.structural.provenance import CELL, LAYER, OPTIMIZER, SCALER, SCHEDULER, WRITER, Origin
 from transpiler.convert.structural.surroundings import SPLIT_SEEDS as _SPLIT_SEEDS
+from transpiler.convert import tensor_properties as _tensor_properties
 
 LOAD_SUBSCRIPTED, LOAD_DYNAMIC, LOAD_VALUES_ONLY = _checkpoints.SUBSCRIPTED, _checkpoints.DYNAMIC, _checkpoints.VALUES_ONLY
 
@@ -156,6 +157,16 @@ def receiver_origin(call) -> Origin | None:
     """Where the receiver of a method call was made (``optimizer`` in ``optimizer.step()``)."""
     func = call.source.func if call.source is not None else None
     return origin_of(call.ctx, func.value) if isinstance(func, cst.Attribute) else None
+
+
+def assigned_value(ctx, expr: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """The value last assigned to the name ``expr`` (torch source) before this use; None if not shown."""
+    return _tensor_properties.assigned_value(ctx, expr)
+
+
+def holds_numpy(ctx, expr: cst.BaseExpression | None) -> bool:
+    """``expr`` (torch source) holds a numpy/scipy/pandas object, as the file shows."""
+    return expr is not None and _tensor_properties.known_foreign(ctx, expr)
 
 
 def is_number(ctx, expr: cst.BaseExpression) -> bool:
@@ -245,7 +256,7 @@ __all__ = [
     "apply_mapping", "bind", "code_of", "define", "defined", "is_literal", "keyword_arg", "literal_value", "parse_expr", "render",
     # what the file's analysis knows
     "CELL", "LAYER", "OPTIMIZER", "SCALER", "SCHEDULER", "WRITER", "Origin", "origin_of", "receiver_origin",
-    "is_number", "is_device_string", "is_torch_name", "dotted_parts", "nullcontext",
+    "is_number", "assigned_value", "holds_numpy", "is_device_string", "is_torch_name", "dotted_parts", "nullcontext",
     "is_mindspore_dataset", "dataset_columns", "default_columns", "split_seed_is_set",
     "LOAD_SUBSCRIPTED", "LOAD_DYNAMIC", "LOAD_VALUES_ONLY", "save_state_dicts", "is_state_dict",
     "checkpoint_load_use", "load_values", "load_checkpoint_file",

@@ -8,15 +8,17 @@ import libcst as cst
 
 from rewrite_rules.cases import P
 from rewrite_rules.helpers import DEVICE, FACTORY_ARGS, GENERATOR
-from rewrite_rules.api import ApiRule, Arg, Example, MethodRule, Unconvertible, Unsupported, code_of, literal_value
+from rewrite_rules.api import (ApiRule, Arg, Example, MethodRule, Unconvertible, Unsupported, assigned_value, code_of,
+                               holds_numpy, literal_value)
 from rewrite_rules.tensor.inplace import bernoulli_of
 from rewrite_rules.torch_functions.builders import IN, X, arg_text, case, compose, fn, ms
 from rewrite_rules.torch_functions.integer_inputs import source_argument
 from rewrite_rules.torch_functions.numpy_scalars import python_numbers
 
-_FACTORY = "*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False"
+# torch also takes the size by keyword (torch.empty(size=(2, 3))): the keyword-only ``size`` below
+_FACTORY = "*size, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False"
 _LIKE = "input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None"
-_RANDOM = "*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False"
+_RANDOM = "*size, size=None, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False"
 _LIKE_ARGS = {**FACTORY_ARGS, "memory_format": FACTORY_ARGS["layout"]}
 _RANDOM_ARGS = {**FACTORY_ARGS, "generator": GENERATOR}
 _SEEDED_ARGS = dict(FACTORY_ARGS)  # generator= is drawn from by the hook (_seeded_draw)
@@ -26,12 +28,31 @@ DTYPE = P("dtype", "torch.float64", default=True, kind="keyword")
 INT_DTYPE = P("dtype", "torch.int32", default=True, kind="keyword")
 
 
+def _with_size_keyword(hook=None):
+    """torch.zeros(size=(2, 3)): a size given by keyword is the one size argument (MindSpore's
+    factories take it positionally: ops.ones names it shape, ops.randn takes *size)."""
+
+    def with_size(call, ctx):
+        if call.has("size"):
+            if call.varargs:
+                raise Unconvertible("size given both positionally and by keyword")
+            call.varargs.append(cst.Arg(call.get("size")))
+            call.remove("size")
+        if hook is not None:
+            hook(call, ctx)
+
+    return with_size
+
+
 def _sized(name, target=None, *, examples=(), **options):
     """zeros/ones/empty/rand/randn: torch *size (or one tuple) -> one shape tuple."""
+    compare = options.get("compare", "values")
     return fn(f"torch.{name}", target, _FACTORY, args=FACTORY_ARGS, params=[SIZE, DTYPE], inputs={},
-              pack_varargs=True, **options,
-              extra=(*examples, case(f"result = torch.{name}((4,))", compare=options.get("compare", "values")),
-                     case(f"result = torch.{name}([2, 2])", compare=options.get("compare", "values"))))
+              pack_varargs=True, hook=_with_size_keyword(options.pop("hook", None)), **options,
+              extra=(*examples, case(f"result = torch.{name}((4,))", compare=compare),
+                     case(f"result = torch.{name}([2, 2])", compare=compare),
+                     case(f"result = torch.{name}(size=(2, 3))", compare=compare),
+                     case(f"result = torch.{name}(size=[3], dtype=torch.float64)", compare=compare)))
 
 
 def _like(name, target=None, extra_params=(), inputs=X, **options):
@@ -58,7 +79,9 @@ def _random(name, target=None, *, examples=(), **options):
               rtol=_F32_DRAWS, atol=0.0,
               notes="random values: compared by value (torch's draws replayed); a float64 draw has float32 "
                     "precision in MindSpore.",
-              extra=(*examples, case(f"result = torch.{name}((4,))", rtol=0.0, atol=0.0)), **options)
+              extra=(*examples, case(f"result = torch.{name}((4,))", rtol=0.0, atol=0.0),
+                     case(f"result = torch.{name}(size=(2, 3))")),
+              **{**options, "hook": _with_size_keyword(options.get("hook"))})
 
 
 def _randint_like(call):
@@ -125,7 +148,11 @@ def _legacy(dtype: str):
         if any(a.star for a in call.varargs):
             raise Unconvertible("sizes or data unpacked with *: cannot tell which")
         ms_dtype = code_of(ctx.ref(f"mindspore.{dtype}"))
-        zeros, tensor = code_of(ctx.ref("mindspore.ops.zeros")), code_of(ctx.ref("mindspore.Tensor"))
+        shown = _shows_data(call, ctx) if len(values) == 1 else None
+        tensor = code_of(ctx.ref("mindspore.Tensor"))
+        if (not values or len(values) > 1 or isinstance(values[0], cst.Integer)
+                or not (shown or isinstance(values[0], (cst.List, cst.Tuple, cst.ListComp)))):
+            zeros = code_of(ctx.ref("mindspore.ops.zeros"))  # only when written: an unused import otherwise
         if not values:
             call.result = cst.parse_expression(f"{zeros}(0, dtype={ms_dtype})")
         elif len(values) > 1 or isinstance(values[0], cst.Integer):
@@ -133,12 +160,25 @@ def _legacy(dtype: str):
             call.result = cst.parse_expression(f"{zeros}(({sizes},), dtype={ms_dtype})")
         elif isinstance(values[0], (cst.List, cst.Tuple, cst.ListComp)):
             call.result = cst.parse_expression(f"{tensor}({code_of(values[0])}, dtype={ms_dtype})")
+        elif shown:  # a numpy array or a range: data, as the file shows
+            data = f"list({code_of(values[0])})" if shown == "range" else code_of(values[0])
+            call.result = cst.parse_expression(f"{tensor}({data}, dtype={ms_dtype})")
         else:  # one value: a size or data, known when it runs
             v = code_of(values[0])
             call.result = cst.parse_expression(
                 f"({zeros}({v}, dtype={ms_dtype}) if isinstance({v}, int) else {tensor}({v}, dtype={ms_dtype}))")
 
     return hook
+
+
+def _shows_data(call, ctx) -> str | None:
+    """"range" or "numpy" when the source shows the constructor's one value is a range
+    (MindSpore's Tensor refuses one) or a numpy/scipy object; None otherwise."""
+    source = call.source.args[0].value if call.source is not None and len(call.source.args) == 1 else None
+    shown = assigned_value(ctx, source) if isinstance(source, cst.Name) else source
+    if isinstance(shown, cst.Call) and isinstance(shown.func, cst.Name) and shown.func.value == "range":
+        return "range"
+    return "numpy" if holds_numpy(ctx, source) else None
 
 
 def _bernoulli(call, ctx):

@@ -7,7 +7,12 @@ under MindSpore with torch unimportable: both print the same values.
   ``mx.inner(...)``) breaks the script. A receiver the file shows is numpy's
   or scipy's (made by their functions, the last assignment before the use; an
   attribute or method result of such an object; a parameter every call passes
-  one) is left alone, while tensors made from them are still converted.
+  one) is left alone, while tensors made from them are still converted;
+  ``torch.LongTensor(idx_train)`` of a ``range`` is data (MindSpore's Tensor
+  refuses a range: ``list(...)``).
+- pyGAT's layers.py: ``nn.init.xavier_uniform_(self.W.data)``.
+- glow's train.py: ``continue`` in the forward pass of a training step.
+- nlp-tutorial's BERT: ``map(torch.LongTensor, zip(*batch))``.
 """
 
 from __future__ import annotations
@@ -72,11 +77,14 @@ SCIPY_RECEIVERS = '''
         adj = normalize_adj(adj + sp.eye(adj.shape[0]))
         features = normalize(sp.csr_matrix(np.arange(1, 7, dtype=np.float32).reshape(3, 2)))
         adj = torch.FloatTensor(np.array(adj.todense()))
-        return adj, torch.FloatTensor(np.array(features.todense()))
+        idx_train = range(2)
+        idx_train = torch.LongTensor(idx_train)
+        return adj, torch.FloatTensor(np.array(features.todense())), idx_train
 
 
-    adj, x = load()
+    adj, x, idx = load()
     print(round(float(adj.multiply(adj).sum()), 4), tuple(x.transpose(0, 1).shape), round(float(x.sum()), 4))
+    print(idx.tolist(), str(idx.dtype).split(".")[-1].lower())
     print(np.round(adj.numpy(), 4).tolist())
 '''
 
@@ -86,6 +94,8 @@ def test_scipy_and_numpy_receivers_keep_their_methods(tmp_path):
     assert "adj.T.multiply(adj.T > adj) - adj.multiply(adj.T > adj)" in code
     assert "mx.dot(r_mat_inv_sqrt).transpose().dot(r_mat_inv_sqrt)" in code and "TODO(ms-migrate)" not in code
     assert "x.transpose(0, 1)" not in code  # the tensor's method is still converted
+    # torch.FloatTensor(<numpy array>) and torch.LongTensor(<a range>): data, as the file shows
+    assert "isinstance(" not in code and "mindspore.Tensor(list(idx_train), dtype=mindspore.int64)" in code
     assert ms_out == torch_out
 
 

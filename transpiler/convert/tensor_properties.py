@@ -282,3 +282,24 @@ class _Foreign:
             return False
         arguments = self.provenance._arguments(params[0])
         return bool(arguments) and all(self.holds(value, depth + 1) for value, _ in arguments)
+
+
+def assigned_value(ctx, name: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The value last assigned to the name ``name`` (a node of the original tree)
+    before this use, in the order its function reads; None when the file does not
+    show one (a parameter, a loop variable, a name bound elsewhere)."""
+    from transpiler.convert.structural.provenance import _binding_scope, provenance_of
+
+    provenance = provenance_of(ctx)
+    if provenance is None or not isinstance(name, cst.Name):
+        return None
+    scope = provenance.scope_of(name)
+    owner = _binding_scope(name.value, scope) if scope is not None else None
+    if owner is None or owner.kind == "class":
+        return None
+    finder = _LastBinding(name.value, name)
+    try:
+        walk(owner.node.body if isinstance(owner.node, cst.FunctionDef) else owner.node, finder)
+    except _StopWalk:
+        return finder.value if finder.value is not _UNKNOWN else None
+    return None
