@@ -1,4 +1,4 @@
-"""``convert --check``: each converted module imported in a child process,
+"""``convert --check-imports``: each converted module imported in a child process,
 errors reported as path:line, hanging imports cut off by the timeout."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def test_import_errors_are_reported_with_path_and_line(tmp_path, capsys):
     (src / "pkg" / "uses_sibling.py").write_text("from .helper import VALUE\n")
     (src / "pkg" / "helper.py").write_text("VALUE = 1\n")
     out = tmp_path / "out"
-    status = main(["convert", str(src), "-o", str(out), "-q", "--check"])
+    status = main(["convert", str(src), "-o", str(out), "-q", "--check-imports"])
     err = capsys.readouterr().err
     assert status == 1
     line = (out / "broken.py").read_text().splitlines().index("import not_a_module_ms_migrate") + 1

@@ -14,7 +14,10 @@ directory (``~/.cache/ms-migrate`` on Linux, from platformdirs), or
 ``$MS_MIGRATE_CACHE_DIR``, or ``--cache-dir``; never in the output tree, so
 a converted tree holds the converted files and nothing else. It also records
 which output directory each conversion wrote (``runs/``), so that running
-the same command again continues into that directory instead of refusing it.
+the same command again continues into that directory instead of refusing it,
+and what it wrote to each output file (``runs/written/``, kept across
+versions: a re-run merges the new conversion into a file the user edited,
+see transpiler.batch.written).
 Entries are written atomically by the workers themselves; nothing is shared
 between processes but the file system. Safe to delete at any time.
 """
@@ -148,6 +151,11 @@ def open_cache(root: str, options: str = "", rules: tuple[str, ...] = ()) -> Cac
     return Cache(directory, options)
 
 
+def runs_directory(root: str) -> str:
+    """Where the records of runs and what they wrote are kept (any version)."""
+    return os.path.join(root, _RUNS)
+
+
 def _run_record(root: str, output: str) -> str:
     name = hashlib.blake2b(os.path.realpath(output).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
     return os.path.join(root, _RUNS, name + ".json")
@@ -164,7 +172,8 @@ def record_run(root: str, source: str, output: str) -> None:
     """Remember that ``output`` (an existing directory) is the conversion of
     ``source`` as it is now, after the run (or its interruption): a directory
     deleted and made again, or given other files, is not ours any more."""
-    data = {"source": os.path.realpath(source), "output": os.path.realpath(output), "identity": _identity(output)}
+    data = {"source": os.path.realpath(source), "output": os.path.realpath(output), "identity": _identity(output),
+            "names": sorted(os.listdir(output))}
     try:
         write_atomic(_run_record(root, output), json.dumps(data).encode("utf-8", "surrogateescape"))
     except OSError:
@@ -177,6 +186,13 @@ def belongs_to(output: str, source: str, root: str) -> bool:
     try:
         with open(_run_record(root, output), "rb") as handle:
             data = json.loads(handle.read().decode("utf-8", "surrogateescape"))
-        return data["source"] == os.path.realpath(source) and data["identity"] == _identity(output)
+        if data["source"] != os.path.realpath(source):
+            return False
+        identity = _identity(output)
+        if data["identity"] == identity:
+            return True
+        # the same directory, changed since: an editor saving a file by renaming a new one over it
+        # changes its mtime; entries it did not hold mean someone else's files
+        return data["identity"][:2] == identity[:2] and set(os.listdir(output)) <= set(data.get("names", ()))
     except (OSError, ValueError, KeyError, TypeError):
         return False

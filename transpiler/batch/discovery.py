@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import pathspec
 
-from transpiler.batch.runner import Job, display_path
+from transpiler.batch.runner import Job, display_path, single_target
 
 NEVER = frozenset({".git", ".hg", ".svn", ".bzr", "__pycache__", ".ms-migrate-cache"})
 # ruff's default excludes that hidden directories and virtualenvs do not already cover
@@ -52,16 +52,13 @@ def file_kind(path: str) -> str:
 def discover(source: str, target: str | None, excludes: Exclusions | tuple[str, ...] = ()) -> list[Job]:
     """Every file under ``source`` with where it goes, in a stable order. A
     single file maps to ``target`` itself (or into it, when it is a
-    directory); it is converted even if a pattern would exclude it."""
+    directory: an existing one, or ``newdir/`` with a trailing separator);
+    it is converted even if a pattern would exclude it."""
     if not isinstance(excludes, Exclusions):
         excludes = Exclusions(tuple(excludes))
     source = os.path.abspath(source)
     if os.path.isfile(source):
-        out = None
-        if target is not None:
-            out = os.path.abspath(target)
-            if os.path.isdir(out):
-                out = os.path.join(out, os.path.basename(source))
+        out = single_target(source, target) if target is not None else None
         return [Job(source, out, display_path(source), file_kind(source))]
     base = os.path.abspath(excludes.base or source)
     spec = excludes.spec()

@@ -1,5 +1,5 @@
 """Steps of ``ms-migrate convert`` that run after the files are written:
-``--emit-tests`` (per-Cell pytest files) and ``--check`` (import each
+``--emit-tests`` (per-Cell pytest files) and ``--check-imports`` (import each
 converted module in a child process). Their findings go into the run report
 as diagnostics."""
 
@@ -23,7 +23,7 @@ def after_write(args, jobs, report) -> int:
             for diagnostic in diagnostics:
                 if not args.quiet or diagnostic.severity.value != "info":
                     print(f"ms-migrate: {diagnostic.one_line()}", file=sys.stderr)
-    if not getattr(args, "check", False):
+    if not getattr(args, "check_imports", False):
         return 0
     problems = check_imports([job.target for job in written], timeout=args.check_timeout)
     report.diagnostics.extend(as_diagnostics(problems, display_path))

@@ -2,7 +2,8 @@
 
 Counts are honest: every torch API use is either converted, marked, or
 unknown (looked like torch, no rule recognised it), and the conversion rate
-divides by all three.
+divides by all three and by the uses in files that failed to convert
+(counted from their text), so a run with a failed file is never at 100%.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ from dataclasses import dataclass, field
 from transpiler import __version__
 from transpiler.convert.diagnostics import Diagnostic, Outcome, Severity
 from transpiler.convert.requirements import NEW_REQUIREMENT
+from transpiler.batch.written import CONFLICTED, MERGED, REFUSED
+
+MARKERS_SHOWN = 20  # marker locations listed on the terminal; the report has them all
 
 
 @dataclass
@@ -21,10 +25,25 @@ class RunReport:
     files: Counter = field(default_factory=Counter)  # status -> count
     diagnostics: list[Diagnostic] = field(default_factory=list)
     elapsed: float = 0.0
+    failed_uses: int = 0  # torch uses in files that failed (counted from their text)
+    written: Counter = field(default_factory=Counter)  # what happened to output files: merged, conflicted ...
+    not_written: list[tuple[str, str]] = field(default_factory=list)  # (file, reason)
+    conflicted: list[str] = field(default_factory=list)  # output files holding both sides of a merge
 
     def add(self, summary) -> None:
         self.files[summary.status] += 1
         self.diagnostics.extend(summary.diagnostics)
+        self.failed_uses += summary.failed_uses
+        if summary.written:
+            self.written[summary.written] += 1
+        if summary.status == "failed":
+            error = next((d for d in summary.diagnostics if d.severity is Severity.ERROR), None)
+            reason = f"{error.message} (at {error.location})" if error else "failed to convert"
+            self.not_written.append((summary.display, reason))
+        elif summary.written == REFUSED:
+            self.not_written.append((summary.target or summary.display, summary.note))
+        elif summary.written == CONFLICTED:
+            self.conflicted.append(summary.target or summary.display)
 
     @property
     def uses(self) -> Counter:
@@ -33,12 +52,24 @@ class RunReport:
     @property
     def rate(self) -> float:
         uses = self.uses
-        total = uses[Outcome.CONVERTED] + uses[Outcome.MARKED] + uses[Outcome.UNKNOWN]
+        total = uses[Outcome.CONVERTED] + uses[Outcome.MARKED] + uses[Outcome.UNKNOWN] + self.failed_uses
         return uses[Outcome.CONVERTED] / total if total else 1.0
 
     @property
     def failed(self) -> int:
         return self.files["failed"]
+
+    @property
+    def refused(self) -> int:
+        return self.written[REFUSED]
+
+    def marker_lines(self, limit: int = MARKERS_SHOWN) -> tuple[list[str], int]:
+        """Where the markers are, ``path:line:col: <api>: <reason>``: the
+        first ``limit``, and how many more there are."""
+        marked = [d for d in self.diagnostics if d.outcome is Outcome.MARKED]
+        lines = [f"{d.location}: {d.message}" if d.message.startswith(f"{d.rule}:")
+                 else f"{d.location}: {d.rule}: {d.message}" for d in marked[:limit]]
+        return lines, max(0, len(marked) - limit)
 
     def errors(self) -> list[Diagnostic]:
         return [d for d in self.diagnostics if d.severity is Severity.ERROR]
@@ -56,13 +87,24 @@ class RunReport:
         uses = self.uses
         total = sum(uses.values())
         files = self.files
+        failed = f"{files['failed']} failed" + (" (not converted)" if files["failed"] else "")
         lines = [
             f"files: {files['converted']} converted, {files['unchanged']} unchanged, "
-            f"{files['failed']} failed, {files['copied']} copied",
+            f"{failed}, {files['copied']} copied",
             f"torch API uses: {total} found, {uses[Outcome.CONVERTED]} converted, "
             f"{uses[Outcome.MARKED]} marked, {uses[Outcome.UNKNOWN]} unrecognised",
-            f"conversion rate: {self.rate:.1%} (unrecognised uses count against it)",
         ]
+        if self.failed_uses:
+            s = "s" * (files["failed"] != 1)
+            lines.append(f"conversion rate: {self.rate:.1%} (unrecognised uses and the {self.failed_uses} torch "
+                         f"use{'s' * (self.failed_uses != 1)} seen in the {files['failed']} file{s} that failed "
+                         "count against it)")
+        else:
+            lines.append(f"conversion rate: {self.rate:.1%} (unrecognised uses count against it)")
+        if self.written[MERGED] or self.written[CONFLICTED]:
+            lines.append(f"your edits: merged into {self.written[MERGED]} file{'s' * (self.written[MERGED] != 1)}, "
+                         f"{self.written[CONFLICTED]} conflicted"
+                         + (f" (resolve the markers in: {', '.join(self.conflicted)})" if self.conflicted else ""))
         requirements = self.new_requirements()
         if requirements:
             lines.append("new requirements (the converted code imports them, the original did not): "
@@ -81,9 +123,12 @@ class RunReport:
                 "converted": uses[Outcome.CONVERTED],
                 "marked": uses[Outcome.MARKED],
                 "unknown": uses[Outcome.UNKNOWN],
+                "in_failed_files": self.failed_uses,
             },
             "conversion_rate": round(self.rate, 4),
             "new_requirements": self.new_requirements(),
+            "outputs": dict(self.written),
+            "not_written": [{"path": path, "reason": reason} for path, reason in self.not_written],
             "diagnostics": [d.to_dict() for d in self.diagnostics],
         }
         return json.dumps(data, indent=2)

@@ -9,11 +9,12 @@ with the size of the tree.
 from __future__ import annotations
 
 import os
+import re
 import resource
 import signal
 import time
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rewrite_rules.registry import load_rules
 from transpiler.batch import collector
@@ -22,7 +23,8 @@ from transpiler.convert.pipeline import FileResult, convert_source
 from transpiler.convert.diagnostics import Diagnostic, Severity
 from transpiler.batch.notebooks import convert_notebook
 from transpiler.convert.project import SiblingFacts
-from transpiler.batch.source_io import DecodeError, decode_source, encode_source, write_atomic
+from transpiler.batch.source_io import DecodeError, decode_source, encode_source
+from transpiler.batch.written import Bases, settle
 
 
 class UsageError(Exception):
@@ -40,6 +42,9 @@ class Job:
     keep_outputs: bool = False  # notebooks: keep the cells' outputs
     siblings: SiblingFacts | None = None  # what the project index knows about the file's imports
     rules: tuple[str, ...] = ()  # the project's rule files, loaded by each worker
+    bases: str | None = None  # where what was written last time is kept (None: overwrite; see batch.written)
+    force: bool = False  # overwrite an output ms-migrate has no record of writing
+    dry_run: bool = False  # decide what would be written, write nothing (convert --check -o)
 
 
 @dataclass
@@ -52,6 +57,11 @@ class FileSummary:
     output: str | None = None
     cached: bool = False  # taken from the cache: nothing was converted or written
     peak_kb: int = 0  # the worker's peak resident memory after this file
+    changed: bool = False  # the conversion differs from the input
+    written: str = ""  # what happened to the output file (batch.written: new, merged, conflicted, refused ...)
+    target: str | None = None  # the output file as shown to the user
+    note: str = ""  # why the output was not written as converted, or what was merged
+    failed_uses: int = 0  # a failed file: the torch uses its text shows (they were not converted)
 
 
 def display_path(path: str) -> str:
@@ -61,9 +71,23 @@ def display_path(path: str) -> str:
     return path if relative.startswith("..") else relative
 
 
+def names_a_directory(target: str) -> bool:
+    """``-o newdir/`` (a trailing separator) or an existing directory."""
+    return target.endswith(("/", os.sep)) or os.path.isdir(target)
+
+
+def single_target(source: str, target: str) -> str:
+    """Where a single input file goes: ``target``, or into it when it names a directory."""
+    out = os.path.abspath(target)
+    if names_a_directory(target):
+        out = os.path.join(out, os.path.basename(source))
+    return out
+
+
 def check_paths(source: str, target: str | None, force: bool, cache_root: str) -> None:
     """Refuse outputs that would overwrite the input or existing results
-    (an output this conversion wrote before is continued: see cache.record_run)."""
+    (an output this conversion wrote before is continued, file by file
+    without losing edits: see cache.record_run and batch.written)."""
     if not os.path.exists(source):
         raise UsageError(f"{source}: no such file or directory")
     if target is None:
@@ -73,8 +97,15 @@ def check_paths(source: str, target: str | None, force: bool, cache_root: str) -
         raise UsageError(f"{target}: refusing to overwrite the input; choose another output path")
     if os.path.isdir(src) and (out + os.sep).startswith(src + os.sep):
         raise UsageError(f"{target}: output is inside the input tree {source}; choose a path outside it")
-    if os.path.isfile(src) and os.path.isdir(out):
-        out = os.path.join(out, os.path.basename(src))
+    if names_a_directory(target) and os.path.exists(out) and not os.path.isdir(out):
+        raise UsageError(f"{target}: not a directory")
+    if os.path.isfile(src):
+        out = os.path.realpath(single_target(source, target))
+        if out == src:
+            raise UsageError(f"{target}: refusing to overwrite the input; choose another output path")
+        if os.path.isdir(out):
+            raise UsageError(f"{target}: {display_path(out)} is a directory")
+        return  # a file written before is settled as a tree's files are: never overwritten blindly
     if os.path.exists(out) and not force:
         if os.path.isdir(out) and (not os.listdir(out) or belongs_to(out, source, cache_root)):
             return  # empty, or an earlier run of this conversion: continue it
@@ -96,6 +127,8 @@ def _process(job: Job) -> FileSummary:
             data = handle.read()
     except OSError as exc:
         return _failed(job, 1, 1, f"cannot read: {exc.strerror or exc}")
+    if job.dry_run and job.cache is not None:
+        job = replace(job, cache=None)  # a hit may vouch for the output; nothing is put
     timings["read"] = time.perf_counter() - start
     key = None
     if job.cache is not None and not job.want_text:
@@ -121,7 +154,7 @@ def _convert(job: Job, data: bytes, timings) -> tuple[FileSummary, bool]:
     try:
         decoded = decode_source(data)
     except DecodeError as exc:
-        return _failed(job, exc.line, exc.col, str(exc)), True
+        return _failed(job, exc.line, exc.col, str(exc), data), True
     rules = load_rules(job.rules)
     if job.kind == "notebook":
         result: FileResult = convert_notebook(decoded.text, job.display, job.keep_outputs, rules)
@@ -129,34 +162,67 @@ def _convert(job: Job, data: bytes, timings) -> tuple[FileSummary, bool]:
         result = convert_source(decoded.text, job.display, rules, siblings=job.siblings)
     timings.update(result.timings)
     if result.status == "failed" or result.output is None:
-        return FileSummary(job.display, "failed", result.diagnostics, timings), True
+        summary = FileSummary(job.display, "failed", result.diagnostics, timings)
+        summary.failed_uses = uses_in_text(data)
+        return summary, True
+    summary = FileSummary(job.display, result.status, result.diagnostics, timings,
+                          changed=result.output != decoded.text)
     start = time.perf_counter()
+    cacheable = True
     if job.target is not None:
         try:
-            write_atomic(job.target, encode_source(result.output, decoded), mode_from=job.source)
+            cacheable = _settle(job, summary, encode_source(result.output, decoded), decoded.encoding)
         except (OSError, UnicodeEncodeError) as exc:
-            return _failed(job, 1, 1, f"cannot write {job.target}: {exc}"), False
+            return _failed(job, 1, 1, f"cannot write {display_path(job.target)}: {_reason(exc)}", data), False
     timings["write"] = time.perf_counter() - start
-    summary = FileSummary(job.display, result.status, result.diagnostics, timings)
     if job.want_text:
         summary.original, summary.output = decoded.text, result.output
-    return summary, True
+    return summary, cacheable
+
+
+def _settle(job: Job, summary: FileSummary, data: bytes, encoding: str | None) -> bool:
+    """Write the output without losing the user's edits; whether the cache may vouch for it."""
+    settled = settle(job.target, data, bases=Bases(job.bases) if job.bases else None, kind=job.kind,
+                     encoding=encoding, force=job.force, dry_run=job.dry_run, mode_from=job.source)
+    summary.written, summary.note, summary.target = settled.action, settled.message, display_path(job.target)
+    return settled.cacheable and not job.dry_run
+
+
+def _reason(exc: Exception) -> str:
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
 
 
 def _copy(job: Job, data: bytes, timings) -> tuple[FileSummary, bool]:
+    summary = FileSummary(job.display, "copied", [], timings)
+    cacheable = True
     if job.target is not None:
         start = time.perf_counter()
         try:
-            write_atomic(job.target, data, mode_from=job.source)
+            cacheable = _settle(job, summary, data, None)
         except OSError as exc:
-            return _failed(job, 1, 1, f"cannot copy to {job.target}: {exc}"), False
+            return _failed(job, 1, 1, f"cannot copy to {display_path(job.target)}: {_reason(exc)}"), False
         timings["write"] = time.perf_counter() - start
-    return FileSummary(job.display, "copied", [], timings), True
+    return summary, cacheable
 
 
-def _failed(job: Job, line: int, col: int, message: str) -> FileSummary:
+def _failed(job: Job, line: int, col: int, message: str, data: bytes | None = None) -> FileSummary:
     diagnostic = Diagnostic(job.display, line, col, "input", Severity.ERROR, message)
-    return FileSummary(job.display, "failed", [diagnostic])
+    summary = FileSummary(job.display, "failed", [diagnostic])
+    if data is not None and job.kind != "copy":
+        summary.failed_uses = uses_in_text(data)
+    return summary
+
+
+_USE = re.compile(rb"\b(?:torch|nn|F)\.[A-Za-z_]")
+_IMPORT = re.compile(rb"^\s*(?:import|from)\s")
+
+
+def uses_in_text(data: bytes) -> int:
+    """The torch uses a file that failed to convert shows, counted from its
+    text (no parse): at least one, so that a failed file always counts
+    against the conversion rate."""
+    count = sum(len(_USE.findall(line)) for line in data.splitlines() if not _IMPORT.match(line))
+    return max(1, count)
 
 
 def available_cores() -> int:

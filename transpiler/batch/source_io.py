@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import io
 import os
-import tempfile
+import secrets
 import tokenize
 from dataclasses import dataclass
 
@@ -56,9 +56,12 @@ def _position_of_offset(data: bytes, offset: int) -> tuple[int, int]:
 
 
 def write_atomic(path: str, data: bytes, mode_from: str | None = None) -> None:
+    """Write ``path`` through a temporary file renamed into place. The file
+    gets the permission bits of ``mode_from``, else those a plain ``open``
+    would give it (0666 less the umask), not a temporary file's 0600."""
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".ms-migrate-", suffix=".tmp", dir=directory)
+    fd, tmp = _temporary(directory)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -74,3 +77,14 @@ def write_atomic(path: str, data: bytes, mode_from: str | None = None) -> None:
         except OSError:
             pass
         raise
+
+
+def _temporary(directory: str) -> tuple[int, str]:
+    """A new file in ``directory``, created as ``open`` creates files (the
+    umask applies), unlike tempfile.mkstemp's 0600."""
+    while True:
+        path = os.path.join(directory, f".ms-migrate-{secrets.token_hex(6)}.tmp")
+        try:
+            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666), path
+        except FileExistsError:
+            continue

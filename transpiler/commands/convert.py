@@ -1,4 +1,4 @@
-"""``ms-migrate convert SRC [-o OUT] [--diff] [-j N]``
+"""``ms-migrate convert SRC [-o OUT] [--diff] [--check] [-j N]``
 
 Options come from the command line, then from ``[tool.ms-migrate]`` in the
 closest pyproject.toml above the input (transpiler.config), then defaults.
@@ -14,12 +14,14 @@ import time
 from dataclasses import dataclass
 
 from transpiler.batch.runner import UsageError, check_paths, display_path, run
-from transpiler.batch.cache import default_cache_root, open_cache, record_run
+from transpiler.batch.cache import default_cache_root, open_cache, record_run, runs_directory
+from transpiler.batch.written import CHANGES, CONFLICTED, MERGED, REFUSED, bases_directory
 from transpiler.commands._tree_options import add_tree_arguments, first, tree_options
 from transpiler.config import ConfigError
 from transpiler.batch.diffs import DiffWriter, diff_path, file_diff
 from transpiler.batch.discovery import Exclusions, discover
 from transpiler.batch.progress import Progress
+from transpiler.convert.diagnostics import MARKER_PREFIX
 from transpiler.convert.project import with_siblings
 from transpiler.batch.report import RunReport
 
@@ -33,7 +35,12 @@ def add_parser(subparsers) -> None:
                              "write nothing")
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                         help="colour the --diff output (default auto: on a terminal, unless NO_COLOR is set)")
-    parser.add_argument("--force", action="store_true", help="overwrite an existing output")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 if the conversion would change anything (the input, or with -o "
+                             "the output), as black --check does; with --diff, print the diff too")
+    parser.add_argument("--force", action="store_true",
+                        help="write into an existing output that ms-migrate did not write, overwriting its files "
+                             "(files it wrote and you edited are merged, never overwritten)")
     parser.add_argument("--report", action="append", metavar="PATH",
                         help="write a report: .json for tools, .md for people (repeatable)")
     parser.add_argument("--keep-outputs", action=argparse.BooleanOptionalAction, default=None,
@@ -41,10 +48,10 @@ def add_parser(subparsers) -> None:
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar, summary only")
     parser.add_argument("--emit-tests", action="store_true",
                         help="write next to each converted module a pytest file comparing each Cell with its torch original")
-    parser.add_argument("--check", action="store_true",
+    parser.add_argument("--check-imports", action="store_true",
                         help="after writing, import each converted module in a child process; report errors as path:line")
     parser.add_argument("--check-timeout", type=float, default=60.0, metavar="SECONDS",
-                        help="per-module import timeout for --check (default 60)")
+                        help="per-module import timeout for --check-imports (default 60)")
     parser.add_argument("--no-cache", action="store_true", help="convert every file again (default: reuse cached results)")
     parser.add_argument("--cache-dir", metavar="DIR",
                         help="keep the cache here (default: the user cache directory, or $MS_MIGRATE_CACHE_DIR)")
@@ -99,12 +106,20 @@ def _cache_for(args, settings: Settings, target):
         return None
 
 
-def run_convert(args) -> int:
-    if not args.diff and not args.output:
-        print("ms-migrate: error: convert needs -o OUTPUT or --diff", file=sys.stderr)
-        return 2
+def _usage_problem(args) -> str | None:
+    if not args.diff and not args.output and not args.check:
+        return "convert needs -o OUTPUT, --diff or --check"
     if args.jobs is not None and args.jobs < 1:
-        print("ms-migrate: error: -j must be at least 1", file=sys.stderr)
+        return "-j must be at least 1"
+    if args.check and (args.check_imports or args.emit_tests):
+        return "--check writes nothing: --check-imports and --emit-tests need the files written"
+    return None
+
+
+def run_convert(args) -> int:
+    problem = _usage_problem(args)
+    if problem:
+        print(f"ms-migrate: error: {problem}", file=sys.stderr)
         return 2
     target = None if args.diff else args.output
     try:
@@ -114,13 +129,21 @@ def run_convert(args) -> int:
         print(f"ms-migrate: error: {exc}", file=sys.stderr)
         return 2
     jobs = with_siblings(args.source, discover(args.source, target, settings.exclusions))
+    if os.path.isdir(args.source) and not any(job.kind != "copy" for job in jobs):
+        print(f"ms-migrate: error: {args.source}: no Python files to convert (.py, .ipynb)"
+              + (f"; {len(jobs)} other file{'s' * (len(jobs) != 1)}" if jobs else ": the directory is empty"),
+              file=sys.stderr)
+        return 2
     cache = _cache_for(args, settings, target)
+    bases = bases_directory(runs_directory(settings.cache_root)) if target else None
     jobs = [dataclasses.replace(job, want_text=args.diff, cache=cache, keep_outputs=settings.keep_outputs,
-                                rules=settings.rules) for job in jobs]
+                                rules=settings.rules, bases=bases, force=args.force, dry_run=args.check)
+            for job in jobs]
     diff_root = os.path.abspath(args.source) if os.path.isdir(args.source) else None
     diffs = DiffWriter(args.color) if args.diff else None
     report = RunReport()
     done = {"files": 0, "cached": 0}
+    would_change: list[str] = []
     interrupted = False
     start = time.perf_counter()
     with Progress(len(jobs), enabled=not args.quiet and sys.stderr.isatty()) as progress:
@@ -133,6 +156,13 @@ def run_convert(args) -> int:
             for diagnostic in summary.diagnostics:
                 if diagnostic.severity.value == "error":
                     progress.print(diagnostic.one_line())
+            if summary.written in (MERGED, CONFLICTED) and not args.check:
+                progress.print(f"ms-migrate: {summary.target}: {summary.note}")
+            if args.check and _would_change(summary, target):
+                would_change.append(summary.target or summary.display)
+                what = {MERGED: "would merge your edits into", CONFLICTED: "would conflict with your edits in"}
+                progress.print(f"ms-migrate: {what.get(summary.written, 'would convert' if target is None else 'would write')}"
+                               f" {summary.target or summary.display}")
             if diffs is not None and summary.original is not None and summary.output is not None:
                 diffs.write(file_diff(summary.original, summary.output, diff_path(summary.display, diff_root)))
 
@@ -144,22 +174,55 @@ def run_convert(args) -> int:
         _remember(args, settings, target)
         return _interrupted(report, done, len(jobs), cache is not None)
     import_failures = 0
-    if target and (args.emit_tests or args.check):
+    if target and not args.check and (args.emit_tests or args.check_imports):
         from transpiler.batch.post_convert import after_write
 
         import_failures = after_write(args, jobs, report)
     report.elapsed = time.perf_counter() - start
     for path in settings.reports:
         report.write(path)
-    for line in report.summary_lines():
+    _print_summary(args, report, settings, done, target, would_change)
+    if not args.check:
+        _remember(args, settings, target)
+    if report.failed or report.refused or report.conflicted or import_failures:
+        return 1
+    return 1 if args.check and would_change else 0
+
+
+def _would_change(summary, target) -> bool:
+    if target is None:
+        return summary.changed
+    return summary.written in CHANGES
+
+
+def _print_summary(args, report: RunReport, settings: Settings, done: dict, target, would_change: list) -> None:
+    def say(line: str) -> None:
         print(f"ms-migrate: {line}", file=sys.stderr)
+
+    verb = "not written" if target and not args.check else "not converted"
+    for path, reason in report.not_written:
+        say(f"{verb}: {path}: {reason}")
+    for line in report.summary_lines():
+        say(line)
+    markers, more = report.marker_lines()
+    if markers:
+        say(f"marked for manual migration (a {MARKER_PREFIX.strip()} comment above each in the output):")
+        for line in markers:
+            print(f"  {line}", file=sys.stderr)
+        if more:
+            see = f"see {settings.reports[0]}" if settings.reports else "--report report.md lists them all"
+            print(f"  and {more} more, {see}", file=sys.stderr)
     if done["cached"]:
-        print(f"ms-migrate: {done['cached']} of {done['files']} files unchanged since the last run (from the cache)",
-              file=sys.stderr)
-    if target and not args.quiet:
-        print(f"ms-migrate: output written to {display_path(os.path.abspath(target))}", file=sys.stderr)
-    _remember(args, settings, target)
-    return 1 if report.failed or import_failures else 0
+        say(f"{done['cached']} of {done['files']} files unchanged since the last run (from the cache)")
+    if args.check:
+        files = done["files"]
+        if would_change:
+            say(f"check: {len(would_change)} of {files} file{'s' * (files != 1)} would change"
+                + (f" in {display_path(os.path.abspath(target))}" if target else "") + "; nothing was written")
+        else:
+            say(f"check: nothing would change ({files} file{'s' * (files != 1)})")
+    elif target and not args.quiet:
+        say(f"output written to {display_path(os.path.abspath(target))}")
 
 
 def _remember(args, settings: Settings, target) -> None:

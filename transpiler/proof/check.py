@@ -1,4 +1,4 @@
-"""``ms-migrate convert --check``: import every converted module in a child
+"""``ms-migrate convert --check-imports``: import every converted module in a child
 process and report import errors per file as ``path:line``.
 
 One child imports the files one after another (MindSpore's import cost is paid

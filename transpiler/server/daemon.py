@@ -178,13 +178,13 @@ class Server:
 
 def _not_served(args) -> str | None:
     """Single-file conversions are served; trees use worker processes and
-    gain little, and --check/--emit-tests run child processes."""
+    gain little, and --check-imports/--emit-tests run child processes."""
     if getattr(args, "command", None) != "convert":
         return "only convert is served"
     if not os.path.isfile(args.source):
         return "only single files are served"
-    if args.check or args.emit_tests:
-        return "--check and --emit-tests run in-process"
+    if args.check_imports or args.emit_tests:
+        return "--check-imports and --emit-tests run in-process"
     return None
 
 
