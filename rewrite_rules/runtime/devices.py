@@ -17,7 +17,7 @@ from rewrite_rules.torch_functions.dtypes import DTYPE_NAMES
 from rewrite_rules.api import (ApiRule, AttributeRule, Example, MethodRule, PropertyRule, Unconvertible, code_of, define,
                                defined, dotted_parts, is_device_string, is_torch_name, literal_value)
 
-_DEVICE_WORDS = ("device", "dev")
+_DEVICE_WORDS = ("device", "dev", "rank", "gpu")  # x.to(local_rank), x.to(args.gpu): a DDP process's device
 
 
 _X = {"x": "randn(2, 3)"}
@@ -147,6 +147,8 @@ def _is_device(expr, source, method) -> bool:
         return is_device_string(expr)
     if isinstance(expr, cst.Call) and code_of(expr.func) == defined(method.ctx, "torch_device"):
         return True  # a tensor's .device, read through torch_device
+    if isinstance(expr, cst.Subscript):  # x.to(device_ids[0])
+        expr = expr.value
     if isinstance(expr, (cst.Name, cst.Attribute)):
         code = code_of(expr)
         if method.ctx.known_kinds.get(code) == "device":

@@ -45,12 +45,16 @@ def _loader(call, ctx):
         ctx.warn(call.source, "torch.utils.data.DataLoader", _SEEDED_ORDER)
     if is_mindspore_dataset(ctx, source):
         pipeline = dataset
+        if _loaders_over(ctx, source) > 1:
+            # a mindspore.dataset node feeds one pipeline ("The data pipeline is not a tree"): each loader
+            # over the same dataset (glow's loader made anew each pass) starts from its own copy
+            pipeline = cst.Call(ctx.ref("copy.deepcopy"), [cst.Arg(dataset)])
         if sampler is not None:
             raise Unconvertible("sampler= on a dataset that is already a mindspore.dataset pipeline")
         if code_of(shuffle) != "False":
             size = cst.Call(cst.Attribute(dataset, cst.Name("get_dataset_size")), [])
-            shuffled = cst.Call(cst.Attribute(dataset, cst.Name("shuffle")), [cst.Arg(size)])
-            pipeline = shuffled if code_of(shuffle) == "True" else cst.IfExp(shuffle, shuffled, dataset)
+            shuffled = cst.Call(cst.Attribute(pipeline, cst.Name("shuffle")), [cst.Arg(size)])
+            pipeline = shuffled if code_of(shuffle) == "True" else cst.IfExp(shuffle, shuffled, pipeline)
     else:
         columns = dataset_columns(ctx, source)
         if columns is None:
@@ -76,6 +80,31 @@ def _loader(call, ctx):
     batch_args = [cst.Arg(batch_size if batch_size is not None else cst.Integer("1"))]
     batch_args.append(keyword_arg("drop_remainder", call.get("drop_last") or cst.Name("False")))
     call.result = cst.Call(cst.Attribute(pipeline, cst.Name("batch")), batch_args)
+
+
+_LOADERS = ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
+
+
+class _LoaderSources(cst.CSTVisitor):
+    def __init__(self, ctx):
+        super().__init__()
+        self.ctx, self.sources = ctx, []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.ctx.analysis.qualified(node.func) in _LOADERS and node.args and node.args[0].keyword is None:
+            self.sources.append(code_of(node.args[0].value))
+
+
+def _loaders_over(ctx, source: cst.BaseExpression) -> int:
+    """How many DataLoader calls of the file take ``source`` (as written) as their dataset."""
+    found = ctx.facts.get("loader sources")
+    if found is None:
+        module = ctx.facts.get("module")
+        visitor = _LoaderSources(ctx)
+        if module is not None:
+            module.visit(visitor)
+        found = ctx.facts["loader sources"] = visitor.sources
+    return found.count(code_of(source))
 
 
 def _tensor_dataset(call, ctx):
@@ -386,6 +415,9 @@ RULES = [
                 # 10 rows over 3 replicas: both pad to 12 by repeating the first rows
                 _sampled("torch.utils.data.distributed.DistributedSampler(data, num_replicas=3, rank=1, shuffle=False)"),
                 _sampled("torch.utils.data.DistributedSampler(data, 2, 1, False)", notes="positional"),
+                Example("s = torch.utils.data.DistributedSampler(ds, shuffle=False)",
+                        "s = mindspore.dataset.DistributedSampler(\n    num_shards=mindspore.communication.get_group_size(),\n"
+                        "    shard_id=mindspore.communication.get_rank(),\n    shuffle=False,\n)"),
                 _loaded("first = torch.utils.data.DistributedSampler(data, num_replicas=2, rank=0)\n"
                         "second = torch.utils.data.DistributedSampler(data, num_replicas=2, rank=1)\n"
                         + _two_parts("torch.utils.data.DataLoader(data, batch_size=3, sampler=first)",
@@ -401,5 +433,9 @@ RULES = [
 
 
 def _require_shards(call) -> None:
-    if not (call.has("num_replicas") and call.has("rank")):
-        raise Unconvertible("num_replicas and rank must be given: MindSpore needs num_shards and shard_id")
+    """torch reads the world size and the rank from the process group when they are not given; so does the
+    converted call (mindspore.communication, after init())."""
+    if not call.has("num_replicas"):
+        call.set("num_replicas", cst.Call(call.ref("mindspore.communication.get_group_size"), []))
+    if not call.has("rank"):
+        call.set("rank", cst.Call(call.ref("mindspore.communication.get_rank"), []))

@@ -199,6 +199,10 @@ RULES = [
             proven_by=_PROVEN,
             examples=(Example("torch.multiprocessing.spawn(train, args=(world,), nprocs=world, join=True)",
                               'train(int(os.environ["RANK_ID"]), world)'),)),
+    ApiRule("torch.cuda.set_device", None, signature="device", no_op=True,
+            aliases=("torch.accelerator.set_device_index", "torch.accelerator.set_device_idx"),
+            notes="msrun gives each process its device (DEVICE_ID); MindSpore selects it when the process starts",
+            examples=(Example("torch.cuda.set_device(local_rank)\nx = 1", "x = 1"),)),
     MethodRule("no_sync", hook=_no_sync, arity=(0, 0), receiver="cell",
                notes="gradients are averaged over the ranks at every step: reducing each micro-step's gradients "
                      "and summing them equals reducing their sum"),
