@@ -74,6 +74,7 @@ from benchmarks.research import corpus, safe_name  # noqa: E402
 from benchmarks.research.fetch import SourceMissing, fetch_torchvision_python, get_source  # noqa: E402
 from benchmarks.research.imports import first_party, new_requirements  # noqa: E402
 from benchmarks.research.spec import Model, Source  # noqa: E402
+from benchmarks.research.torch_side import REFERENCE_FORMAT  # noqa: E402
 from benchmarks.zoo.fetch import fetch_timm  # noqa: E402
 from benchmarks.zoo.graph import summary as graph_summary  # noqa: E402
 
@@ -371,7 +372,8 @@ def _current(reference: str, model: Model) -> bool:
         return False
     try:
         with np.load(reference) as data:
-            return "spec" in data.files and str(data["spec"]) == repr(model)
+            return ("format" in data.files and int(data["format"]) == REFERENCE_FORMAT
+                    and "spec" in data.files and str(data["spec"]) == repr(model))
     except Exception:  # noqa: BLE001 - an unreadable reference is made again
         return False
 

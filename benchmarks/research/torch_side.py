@@ -4,8 +4,11 @@
     python torch_side.py imports --path DIR... [--torchvision DIR] TOP [PART...]
 
 ``reference`` builds the model from the original source (``torch.manual_seed(0)``
-before it is built), runs it in eval mode under ``torch.no_grad`` on the seeded
-inputs (benchmarks/research/build.py) and saves as numpy arrays: the inputs
+before it is built), gives every all-zero floating parameter small seeded values
+(zero-initialised output layers, adaLN and LoRA ``up`` weights would otherwise make
+the output exactly zero or the last bias, a comparison that proves little; the
+perturbed weights are the ones saved, so both sides run the same network), runs
+it in eval mode under ``torch.no_grad`` on the seeded inputs (benchmarks/research/build.py) and saves as numpy arrays: the inputs
 (``input:*``), every output tensor in order (``output:<i>``), the state dict
 (``weight:<key>``, as torch saves weights), and the outputs of the same model in
 float64 (``output64:<i>``; how far float32 itself is from the exact result, see
@@ -48,6 +51,26 @@ def _is_tensor(value) -> bool:
     return isinstance(value, torch.Tensor)
 
 
+# what a reference file holds; older files are made again
+REFERENCE_FORMAT = 2
+
+
+def perturb_zero_parameters(model) -> list[str]:
+    """Fill each all-zero floating parameter with N(0, 0.02) drawn from a seeded generator;
+    the names of those changed."""
+    import torch
+
+    generator = torch.Generator().manual_seed(1)
+    changed = []
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if parameter.is_floating_point() and parameter.numel() and not parameter.any():
+                noise = torch.randn(parameter.shape, generator=generator, dtype=torch.float32)
+                parameter.copy_((noise * 0.02).to(parameter.dtype))
+                changed.append(name)
+    return changed
+
+
 def reference(model_id: str, out: str) -> None:
     import numpy as np
     import torch
@@ -56,6 +79,7 @@ def reference(model_id: str, out: str) -> None:
     torch.manual_seed(0)
     model = build(spec)
     model.eval()
+    perturbed = perturb_zero_parameters(model)
     arrays = draw_inputs(spec)
     args, kwargs = call_inputs(spec, arrays, torch.from_numpy)
     with torch.no_grad():
@@ -66,6 +90,8 @@ def reference(model_id: str, out: str) -> None:
     saved.update({f"output:{i}": value for i, value in enumerate(outputs)})
     saved.update({f"weight:{k}": _to_numpy(v) for k, v in model.state_dict().items() if isinstance(v, torch.Tensor)})
     saved["spec"] = np.array(repr(spec))
+    saved["perturbed"] = np.array(len(perturbed))
+    saved["format"] = np.array(REFERENCE_FORMAT)
     try:
         doubled = {k: v.astype(np.float64) if v.dtype == np.float32 else v for k, v in arrays.items()}
         args, kwargs = call_inputs(spec, doubled, torch.from_numpy)
