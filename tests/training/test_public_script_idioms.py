@@ -199,3 +199,46 @@ def test_an_initializer_applied_to_a_parameters_data(tmp_path):
     torch_out, code, ms_out = convert_and_run(tmp_path, INIT_THROUGH_DATA)
     assert "self.W.set_data(" in code
     assert ms_out == torch_out == "(2, 4) True True True\n"
+
+
+LOADER_MADE_AGAIN = '''
+    import torch
+    from torch.utils.data import DataLoader
+    from torchvision import datasets, transforms
+
+
+    def sample_data(path, batch_size):
+        dataset = datasets.ImageFolder(path, transform=transforms.ToTensor())
+        loader = DataLoader(dataset, shuffle=True, batch_size=batch_size)
+        loader = iter(loader)
+        while True:
+            try:
+                yield next(loader)
+            except StopIteration:
+                loader = DataLoader(dataset, shuffle=True, batch_size=batch_size)
+                loader = iter(loader)
+                yield next(loader)
+
+
+    data = sample_data("images", 4)
+    print([tuple(next(data)[0].shape) for _ in range(5)])
+'''
+
+
+def test_a_loader_made_again_over_the_same_dataset(tmp_path):
+    """glow's sample_data: a second DataLoader over the same torchvision dataset when
+    the first is exhausted. A mindspore.dataset node feeds one pipeline only ("The
+    data pipeline is not a tree"): each loader starts from its own copy. (torchvision
+    cannot be installed beside this torch: the torch side's output is the one its
+    6 images in batches of 4 give.)"""
+    import numpy as np
+    from PIL import Image
+
+    for folder in ("a", "b"):
+        (tmp_path / "images" / folder).mkdir(parents=True)
+        for index in range(3):
+            Image.fromarray(np.full((8, 8, 3), 40 * index, np.uint8)).save(tmp_path / "images" / folder / f"{index}.png")
+    result = convert_source(textwrap.dedent(LOADER_MADE_AGAIN), str(tmp_path / "main.py"))
+    assert "copy.deepcopy(dataset)" in result.output
+    (tmp_path / "main.py").write_text(result.output, encoding="utf-8")
+    assert _run(tmp_path / "main.py", True) == "[(4, 3, 8, 8), (2, 3, 8, 8), (4, 3, 8, 8), (2, 3, 8, 8), (4, 3, 8, 8)]\n"
