@@ -56,6 +56,9 @@ def add_parser(subparsers) -> None:
                         help="exit 0 even if some value could not be compared (it changes between two torch\n"
                         "runs with the same replayed draws: randomness the replay cannot cover); such\n"
                         "values are still listed as NOT COMPARED")
+    parser.add_argument("--export", action="store_true",
+                        help="also export the converted Cell as MindIR (mindspore.export) and check that the loaded\n"
+                        "graph (nn.GraphCell(mindspore.load(...))) gives the Cell's PyNative outputs")
     parser.add_argument("--seed", type=int, default=0, help="seed for inputs and initialisation (default 0)")
     add_rule_arguments(parser)  # the rules that converted the model: their weight moves and declared dtypes
     parser.set_defaults(run=run_verify)
@@ -89,6 +92,7 @@ def run_verify(args) -> int:
             seed=args.seed,
             train=args.train,
             allow_not_compared=args.allow_not_compared,
+            export=args.export,
             rules=rules,
         )
     except (UserError, InputSpecError, ValueError, ConfigError) as exc:

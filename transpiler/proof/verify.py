@@ -53,6 +53,7 @@ class VerifyRequest:
     train: bool = False  # run both in training mode (dropout active, batch statistics)
     allow_not_compared: bool = False  # values that cannot be compared do not fail verify (still reported)
     rules: object = None  # the RuleSet whose declared dtype differences apply (default: ms-migrate's rules)
+    export: bool = False  # also export the Cell as MindIR and compare the loaded graph with PyNative
 
 
 @dataclass
@@ -67,6 +68,7 @@ class VerifyResult:
     draws: list[str] = field(default_factory=list)  # the torch random ops replayed, in order
     unreplayable: list[str] = field(default_factory=list)  # torch random ops that could not be replayed
     allow_not_compared: bool = False
+    exported: list[Difference] = field(default_factory=list)  # verify --export: MindIR graph vs PyNative
 
     @property
     def not_compared(self) -> list[Difference]:
@@ -78,7 +80,8 @@ class VerifyResult:
             return ERROR
         if self.weights is not None and not self.weights.ok:
             return MISMATCH
-        if self.replay or not self.outputs or not all(d.ok for d in self.outputs + self.grads if d.compared):
+        if self.replay or not self.outputs or not all(d.ok for d in self.outputs + self.grads + self.exported
+                                                      if d.compared):
             return MISMATCH
         if self.not_compared and not self.allow_not_compared:
             return MISMATCH
@@ -113,6 +116,9 @@ class VerifyResult:
                 out.append(f"{zero} of {len(self.grads)} parameters get a gradient of zero in torch (nothing reaches "
                            "them from the outputs, e.g. a branch scaled by a zero-initialised weight): their "
                            "comparison proves little")
+        if self.exported:
+            out.append("exported MindIR (nn.GraphCell(mindspore.load(...))) against the Cell in PyNative:")
+            out += format_table(self.exported)
         if self.cells:
             bad = [c for c in self.cells if not c.ok]
             out.append(f"sub-Cells run on the inputs their torch sub-modules received: {len(self.cells) - len(bad)} "
@@ -187,6 +193,11 @@ def verify(request: VerifyRequest) -> VerifyResult:
             except ReplayMismatch as exc:
                 result.replay = f"computing gradients: {exc}"
         result.unreplayable = list(tape.unreplayable)
+        if request.export:
+            stage = "exporting MindIR"
+            from transpiler.proof.verify_export import export_differences
+
+            result.exported = export_differences(ms_model, arrays, request.rtol, request.atol)
     except Exception as exc:  # any failure is an ERROR verdict, reported with where it happened
         if isinstance(exc, _Stage):
             result.error = f"{stage}: {exc}"
