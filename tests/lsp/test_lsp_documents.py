@@ -27,6 +27,14 @@ def test_a_rule_names_which_of_the_calls_starting_together_it_is_about():
     assert (_text(source, span), _text(source, hover)) == ("torch.zeros(2).view(1, 2)", "view")
 
 
+def test_a_property_or_a_base_class_is_the_name_itself():
+    source = "if p.grad is None:\n    pass\nclass O(Optimizer):\n    pass\n"
+    locator = Locator(source)
+    span, hover = locator.spans(0, 3, "torch.Tensor.grad")
+    assert (_text(source, span), _text(source, hover)) == ("p.grad", "grad")
+    assert _text(source, locator.spans(2, 8, "torch.optim.optimizer.Optimizer")[0]) == "Optimizer"
+
+
 def test_a_finding_is_about_the_outermost_node_and_a_statement_its_first_line():
     source = "if x.sum() > 0:\n    y = x[x > 0].nonzero()\n"
     locator = Locator(source)

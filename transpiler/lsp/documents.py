@@ -267,13 +267,18 @@ class Locator:
             span = self.line_span(0)
             return span, span
         candidates = self.starts.get((line, col), [])
-        calls = [n for n in candidates if isinstance(n, ast.Call)] if rule is not None else []
-        if calls:
-            name = (rule or "").rstrip("()").rsplit(".", 1)[-1]
-            named = [c for c in calls if _callee_name(c) == name]
-            call = (named or calls)[-1]  # innermost
-            return Span((line, col), self._end(call)), self._callee_span(call, rule or "")
         expressions = [n for n in candidates if isinstance(n, ast.expr)]
+        if rule is not None and expressions:
+            name = rule.rstrip("()").rsplit(".", 1)[-1]
+            named = [n for n in expressions if _name_of(n) == name]
+            calls = [n for n in named if isinstance(n, ast.Call)] or \
+                ([] if named else [n for n in expressions if isinstance(n, ast.Call)])
+            if calls:
+                call = calls[-1]  # innermost
+                return Span((line, col), self._end(call)), self._callee_span(call, rule)
+            if named:  # an attribute or a name (p.grad, a base class)
+                node = named[-1]
+                return Span((line, col), self._end(node)), self._callee_span(node, rule)
         if expressions:
             span = Span((line, col), self._end(expressions[0]))
             return span, span
@@ -289,20 +294,25 @@ class Locator:
         span = Span((line, col), (line, max(col, len(self.lines[line].rstrip()))))
         return span, span
 
-    def _callee_span(self, call: ast.Call, rule: str) -> Span:
-        func = call.func
+    def _callee_span(self, node: ast.expr, rule: str) -> Span:
+        """Where hover answers: a call's callee, an attribute or name as a whole;
+        for a method or property, only its name (``x.view``: ``view``)."""
+        func = node.func if isinstance(node, ast.Call) else node
         start = self._position(func.lineno, func.col_offset)
         end = self._end(func)
         if isinstance(func, ast.Attribute) and _is_method(rule) and end[1] >= len(func.attr):
-            return Span((end[0], end[1] - len(func.attr)), end)  # x.view(...): the method's name
-        return Span(start, end)  # torch.zeros(...), nn.Conv2d(...): the whole name
+            return Span((end[0], end[1] - len(func.attr)), end)
+        return Span(start, end)
 
 
-def _callee_name(call: ast.Call) -> str | None:
-    if isinstance(call.func, ast.Attribute):
-        return call.func.attr
-    if isinstance(call.func, ast.Name):
-        return call.func.id
+def _name_of(node: ast.expr) -> str | None:
+    """The name a node ends with: a call's callee's, an attribute's, a name's."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return node.id
     return None
 
 
