@@ -6,6 +6,17 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 
 
+def where(path: str, line: int, cell: int | None = None) -> str:
+    """``path:line``; in a notebook ``path:cell N:line``, as convert's diagnostics write it."""
+    return f"{path}:cell {cell}:{line}" if cell is not None else f"{path}:{line}"
+
+
+def _without_cell(data: dict) -> dict:
+    if data.get("cell", 0) is None:
+        del data["cell"]
+    return data
+
+
 class Category(str, Enum):
     """How one use of a torch API migrates."""
 
@@ -38,9 +49,14 @@ class ApiUse:
     outcome: str  # what convert does: converted / marked / unknown / not reported
     message: str  # convert's own message, or why the use is listed
     arguments: tuple[ArgNote, ...] = ()
+    cell: int | None = None  # notebooks: the code cell (from 1) that ``line`` counts in
+
+    @property
+    def where(self) -> str:
+        return where(self.path, self.line, self.cell)
 
     def to_dict(self) -> dict:
-        data = asdict(self)
+        data = _without_cell(asdict(self))
         data["category"] = self.category.key
         data["arguments"] = [asdict(a) for a in self.arguments]
         return data
@@ -52,6 +68,14 @@ class EcosystemImport:
     module: str  # the imported module or name
     path: str
     line: int
+    cell: int | None = None
+
+    @property
+    def where(self) -> str:
+        return where(self.path, self.line, self.cell)
+
+    def to_dict(self) -> dict:
+        return _without_cell(asdict(self))
 
 
 @dataclass(frozen=True)
@@ -66,9 +90,14 @@ class Finding:
     code: str  # the construct, as written
     why: str  # why it matters in MindSpore
     fix: str  # the suggested fix
+    cell: int | None = None
+
+    @property
+    def where(self) -> str:
+        return where(self.path, self.line, self.cell)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return _without_cell(asdict(self))
 
 
 @dataclass(frozen=True)
@@ -80,9 +109,14 @@ class ChecklistItem:
     detail: str  # hyperparameters, submodules, values
     path: str
     line: int
+    cell: int | None = None
+
+    @property
+    def where(self) -> str:
+        return where(self.path, self.line, self.cell)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return _without_cell(asdict(self))
 
 
 @dataclass
@@ -151,7 +185,7 @@ class ApiRow:
         self.count += 1
         if use.outcome not in self.outcomes:
             self.outcomes.append(use.outcome)
-        self.locations.append(f"{use.path}:{use.line}")
+        self.locations.append(use.where)
         for note in use.arguments:
             self.arguments.setdefault(note.name, note.action)
         if use.message and use.message not in self.messages:

@@ -5,6 +5,7 @@ importing the files and, when given, the converted output for diffs."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import re
 from concurrent.futures import ProcessPoolExecutor
@@ -39,7 +40,7 @@ def analyze_source(text: str, path: str = "<string>", rules: RuleSet | None = No
     try:
         module = cst.parse_module(text)
     except Exception as exc:  # noqa: BLE001 - a broken file is reported, the tree goes on
-        result.status, result.error = "failed", " ".join(str(getattr(exc, "message", exc)).split())
+        result.status, result.error = "failed", _parse_error(text, path, rules, exc)
         return result
     try:
         conversion = convert_source(text, path, rules)
@@ -57,12 +58,68 @@ def analyze_source(text: str, path: str = "<string>", rules: RuleSet | None = No
     return result
 
 
+def _parse_error(text: str, path: str, rules: RuleSet, exc: Exception) -> str:
+    """Why the file cannot be read, worded and placed as convert reports it
+    (``syntax error: '(' was never closed (at m.py:2:16)``)."""
+    failed = [d for d in convert_source(text, path, rules).diagnostics if d.severity.value == "error"]
+    if failed:
+        return f"{failed[0].message} (at {failed[0].location})"
+    return " ".join(str(getattr(exc, "message", exc)).split())
+
+
+def analyze_notebook(text: str, path: str, rules: RuleSet | None = None) -> FileAnalysis:
+    """A notebook's code cells, read as convert reads them (transpiler/batch/notebooks.py:
+    IPython lines masked, cells joined in order so that each knows the imports above it),
+    analysed as one source; every position names its cell (``nb.ipynb:cell 3:2``)."""
+    import nbformat
+
+    from transpiler.batch.notebooks import _join, _prepare
+
+    rules = rules or load_rules()
+    try:
+        notebook = nbformat.reads(text, as_version=4)
+    except Exception as exc:  # noqa: BLE001 - nbformat raises many kinds for broken JSON or schema
+        return FileAnalysis(path, "failed", " ".join(f"not a readable notebook: {exc}".split()))
+    language = notebook.metadata.get("language_info", {}).get("name") or \
+        notebook.metadata.get("kernelspec", {}).get("language") or "python"
+    if language.lower() != "python":
+        return FileAnalysis(path, "skipped")
+    token = hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=6).hexdigest()
+    cells = []
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type == "code":
+            prepared, _ = _prepare(index, cell.source, token)
+            if prepared is not None:
+                cells.append(prepared)
+    result = analyze_source(_join(cells, token), path, rules)
+
+    def placed(item):
+        owner = None
+        for cell in cells:
+            if cell.first_line <= item.line:
+                owner = cell
+        if owner is None:
+            return item
+        line = item.line - owner.first_line + 1 + owner.leading.count("\n") + owner.header.count("\n")
+        return dataclasses.replace(item, line=line, cell=owner.index + 1)
+
+    result.uses = [placed(u) for u in result.uses]
+    result.ecosystem = [placed(e) for e in result.ecosystem]
+    result.findings = [placed(f) for f in result.findings]
+    result.checklist = [placed(c) for c in result.checklist]
+    result.cell_classes = []  # a notebook is not imported to count parameters
+    return result
+
+
 def analyze_file(source: str, display: str, rule_files: tuple[str, ...] = ()) -> FileAnalysis:
     try:
         with open(source, "rb") as handle:
-            text = decode_source(handle.read()).text
-    except (OSError, DecodeError) as exc:
+            raw = handle.read()
+        text = raw.decode("utf-8") if source.endswith(".ipynb") else decode_source(raw).text
+    except (OSError, DecodeError, UnicodeDecodeError) as exc:
         return FileAnalysis(display, "failed", f"cannot read: {exc}")
+    if source.endswith(".ipynb"):
+        return analyze_notebook(text, display, load_rules(rule_files))
     return analyze_source(text, display, load_rules(rule_files))
 
 
@@ -74,7 +131,8 @@ def analyze_tree(source: str, *, jobs: int = 1, excludes: Exclusions | tuple[str
                  converted: str | None = None,
                  import_timeout: float = 60.0, rules: tuple[str, ...] = ()) -> ProjectAnalysis:
     """``rules``: the project's rule files, applied with ms-migrate's."""
-    python_jobs = [dataclasses.replace(j, rules=rules) for j in discover(source, None, excludes) if j.kind == "python"]
+    python_jobs = [dataclasses.replace(j, rules=rules) for j in discover(source, None, excludes)
+                   if j.kind in ("python", "notebook")]
     project = ProjectAnalysis(source)
     if jobs > 1 and len(python_jobs) > 1:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
@@ -110,7 +168,7 @@ def _with_count(entry: ChecklistItem, count) -> ChecklistItem:
         parts = [_ESTIMATE.sub("", entry.detail), f"{count:,} parameters (imported and counted)"]
     else:
         parts = [entry.detail, f"not counted by import: {count}"]
-    return ChecklistItem(entry.topic, entry.name, "; ".join(parts), entry.path, entry.line)
+    return dataclasses.replace(entry, detail="; ".join(parts))
 
 
 def _diffs(source: str, converted: str, python_jobs, project: ProjectAnalysis) -> list[FileDiff]:
@@ -118,7 +176,7 @@ def _diffs(source: str, converted: str, python_jobs, project: ProjectAnalysis) -
     diffs = []
     analysed = {f.path for f in project.files if f.status == "analysed"}
     for job in python_jobs:
-        if job.display not in analysed:
+        if job.display not in analysed or job.kind != "python":  # a notebook's diff would be its JSON
             continue
         if os.path.isfile(source_abs):
             target = converted if os.path.isfile(converted) else os.path.join(converted, os.path.basename(source_abs))

@@ -39,5 +39,5 @@ def ecosystem_rows(project: ProjectAnalysis) -> list[tuple[str, str, int, list[s
     where: dict[tuple[str, str], list[str]] = defaultdict(list)
     for entry in project.ecosystem:
         counts[(entry.package, entry.module)] += 1
-        where[(entry.package, entry.module)].append(f"{entry.path}:{entry.line}")
+        where[(entry.package, entry.module)].append(entry.where)
     return [(p, m, n, where[(p, m)]) for (p, m), n in sorted(counts.items())]

@@ -145,7 +145,7 @@ def _ecosystem(project: ProjectAnalysis) -> str:
 def _findings(project: ProjectAnalysis) -> str:
     blocks = []
     for kind, items in findings_by_kind(project).items():
-        where = "".join(f"<li><code>{escape(f.path)}:{f.line}:{f.col}</code> <code>{escape(f.code)}</code></li>"
+        where = "".join(f"<li><code>{escape(f.where)}:{f.col}</code> <code>{escape(f.code)}</code></li>"
                         for f in items)
         blocks.append(
             f'<div class="finding" data-kind="{escape(kind)}"><h3><code>{escape(kind)}</code> '
@@ -160,7 +160,7 @@ def _findings(project: ProjectAnalysis) -> str:
 def _checklist(project: ProjectAnalysis) -> str:
     rows = "".join(
         f"<tr><td>{escape(c.topic)}</td><td><code>{escape(c.name)}</code></td><td>{escape(c.detail)}</td>"
-        f"<td><code>{escape(c.path)}:{c.line}</code></td></tr>"
+        f"<td><code>{escape(c.where)}</code></td></tr>"
         for c in project.checklist
     )
     if not rows:

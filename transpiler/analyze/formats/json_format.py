@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 
 from transpiler.analyze.formats import summary
 from transpiler.analyze.model import ProjectAnalysis
@@ -19,7 +18,7 @@ def to_data(project: ProjectAnalysis) -> dict:
         "files": [{"path": f.path, "status": f.status, "error": f.error} for f in project.files],
         "apis": [row.to_dict() for row in project.api_rows()],
         "uses": [u.to_dict() for u in project.uses],
-        "ecosystem": [asdict(e) for e in project.ecosystem],
+        "ecosystem": [e.to_dict() for e in project.ecosystem],
         "findings": [f.to_dict() for f in project.findings],
         "checklist": [c.to_dict() for c in project.checklist],
         "parameter_counts": project.parameter_counts,

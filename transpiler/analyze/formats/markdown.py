@@ -43,12 +43,12 @@ def render(project: ProjectAnalysis, color: bool = False) -> str:
         first = items[0]
         out += [f"### `{kind}` ({first.family}, {len(items)})", "", f"**Why it matters:** {first.why}", "",
                 f"**Suggested fix:** {first.fix}", ""]
-        out += [f"- `{f.path}:{f.line}:{f.col}`: `{_cell(f.code)}`" for f in items]
+        out += [f"- `{f.where}:{f.col}`: `{_cell(f.code)}`" for f in items]
         out.append("")
     out += ["", "## Training-tricks checklist", ""]
     if project.checklist:
         out += ["| topic | item | details | location |", "|---|---|---|---|"]
-        out += [f"| {c.topic} | `{_cell(c.name)}` | {_cell(c.detail)} | `{c.path}:{c.line}` |"
+        out += [f"| {c.topic} | `{_cell(c.name)}` | {_cell(c.detail)} | `{c.where}` |"
                 for c in project.checklist]
     else:
         out.append("Nothing found.")

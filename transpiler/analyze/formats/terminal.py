@@ -78,7 +78,7 @@ def _findings(console: Console, project: ProjectAnalysis) -> None:
     table.add_column("where", overflow="fold", ratio=2)
     table.add_column("why it matters / suggested fix", overflow="fold", ratio=3)
     for kind, items in grouped.items():
-        where = "\n".join(escape(f"{f.path}:{f.line}  {f.code}") for f in items[:8])
+        where = "\n".join(escape(f"{f.where}  {f.code}") for f in items[:8])
         if len(items) > 8:
             where += f"\n(+{len(items) - 8} more)"
         table.add_row(f"[bold yellow]{kind}[/]\n{items[0].family}", where,
@@ -97,7 +97,7 @@ def _checklist(console: Console, project: ProjectAnalysis) -> None:
     table.add_column("details", overflow="fold", ratio=3)
     table.add_column("where", overflow="fold", ratio=1)
     for entry in project.checklist:
-        table.add_row(escape(entry.topic), escape(entry.name), escape(entry.detail), escape(f"{entry.path}:{entry.line}"))
+        table.add_row(escape(entry.topic), escape(entry.name), escape(entry.detail), escape(entry.where))
     console.print()
     if project.checklist:
         console.print(table)
