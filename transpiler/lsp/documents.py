@@ -80,6 +80,8 @@ class DocumentReport:
     rules: object = field(default=None, repr=False, compare=False)  # the RuleSet it was checked with
     analysed: bool = True  # whether analyze's hazards are among the items (see with_hazards)
     locator: "Locator | None" = field(default=None, repr=False, compare=False)
+    rules_key: tuple = ()  # which rule set (its files and digest): the hover catalog to read
+    cpu_seconds: float = 0.0  # of the process that checked it
 
     @property
     def diagnostics(self) -> list[Item]:
@@ -141,9 +143,15 @@ def with_hazards(report: DocumentReport) -> DocumentReport:
     if report.analysed:
         return report
     start = time.perf_counter()
-    hazards = [_hazard(f, report.locator) for f in _findings(report.text, report.path, report.rules)]
+    hazards = hazard_items(report.text, report.path, report.rules, report.locator)
     return dataclasses.replace(report, items=_sorted([*report.items, *hazards]), analysed=True,
                                seconds=report.seconds + time.perf_counter() - start)
+
+
+def hazard_items(text: str, path: str, rules, locator: "Locator | None" = None) -> list[Item]:
+    """The hazards ``ms-migrate analyze`` finds in ``text``, at their ranges."""
+    locator = locator or Locator(text)
+    return [_hazard(f, locator) for f in _findings(text, path, rules)]
 
 
 def carried_hazards(previous: DocumentReport | None, text: str) -> list[Item]:

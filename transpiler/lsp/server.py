@@ -15,12 +15,13 @@ Features:
   command: writes the unified diff to a ``.diff`` file, asks the editor to show
   it, and returns the diff text).
 
-Checking a document converts it: it runs on one worker thread, never on the
-event loop, so hover and every other request are answered while a conversion
-runs. One conversion per document text is shared by diagnostics, hover and code
-actions; a text the user has already changed again is not converted at all.
-The first conversion imports the converter and loads the rules: the server
-warms up in the background as soon as the client is initialised.
+Checking a document converts it in a worker process (``worker``), and
+analyze's hazards are found at the same time in a second one: the event loop
+never runs converter code, so every request is answered at once and only the
+answers that need the new conversion wait for it. One conversion per document
+text is shared by diagnostics, hover and code actions; a text the user has
+changed again before its turn is not converted at all. The workers import the
+converter and load the rules as soon as the client is initialised (warm-up).
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ import os
 import shutil
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from lsprotocol import types
@@ -38,11 +41,12 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from transpiler import __version__
+from transpiler.lsp import worker
 from transpiler.lsp.documents import (
-    DocumentReport, Span, beside_path, carried_hazards, check_document, end_of, from_client, split_lines, to_client,
-    unified_diff, with_hazards,
+    CONVERTED, DocumentReport, Span, beside_path, carried_hazards, end_of, from_client, split_lines, to_client,
+    unified_diff,
 )
-from transpiler.lsp.hover import catalog_of, hover_markdown
+from transpiler.lsp.hover import hover_markdown
 
 DEBOUNCE_SECONDS = 0.3  # after the last change before checking (initializationOptions {"debounce": seconds})
 
@@ -59,10 +63,6 @@ _SEVERITY = {"error": types.DiagnosticSeverity.Error, "warning": types.Diagnosti
              "information": types.DiagnosticSeverity.Information, "hint": types.DiagnosticSeverity.Hint}
 _ENCODING = {types.PositionEncodingKind.Utf8: "utf-8", types.PositionEncodingKind.Utf32: "utf-32"}
 
-_WARM_UP = "import torch\nimport torch.nn as nn\n\nclass M(nn.Module):\n    def forward(self, x):\n" \
-           "        return torch.relu(nn.functional.linear(x, x)).view(-1)\n"
-
-
 class Stale(Exception):
     """The document changed before its check started: a newer check replaces it."""
 
@@ -73,63 +73,101 @@ class _Check:
     future: asyncio.Future
 
 
+class _Worker:
+    """One worker process and the jobs for it, one at a time: a job whose text
+    the user has changed meanwhile is dropped before it starts."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.lock = asyncio.Lock()
+        self.pool: ProcessPoolExecutor | None = None
+
+    async def run(self, fresh, function, *args):
+        """``function(*args)`` in the worker; ``fresh()``: whether it is still wanted (else Stale)."""
+        async with self.lock:
+            if not fresh():
+                raise Stale(self.name)
+            if self.pool is None:
+                # spawn: a fork of the server would copy its threads' locks
+                self.pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+            try:
+                return await asyncio.get_running_loop().run_in_executor(self.pool, function, *args)
+            except BrokenProcessPool:  # the worker died (killed, out of memory): the next job starts another
+                self.pool = None
+                raise
+
+    def stop(self) -> None:
+        pool, self.pool = self.pool, None
+        if pool is None:
+            return
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:  # a conversion under way need not finish: the editor is leaving
+            process.terminate()
+
+
 class MigrationServer(LanguageServer):
     def __init__(self):
         super().__init__("ms-migrate", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
-        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ms-migrate-check")
+        self.converter = _Worker("convert")  # conversions: the diagnostics, hover and code actions need them
+        self.analyser = _Worker("analyze")  # analyze's hazards, at the same time on another core
         self.debounce = DEBOUNCE_SECONDS
-        self.checks: dict[str, _Check] = {}  # uri -> the latest check started
-        self.latest: dict[str, str] = {}  # uri -> the text last seen (read by the worker thread)
+        self.checks: dict[str, _Check] = {}  # uri -> the latest conversion asked for
+        self.latest: dict[str, str] = {}  # uri -> the text last seen
         self.refreshes: dict[str, asyncio.Task] = {}  # uri -> the pending diagnostics refresh
         self.published: dict[str, str] = {}  # uri -> the text whose diagnostics were published
-        self.analysed: dict[str, DocumentReport] = {}  # uri -> the last report with analyze's hazards
+        self.hazards: dict[str, tuple[str, list]] = {}  # uri -> (text, analyze's hazards in it)
+        self.catalogs: dict[tuple, dict] = {}  # rule set key -> API -> rule_catalog.Entry
+        self.warm: asyncio.Future | None = None
         self._diff_dir: str | None = None
-        self.event_loop: asyncio.AbstractEventLoop | None = None  # set when the client initialises
 
     # -- checking ----------------------------------------------------------------------------------------------------
+    def warm_up(self) -> None:
+        """Start the workers (imports, rules, the hover catalog) before the first file is opened."""
+        async def warm():
+            start = time.perf_counter()
+            analysed = asyncio.ensure_future(self.analyser.run(lambda: True, worker.warm_up))
+            key, catalog = await self.converter.run(lambda: True, worker.warm_up)
+            self.catalogs[key] = catalog
+            await analysed
+            self._log(f"warmed up in {time.perf_counter() - start:.1f} s")
+
+        self.warm = asyncio.ensure_future(warm())
+
     async def report(self, uri: str) -> DocumentReport:
         """The conversion's report on the document's current text (shared with
-        every other caller asking for that text); analyze's hazards are added
-        by ``refresh``."""
+        every other caller asking for that text)."""
         document = self.workspace.get_text_document(uri)
         text = document.source
         self.latest[uri] = text
         check = self.checks.get(uri)
         if check is None or check.text != text or (check.future.done() and check.future.exception() is not None):
-            path = document.path or uri
-            loop = asyncio.get_running_loop()
-            check = _Check(text, loop.run_in_executor(self.executor, self._check, uri, text, path))
+            check = _Check(text, asyncio.ensure_future(self._convert(uri, text, document.path or uri)))
             self.checks[uri] = check
         return await asyncio.shield(check.future)
 
-    def _check(self, uri: str, text: str, path: str) -> DocumentReport:
-        if self.latest.get(uri, text) != text:
-            raise Stale(uri)
-        start = time.thread_time()
-        report = check_document(text, path, hazards=False)
+    async def _convert(self, uri: str, text: str, path: str) -> DocumentReport:
+        report = await self.converter.run(lambda: self.latest.get(uri) == text, worker.convert, text, path)
         self._log(f"converted {os.path.basename(path)} ({text.count(chr(10)) + 1} lines) in {report.seconds:.2f} s "
-                  f"(CPU {time.thread_time() - start:.2f} s)")
+                  f"(CPU {report.cpu_seconds:.2f} s)")
         return report
 
-    def _hazards(self, uri: str, report: DocumentReport) -> DocumentReport:
-        if self.latest.get(uri, report.text) != report.text:
-            raise Stale(uri)
-        start = time.thread_time()
-        full = with_hazards(report)
-        self._log(f"analysed {os.path.basename(report.path)} in {full.seconds - report.seconds:.2f} s "
-                  f"(CPU {time.thread_time() - start:.2f} s)")
-        return full
+    async def _analyse(self, uri: str, text: str, path: str) -> list:
+        start = time.perf_counter()
+        items, cpu = await self.analyser.run(lambda: self.latest.get(uri) == text, worker.hazards, text, path)
+        self._log(f"analysed {os.path.basename(path)} in {time.perf_counter() - start:.2f} s (CPU {cpu:.2f} s)")
+        return items
+
+    async def catalog(self, report: DocumentReport) -> dict:
+        catalog = self.catalogs.get(report.rules_key)
+        if catalog is None:
+            key, catalog = await self.converter.run(lambda: True, worker.catalog, report.path)
+            self.catalogs[key] = catalog
+        return catalog
 
     def _log(self, message: str) -> None:
-        """A line for the editor's log of this server (window/logMessage), from any thread."""
-        loop = self.event_loop
-        if loop is None:
-            return
-        params = types.LogMessageParams(type=types.MessageType.Log, message=f"ms-migrate: {message}")
-        try:
-            loop.call_soon_threadsafe(self.window_log_message, params)
-        except RuntimeError:  # the loop has closed: the server is exiting
-            pass
+        """A line for the editor's log of this server (window/logMessage)."""
+        self.window_log_message(types.LogMessageParams(type=types.MessageType.Log, message=f"ms-migrate: {message}"))
 
     async def refresh(self, uri: str, delay: float) -> None:
         """Publish the diagnostics of the document ``delay`` seconds from now (a newer refresh replaces this one)."""
@@ -141,21 +179,38 @@ class MigrationServer(LanguageServer):
 
     async def _refresh(self, uri: str, delay: float) -> None:
         """The conversion's diagnostics as soon as it is done (with the hazards
-        of the lines the edit left alone), then analyze's hazards."""
+        of the lines the edit left alone, or the new ones if analyze was
+        quicker), then with analyze's hazards. Both run at once, each in its
+        worker process."""
         if delay > 0:
             await asyncio.sleep(delay)
+        document = self.workspace.get_text_document(uri)
+        text = document.source
+        self.latest[uri] = text
+        analysed = asyncio.ensure_future(self._analyse(uri, text, document.path or uri))
         try:
             report = await self.report(uri)
-            if not self._publish(uri, report, carried_hazards(self.analysed.get(uri), report.text)):
+            if report.text != text:
                 return
-            if not report.analysed:
-                loop = asyncio.get_running_loop()
-                report = await loop.run_in_executor(self.executor, self._hazards, uri, report)
-                if not self._publish(uri, report, []):
+            if not report.diagnostics and not any(i.kind == CONVERTED for i in report.items):
+                analysed.cancel()  # nothing torch-like: no hazards either
+                self._publish(uri, report, [])
+                return
+            if not analysed.done():
+                previous = self.hazards.get(uri)
+                carried = carried_hazards(_as_report(previous), text) if previous else []
+                if not self._publish(uri, report, carried):
                     return
-            self.analysed[uri] = report
+            hazards = await analysed
+            self.hazards[uri] = (text, hazards)
+            self._publish(uri, report, hazards)
         except Stale:
             return
+        except Exception as exc:  # noqa: BLE001 - a failed check is logged; the next edit checks again
+            self._log(f"checking {os.path.basename(document.path or uri)} failed: {type(exc).__name__}: {exc}")
+        finally:
+            if not analysed.done():
+                analysed.cancel()
 
     def _publish(self, uri: str, report: DocumentReport, extra: list) -> bool:
         """Publish ``report``'s diagnostics if the document still holds its text."""
@@ -177,10 +232,8 @@ class MigrationServer(LanguageServer):
         pending = self.refreshes.pop(uri, None)
         if pending is not None:
             pending.cancel()
-        self.checks.pop(uri, None)
-        self.latest.pop(uri, None)
-        self.published.pop(uri, None)
-        self.analysed.pop(uri, None)
+        for table in (self.checks, self.latest, self.published, self.hazards):
+            table.pop(uri, None)
 
     # -- positions ---------------------------------------------------------------------------------------------------
     @property
@@ -251,7 +304,13 @@ class MigrationServer(LanguageServer):
         if self._diff_dir is not None:
             shutil.rmtree(self._diff_dir, ignore_errors=True)
             self._diff_dir = None
-        self.executor.shutdown(wait=False, cancel_futures=True)
+        self.converter.stop()
+        self.analyser.stop()
+
+
+def _as_report(previous: tuple[str, list]) -> DocumentReport:
+    text, hazards = previous
+    return DocumentReport("", text, "converted", None, list(hazards))
 
 
 def _is_python(document) -> bool:
@@ -267,23 +326,13 @@ def build_server() -> MigrationServer:
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: MigrationServer, params: types.InitializeParams):
-        try:
-            ls.event_loop = asyncio.get_running_loop()
-        except RuntimeError:
-            pass
         options = params.initialization_options
         if isinstance(options, dict) and isinstance(options.get("debounce"), (int, float)):
             ls.debounce = max(0.0, float(options["debounce"]))
 
     @server.feature(types.INITIALIZED)
-    def initialized(ls: MigrationServer, params: types.InitializedParams):
-        def warm_up():  # imports the converter and analyze, loads the rules and the catalog hover reads
-            start = time.perf_counter()
-            report = check_document(_WARM_UP, "warm_up.py")
-            catalog_of(report.rules)
-            ls._log(f"warmed up in {time.perf_counter() - start:.1f} s")
-
-        ls.executor.submit(warm_up)
+    async def initialized(ls: MigrationServer, params: types.InitializedParams):
+        ls.warm_up()
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: MigrationServer, params: types.DidOpenTextDocumentParams):
@@ -323,7 +372,7 @@ def build_server() -> MigrationServer:
         items = report.at(position)
         if not items:
             return None
-        catalog = await asyncio.get_running_loop().run_in_executor(ls.executor, catalog_of, report.rules)
+        catalog = await ls.catalog(report)
         text = hover_markdown(items, catalog)
         if text is None:
             return None
