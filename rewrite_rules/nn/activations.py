@@ -11,8 +11,9 @@ import libcst as cst
 
 from rewrite_rules.nn.float_args import as_float
 from rewrite_rules.nn.shared import DEVICE, DTYPE, INPLACE, P, implicit_dim, layer_cases
-from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible, Unsupported, code_of, define, literal_value
+from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible, Unsupported, code_of, define, literal_value, render
 from rewrite_rules.tensor.math import LOG_SOFTMAX_INPUTS, LOG_SOFTMAX_NOTE, LOG_SOFTMAX_TOL, log_softmax_function
+from rewrite_rules.nn.module_paths import with_module_paths
 
 X = {"x": "randn(2, 3, 4)"}
 
@@ -111,6 +112,26 @@ def _log_softmax_layer(call, ctx):
     source = _LOG_SOFTMAX.replace("CELL", code_of(ctx.ref("mindspore.nn.Cell")))
     source = source.replace("LOG_SOFTMAX", log_softmax_function(ctx).value)
     call.result = cst.Call(define(ctx, "LogSoftmax", source), [cst.Arg(dim)] if dim is not None else [])
+
+
+_SOFTPLUS = '''
+class {name}(CELL):
+    """torch.nn.Softplus (written by ms-migrate)."""
+
+    def __init__(self, beta=1.0, threshold=20.0):
+        super().__init__()
+        self.beta = beta
+        self.threshold = threshold
+
+    def construct(self, x):
+        return SOFTPLUS(x, self.beta, self.threshold)
+'''
+
+
+def _softplus_layer(call, ctx):
+    """A Cell written above the code that calls ops.softplus with the layer's beta and threshold."""
+    source = _SOFTPLUS.replace("CELL", code_of(ctx.ref("mindspore.nn.Cell")))
+    call.result = render(call, define(ctx, "Softplus", source.replace("SOFTPLUS", code_of(ctx.ref("mindspore.ops.softplus")))))
 
 
 RULES = [
@@ -240,8 +261,15 @@ RULES = [
         "torch.nn.Softplus",
         None,
         signature="beta=1.0, threshold=20.0",
-        notes="mindspore.nn has no Softplus Cell; call ops.softplus(x, beta, threshold) in construct",
-        cases=(Example("act = nn.Softplus()", marked="no Softplus Cell"),),
+        hook=_softplus_layer,
+        notes="mindspore.nn has no Softplus Cell: a Cell written above the code calls ops.softplus(x, beta, "
+              "threshold) (linear above threshold / beta, as torch).",
+        cases=(
+            *layer_cases("Softplus", [P("beta", "2.0", default=True), P("threshold", "1.5", default=True)],
+                         {"x": "randn(2, 3, 4)"}),
+            Example("layer = nn.Softplus(beta=2, threshold=10)\nresult = layer(x * 8)", inputs=X,
+                    notes="integer beta and threshold; values on both sides of the threshold"),
+        ),
     ),
     _dim_layer("Softmax", "softmax"),
     _plain(
@@ -267,3 +295,5 @@ RULES = [
     ),
     _dim_layer("Softmin", "softmin"),
 ]
+
+RULES = with_module_paths(RULES)  # torch.nn.modules.X and torch.nn.modules.<submodule>.X too

@@ -22,6 +22,7 @@ from rewrite_rules.cases import P, call_cases
 import re
 
 from rewrite_rules.api import CELL, LAYER, ApiRule, Arg, Example, Unconvertible, bind, code_of, define, origin_of
+from rewrite_rules.nn.module_paths import with_module_paths
 
 _X = {"x": "randn(2, 4)"}
 _ASSIGNED = ("class ConvNorm(nn.Sequential):\n    def __init__(self):\n        super().__init__()\n"
@@ -251,3 +252,5 @@ RULES = [
         ),
     ),
 ]
+
+RULES = with_module_paths(RULES)  # torch.nn.modules.X and torch.nn.modules.<submodule>.X too

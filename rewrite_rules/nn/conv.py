@@ -24,9 +24,10 @@ import libcst as cst
 from rewrite_rules.helpers import DEVICE, literal_or_none
 from rewrite_rules.cases import SHAPES
 from rewrite_rules.nn.shared import DTYPE, KAIMING_RESET, P, layer_cases, reset_example
-from rewrite_rules.api import ApiRule, Arg, AttributeRead, Example, Unconvertible, UnknownValue, Unsupported, WeightMove, code_of
+from rewrite_rules.api import (ApiRule, Arg, AttributeRead, Example, NotALiteral, Unconvertible, UnknownValue, Unsupported,
+                               WeightMove, code_of, define)
+from rewrite_rules.nn.module_paths import with_module_paths
 
-_PADDING_MODE = Unsupported("only zero padding is supported by MindSpore convolutions; pad explicitly with ops.pad")
 _CONV1D_WEIGHT = {"weight": WeightMove("weight", insert_axis=2)}
 
 
@@ -73,11 +74,60 @@ def _windows_at_run_time(call, ndim: int) -> None:
         call.set(name, cst.parse_expression(f"{one} if isinstance({v}, (tuple, list)) else {v}"))
 
 
+_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+_WITH_PADDING_MODE = '''
+class {name}(CONV):
+    """torch.nn.ConvNDd with padding_mode= (written by ms-migrate)."""
+
+    # MindSpore pads with zeros only: the input is padded with ops.pad in the mode, then convolved unpadded
+
+    def __init__(self, *args, padding=0, padding_mode="zeros", **kwargs):
+        super().__init__(*args, pad_mode="valid", **kwargs)
+        if padding == "same":  # torch puts the odd extra element at the end
+            windows = zip(self.kernel_size[-ND:], self.dilation[-ND:])
+            pairs = [(d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2) for k, d in windows]
+        elif padding == "valid":
+            pairs = [(0, 0)] * ND
+        else:
+            sizes = padding if isinstance(padding, (tuple, list)) else (padding,) * ND
+            pairs = [(p, p) for p in sizes]
+        self.padding_mode = {{"zeros": "constant"}}.get(padding_mode, padding_mode)
+        # ops.pad takes the last axis first
+        self.pads = tuple(v for pair in reversed(pairs) for v in pair)
+
+    def construct(self, x):
+        return super().construct(OPS.pad(x, self.pads, mode=self.padding_mode))
+'''
+
+
+def _padding_mode(call, ctx, ndim: int) -> bool:
+    """padding_mode other than 'zeros': the Conv class written above the code pads the input
+    (ops.pad with the mode) and convolves unpadded (MindSpore's convolutions pad with zeros only).
+    Returns whether the call goes through it."""
+    if not call.has("padding_mode"):
+        return False
+    known, mode = literal_or_none(call, "padding_mode")
+    if known and mode == "zeros":
+        call.remove("padding_mode")
+        return False
+    if call.for_adapter:
+        raise NotALiteral("padding_mode", code_of(call.get("padding_mode")))  # the adapter checks torch's default
+    if known and mode not in _PADDING_MODES:
+        raise Unconvertible(f"padding_mode={mode!r} is not one of torch's {_PADDING_MODES}")
+    source = _WITH_PADDING_MODE.replace("CONV", code_of(ctx.ref(f"mindspore.nn.Conv{ndim}d")))
+    source = source.replace("OPS", code_of(ctx.ref("mindspore.ops"))).replace("ND", str(ndim))
+    call.func = define(ctx, f"Conv{ndim}dWithPaddingMode", source)
+    return True
+
+
 def _conv_padding(ndim: int):
     """torch padding -> MindSpore pad_mode/padding. torch's default (0) is not
     MindSpore's default pad_mode='same'."""
 
     def hook(call, ctx):
+        if _padding_mode(call, ctx, ndim):
+            return
         if call.for_adapter:
             _windows_at_run_time(call, ndim)
         known, padding = literal_or_none(call, "padding")
@@ -115,7 +165,6 @@ def _conv(torch_name: str, target: str, ndim: int, examples=()) -> ApiRule:
         args={
             "groups": "group",
             "bias": Arg(to="has_bias", explicit=True),
-            "padding_mode": _PADDING_MODE,
             "device": DEVICE,
             "dtype": DTYPE,
         },
@@ -245,13 +294,36 @@ _GOLDEN_CONV2D = (
         "layer = nn.Conv2d(3, 16, 3, padding=(1, 2))",
         'layer = nn.Conv2d(3, 16, 3, pad_mode="pad", padding=(1, 1, 2, 2), has_bias=True)',
     ),
-    Example("layer = nn.Conv2d(3, 16, 3, padding_mode='reflect')", marked="padding_mode"),
     Example("layer = nn.Conv2d(3, 16, 4, padding='same')", 'layer = nn.Conv2d(3, 16, 4, pad_mode="same", has_bias=True)'),
 )
 
+def _padding_mode_cases(ndim: int, x: str):
+    """padding_mode through the Conv class written above the code (Time-Series-Library's circular
+    token embedding, a reflect-padded Conv2d)."""
+    name = f"Conv{ndim}d"
+    pad = "1" if ndim != 2 else "(1, 2)"
+    return (
+        *(case for mode in ("circular", "reflect", "replicate")
+          for case in layer_cases(name, [P("in_channels", "4"), P("out_channels", "6"), P("kernel_size", "3"),
+                                         P("padding", pad), P("padding_mode", f"'{mode}'")], {"x": x},
+                                  shapes=("keywords",), notes=mode, atol=1e-5)),
+        *layer_cases(name, [P("in_channels", "4"), P("out_channels", "6"), P("kernel_size", "4"),
+                            P("stride", "1" if ndim != 2 else "2"), P("padding", "'same'" if ndim != 2 else "2"),
+                            P("dilation", "2" if ndim != 2 else "1"), P("padding_mode", "'replicate'", kind="keyword")],
+                     {"x": x}, shapes=("variables",), atol=1e-5),
+    )
+
+
+_TSLIB_EMBEDDING = Example(
+    "padding = 1\nconv = nn.Conv1d(in_channels=4, out_channels=8, kernel_size=3, padding=padding, "
+    "padding_mode='circular', bias=False)\nresult = conv(x.permute(0, 2, 1)).transpose(1, 2)",
+    inputs={"x": "randn(2, 9, 4)"}, atol=1e-5, notes="Time-Series-Library's TokenEmbedding")
+
 RULES = [
-    _conv("torch.nn.Conv1d", "mindspore.nn.Conv1d", 1, _conv_cases(1, "randn(2, 4, 9)")),
-    _conv("torch.nn.Conv2d", "mindspore.nn.Conv2d", 2, _GOLDEN_CONV2D + _conv_cases(2, "randn(2, 4, 7, 8)")),
+    _conv("torch.nn.Conv1d", "mindspore.nn.Conv1d", 1,
+          _conv_cases(1, "randn(2, 4, 9)") + _padding_mode_cases(1, "randn(2, 4, 9)") + (_TSLIB_EMBEDDING,)),
+    _conv("torch.nn.Conv2d", "mindspore.nn.Conv2d", 2,
+          _GOLDEN_CONV2D + _conv_cases(2, "randn(2, 4, 7, 8)") + _padding_mode_cases(2, "randn(2, 4, 7, 8)")),
     _conv("torch.nn.Conv3d", "mindspore.nn.Conv3d", 3, _conv_cases(3, "randn(2, 4, 5, 6, 7)")),
     _conv_transpose(1, (
         *_transpose_cases(1, "randn(2, 4, 7)"),
@@ -269,3 +341,5 @@ RULES = [
         Example("layer = nn.ConvTranspose3d(4, 6, 3, dilation=2)", marked="dilation 1 in depth"),
     )),
 ]
+
+RULES = with_module_paths(RULES)  # torch.nn.modules.X and torch.nn.modules.<submodule>.X too

@@ -12,6 +12,7 @@ from __future__ import annotations
 from rewrite_rules.nn.float_args import as_float
 from rewrite_rules.nn.shared import INPLACE, P, layer_cases
 from rewrite_rules.api import ApiRule, Arg, Example
+from rewrite_rules.nn.module_paths import with_module_paths
 
 
 _SHAPE = {"Dropout": "-1", "Dropout1d": "4, 20, -1", "Dropout2d": "4, 20, 25, -1", "Dropout3d": "4, 20, 5, 5, -1"}
@@ -74,3 +75,5 @@ RULES = [
         examples=(Example("drop = nn.FeatureAlphaDropout(0.1)", marked="no alpha dropout"),),
     ),
 ]
+
+RULES = with_module_paths(RULES)  # torch.nn.modules.X and torch.nn.modules.<submodule>.X too

@@ -31,6 +31,7 @@ from rewrite_rules.helpers import DEVICE
 from rewrite_rules.nn.shared import DTYPE, P, layer_cases, reset_example
 from rewrite_rules.api import (ApiRule, Drop, Example, NotALiteral, Unconvertible, Unsupported, code_of, define,
                                literal_value)
+from rewrite_rules.nn.module_paths import with_module_paths
 
 
 def _is_none(expr) -> bool:
@@ -206,3 +207,5 @@ RULES = [
         examples=(Example("bag = nn.EmbeddingBag(10, 3, mode='sum')", marked="no EmbeddingBag"),),
     ),
 ]
+
+RULES = with_module_paths(RULES)  # torch.nn.modules.X and torch.nn.modules.<submodule>.X too

@@ -9,6 +9,7 @@ from __future__ import annotations
 from rewrite_rules.helpers import DEVICE
 from rewrite_rules.nn.shared import DTYPE, KAIMING_RESET, P, layer_cases, reset_example
 from rewrite_rules.api import ApiRule, AttributeRule, Example
+from rewrite_rules.nn.module_paths import with_module_paths
 
 RULES = [
     AttributeRule("torch.nn.Module", "mindspore.nn.Cell", aliases=("torch.nn.modules.module.Module",),
@@ -38,3 +39,5 @@ RULES = [
         ),
     ),
 ]
+
+RULES = with_module_paths(RULES)  # torch.nn.modules.X and torch.nn.modules.<submodule>.X too

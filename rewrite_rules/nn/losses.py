@@ -26,6 +26,7 @@ from rewrite_rules.cases import call_cases
 from rewrite_rules.nn.shared import LOSS_LEGACY, P, layer_cases
 from rewrite_rules.cases import SHAPES
 from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible, WeightMove, code_of, keyword_arg, literal_value
+from rewrite_rules.nn.module_paths import with_module_paths
 
 _PAIR = {"x": "randn(4, 5)", "y": "randn(4, 5)"}
 _PROB = {"x": "rand(4, 5)", "y": "rand(4, 5)"}  # probabilities / binary targets in [0, 1)
@@ -326,3 +327,5 @@ RULES = [
                              atol=1e-5),
     ),
 ]
+
+RULES = with_module_paths(RULES)  # torch.nn.modules.X and torch.nn.modules.<submodule>.X too

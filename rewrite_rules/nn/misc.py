@@ -11,6 +11,7 @@ from __future__ import annotations
 from rewrite_rules.helpers import DEVICE
 from rewrite_rules.nn.shared import DTYPE, P, layer_cases
 from rewrite_rules.api import ApiRule, Example
+from rewrite_rules.nn.module_paths import with_module_paths
 
 RULES = [
     ApiRule(
@@ -78,3 +79,5 @@ RULES = [
         examples=(Example("fold = nn.Fold((4, 5), 2)", marked="no Fold Cell"),),
     ),
 ]
+
+RULES = with_module_paths(RULES)  # torch.nn.modules.X and torch.nn.modules.<submodule>.X too

@@ -28,8 +28,9 @@ from rewrite_rules.helpers import DEVICE, as_tuple, literal_or_none, one_minus
 from rewrite_rules.cases import SHAPES
 from rewrite_rules.nn.float_args import as_float
 from rewrite_rules.nn.shared import DTYPE, P, layer_cases, norm_reset, reset_example
-from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible, UnknownValue, Unsupported, WeightMove, code_of
+from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible, UnknownValue, Unsupported, WeightMove, code_of, define
 from rewrite_rules.torch_functions.builders import wrapped
+from rewrite_rules.nn.module_paths import with_module_paths
 
 _NO_BIAS = Unsupported("bias=False (affine weight without bias) has no MindSpore equivalent")
 _EPS = Arg(value=as_float)  # MindSpore refuses an int eps
@@ -117,12 +118,30 @@ def _layer_norm_hook(call, ctx):
             "normalized_shape over several axes: MindSpore's LayerNorm accepts begin_norm_axis -1 "
             "or a non-negative axis (input rank unknown here); set begin_norm_axis=x.ndim - len(shape) by hand"
         )
-    for name in ("elementwise_affine", "bias"):
-        known, value = literal_or_none(call, name)
-        if value is not True:
-            error = Unconvertible if known else UnknownValue
-            raise error(f"{name}=False has no MindSpore LayerNorm equivalent")
-        call.remove(name)
+    flags = {name: literal_or_none(call, name) for name in ("elementwise_affine", "bias")}
+    if all(value is True for _, value in flags.values()):
+        for name in flags:
+            call.remove(name)
+        return
+    if call.for_adapter:
+        raise UnknownValue("elementwise_affine=False or bias=False: the layer keeps its scale or shift fixed")
+    for name, (known, value) in flags.items():
+        if known and value is True:
+            call.remove(name)
+    source = _WITHOUT_AFFINE.replace("LAYER_NORM", code_of(ctx.ref("mindspore.nn.LayerNorm")))
+    call.func = define(ctx, "LayerNormWithoutAffine", source)
+
+
+_WITHOUT_AFFINE = '''
+class {name}(LAYER_NORM):
+    """torch.nn.LayerNorm with elementwise_affine=False or bias=False (written by ms-migrate)."""
+
+    # MindSpore's LayerNorm always has gamma and beta: torch's missing scale (ones) and shift (zeros) stay fixed
+    def __init__(self, *args, elementwise_affine=True, bias=True, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.gamma.requires_grad = bool(elementwise_affine)
+        self.beta.requires_grad = bool(elementwise_affine and bias)
+'''
 
 
 def _instance_norm_hook(call, ctx):
@@ -217,7 +236,13 @@ RULES = [
             *layer_cases("LayerNorm", [P("normalized_shape", "5"), P("eps", "1")], {"x": "randn(2, 3, 5)"},
                          shapes=("keywords", "variables"), atol=1e-5, notes="int_eps"),
             Example("ln = nn.LayerNorm((3, 5))", marked="several axes"),
-            Example("ln = nn.LayerNorm(8, elementwise_affine=False)", marked="elementwise_affine=False"),
+            Example("ln = nn.LayerNorm(8, elementwise_affine=False, eps=1e-6)\nresult = (ln(x), len(list(ln.parameters())))",
+                    inputs={"x": "randn(2, 3, 8)"}, atol=1e-5, notes="DiT's final and block norms"),
+            *layer_cases("LayerNorm", [P("normalized_shape", "5"), P("eps", "0.001"), P("elementwise_affine", "False"),
+                                       P("bias", "True")], {"x": "randn(2, 3, 5)"}, atol=1e-5,
+                         shapes=("positional", "keywords", "variables"), notes="without affine"),
+            Example("ln = nn.LayerNorm(5, bias=False)\nresult = (ln(x), [p.shape for p in ln.parameters()])",
+                    inputs={"x": "randn(2, 3, 5)"}, atol=1e-5, notes="a scale without a shift"),
         ),
     ),
     ApiRule(
@@ -295,3 +320,5 @@ RULES = [
         examples=(Example("layer = nn.RMSNorm(8)", marked="no RMSNorm Cell"),),
     ),
 ]
+
+RULES = with_module_paths(RULES)  # torch.nn.modules.X and torch.nn.modules.<submodule>.X too

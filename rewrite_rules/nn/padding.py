@@ -11,6 +11,7 @@ import libcst as cst
 
 from rewrite_rules.nn.shared import P, layer_cases
 from rewrite_rules.api import ApiRule, Example, PropertyRule, code_of
+from rewrite_rules.nn.module_paths import with_module_paths
 
 _X = {1: "randn(2, 3, 6)", 2: "randn(2, 3, 4, 5)", 3: "randn(2, 3, 3, 4, 5)"}
 _PAD = {1: "(1, 2)", 2: "(1, 2, 0, 1)", 3: "(1, 0, 2, 1, 0, 1)"}
@@ -90,3 +91,5 @@ RULES = [
     *(_zero(n) for n in (1, 2, 3)),
     *(_circular(n) for n in (1, 2, 3)),
 ]
+
+RULES = with_module_paths(RULES)  # torch.nn.modules.X and torch.nn.modules.<submodule>.X too

@@ -18,6 +18,7 @@ import libcst as cst
 from rewrite_rules.helpers import literal_or_none
 from rewrite_rules.nn.shared import P, layer_cases
 from rewrite_rules.api import ApiRule, Example, Unsupported, parse_expr
+from rewrite_rules.nn.module_paths import with_module_paths
 
 _X = {1: "randn(2, 3, 9)", 2: "randn(2, 3, 7, 8)", 3: "randn(2, 3, 5, 6, 7)"}
 _EVEN = {1: "randn(2, 3, 8)", 2: "randn(2, 3, 6, 8)", 3: "randn(2, 3, 4, 6, 6)"}  # unpooling restores these
@@ -196,3 +197,5 @@ RULES = [
     _fractional(2),
     _fractional(3),
 ]
+
+RULES = with_module_paths(RULES)  # torch.nn.modules.X and torch.nn.modules.<submodule>.X too

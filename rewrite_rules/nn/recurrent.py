@@ -14,6 +14,7 @@ from rewrite_rules.helpers import DEVICE
 from rewrite_rules.nn.shared import DTYPE, P, layer_cases
 from rewrite_rules.api import ApiRule, Arg, AttributeRead, Example, Unsupported
 from rewrite_rules.nn.float_args import as_float
+from rewrite_rules.nn.module_paths import with_module_paths
 
 _SEQ = {"x": "randn(5, 2, 3)", "h": "randn(2, 2, 4)", "c": "randn(2, 2, 4)"}
 _BATCH_FIRST = {"x": "randn(2, 5, 3)", "h": "randn(4, 2, 4)", "c": "randn(4, 2, 4)"}
@@ -85,3 +86,5 @@ RULES = [
     _cell("LSTMCell", lstm=True),
     _cell("GRUCell"),
 ]
+
+RULES = with_module_paths(RULES)  # torch.nn.modules.X and torch.nn.modules.<submodule>.X too

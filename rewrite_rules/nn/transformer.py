@@ -40,6 +40,7 @@ from rewrite_rules.cases import call_cases
 from rewrite_rules.nn.shared import DTYPE, P, layer_cases
 from rewrite_rules.api import ApiRule, Drop, Example, Unsupported, code_of, define, render
 from rewrite_rules.torch_functions.builders import wrapped
+from rewrite_rules.nn.module_paths import with_module_paths
 
 
 def _zero_out_proj_bias(expr: cst.BaseExpression, ctx) -> cst.BaseExpression:
@@ -406,3 +407,5 @@ RULES = [
                     "memory_key_padding_mask=pad)", inputs=_BATCH_FIRST, notes="mixed masks", **_RTOL),),
     ),
 ]
+
+RULES = with_module_paths(RULES)  # torch.nn.modules.X and torch.nn.modules.<submodule>.X too

@@ -20,6 +20,7 @@ import libcst as cst
 from rewrite_rules.helpers import literal_or_none
 from rewrite_rules.nn.shared import P, layer_cases
 from rewrite_rules.api import ApiRule, Example, Unconvertible, code_of
+from rewrite_rules.nn.module_paths import with_module_paths
 
 
 def _is_none(expr) -> bool:
@@ -131,3 +132,5 @@ RULES = [
         examples=layer_cases("ChannelShuffle", [P("groups", "3")], {"x": "randn(2, 6, 3, 4)"}),
     ),
 ]
+
+RULES = with_module_paths(RULES)  # torch.nn.modules.X and torch.nn.modules.<submodule>.X too

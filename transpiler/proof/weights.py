@@ -247,11 +247,28 @@ class _Walk:
         for attr, param in cell._params.items():
             if param is None:
                 continue
-            torch_name, move = back.get(attr, (attr, WeightMove(attr)))
+            torch_name, move = (back.get(attr) or self._weight_norm_part(attr, back, torch_prefix)
+                                or (attr, WeightMove(attr)))
             self._place(torch_prefix + torch_name, param, move, (cell, torch_prefix, torch_name, rule))
         for name, child in cell.name_cells().items():
             child_torch, child_moves = _descend(name, moves)
             self.cell(child, f"{prefix}{name}.", torch_prefix + child_torch, child_moves)
+
+    def _weight_norm_part(self, attr: str, back: dict, torch_prefix: str) -> tuple[str, WeightMove] | None:
+        """A parameter under weight_norm (``weight_g`` / ``weight_v`` in the Cell): torch keeps it as
+        ``weight_g`` / ``weight_v`` (torch.nn.utils.weight_norm) or ``parametrizations.weight.original0`` /
+        ``original1`` (torch.nn.utils.parametrizations.weight_norm), in the layout of the parameter itself."""
+        base, _, part = attr.rpartition("_")
+        if part not in ("g", "v") or not base:
+            return None
+        torch_base, move = back.get(base, (base, WeightMove(base)))
+        torch_name = f"{torch_base}_{part}"
+        if torch_prefix + torch_name not in self.values:
+            parametrized = f"parametrizations.{torch_base}.original{0 if part == 'g' else 1}"
+            if torch_prefix + parametrized not in self.values:
+                return None
+            torch_name = parametrized
+        return torch_name, WeightMove(attr, move.insert_axis)
 
     def _rule(self, cell, path: str, torch_prefix: str) -> ApiRule | None:
         candidates = rules_for_cell(type(cell), self.rules)
