@@ -182,8 +182,7 @@ def run_convert(args) -> int:
     for path in settings.reports:
         report.write(path)
     _print_summary(args, report, settings, done, target, would_change)
-    if not args.check:
-        _remember(args, settings, target)
+    _remember(args, settings, target)
     if report.failed or report.refused or report.conflicted or import_failures:
         return 1
     return 1 if args.check and would_change else 0
@@ -227,7 +226,7 @@ def _print_summary(args, report: RunReport, settings: Settings, done: dict, targ
 
 def _remember(args, settings: Settings, target) -> None:
     """Record the output tree as it is now, so the same command continues into it."""
-    if target and os.path.isdir(args.source) and os.path.isdir(target):
+    if target and not args.check and os.path.isdir(args.source) and os.path.isdir(target):
         record_run(settings.cache_root, args.source, target)
 
 
