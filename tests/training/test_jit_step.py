@@ -98,3 +98,22 @@ def test_jit_step_trains_as_pynative(sides):
     # sabotage: the comparison sees a step that differs
     other, _ = jit.train(_initial(jit.Net()), lr=0.2)
     assert not np.allclose(other, losses_plain, rtol=1e-4, atol=1e-5)
+
+
+def test_convert_option(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.golden_files import ROOT
+
+    source = tmp_path / "train_net.py"
+    source.write_text(SOURCE, encoding="utf-8")
+
+    def converted(*options):
+        done = subprocess.run([sys.executable, "-m", "transpiler.cli", "convert", str(source), "--diff", *options],
+                              capture_output=True, text=True, cwd=ROOT, timeout=600)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert "grad_fn = mindspore.jit(" in converted("--jit")
+    assert "mindspore.jit" not in converted()

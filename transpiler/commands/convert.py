@@ -55,6 +55,10 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--no-cache", action="store_true", help="convert every file again (default: reuse cached results)")
     parser.add_argument("--cache-dir", metavar="DIR",
                         help="keep the cache here (default: the user cache directory, or $MS_MIGRATE_CACHE_DIR)")
+    parser.add_argument("--jit", action="store_true",
+                        help="compile each converted training step with mindspore.jit (grad_fn = mindspore.jit("
+                             "mindspore.value_and_grad(...))): several times faster on CPU after seconds of "
+                             "compilation (benchmarks/README.md); the forward pass must compile in graph mode")
     parser.add_argument("--server", action="store_true",
                         help="convert a single file through a warm ms-migrate server, started in the background "
                              "when none runs (as $MS_MIGRATE_SERVER=1 does; see `ms-migrate server`)")
@@ -99,7 +103,8 @@ def _cache_for(args, settings: Settings, target):
     if not (args.cache_dir or os.path.isdir(args.source)):
         return None
     try:
-        return open_cache(settings.cache_root, options=f"keep_outputs={settings.keep_outputs}", rules=settings.rules)
+        options = f"keep_outputs={settings.keep_outputs}" + (" jit" if args.jit else "")
+        return open_cache(settings.cache_root, options=options, rules=settings.rules)
     except OSError as exc:  # a read-only home, say: the conversion does not need the cache
         print(f"ms-migrate: warning: converting without a cache: {settings.cache_root}: {exc.strerror or exc}",
               file=sys.stderr)
@@ -121,6 +126,8 @@ def run_convert(args) -> int:
     if problem:
         print(f"ms-migrate: error: {problem}", file=sys.stderr)
         return 2
+    # read by the training-step rewrite, in this process and its workers (set either way: a warm server lives on)
+    os.environ["MS_MIGRATE_JIT_STEPS"] = "1" if args.jit else "0"
     target = None if args.diff else args.output
     try:
         settings = settings_for(args)
