@@ -136,7 +136,9 @@ def _rms_norm(call, ctx):
     eps = call.get("eps")
     if _is_none(eps):  # torch: the machine epsilon of the input dtype
         np_ = code_of(ctx.ref("numpy"))
-        eps_text = f"float({np_}.finfo({code_of(ctx.ref('mindspore.dtype_to_nptype'))}({xs}.dtype)).eps)"
+        # NumPy's finfo by the dtype's name (str(mindspore.float16) is "Float16"): mindspore.dtype_to_nptype
+        # is deprecated since MindSpore 2.7
+        eps_text = f"float({np_}.finfo(str({xs}.dtype).lower()).eps)"
     else:
         eps_text = code_of(eps)
     ops = code_of(ctx.ref("mindspore.ops"))
@@ -264,5 +266,11 @@ RULES = [
         [P("input", "x"), P("normalized_shape", "(5,)"), P("weight", "w", default=True), P("eps", "1e-05", default=True)],
         _X,
         atol=1e-5,
+        extra=(Example("result = F.rms_norm(x, (5,))",
+                       "result = x * ops.rsqrt(\n    x.pow(2).mean(tuple(range(-1, 0)), keep_dims=True)\n"
+                       "    + float(np.finfo(str(x.dtype).lower()).eps)\n)",
+                       inputs={"x": "randn(2, 5)"}),
+               Example("result = F.rms_norm(x, (5,))", inputs={"x": "randn(2, 5, dtype='float16')"}, rtol=1e-3, atol=1e-3),
+               Example("result = F.rms_norm(x, (5,))", inputs={"x": "randn(2, 5, dtype='float64')"}, rtol=1e-6, atol=1e-6)),
     ),
 ]
