@@ -4,13 +4,15 @@ torchrun tells each process who it is through ``RANK``, ``WORLD_SIZE`` and
 ``LOCAL_RANK``; msrun sets ``RANK_ID``, ``RANK_SIZE`` and ``DEVICE_ID`` (the
 process's index on its node), and none of torch's names (measured: the
 environment of a worker of ``msrun --worker_num=2 --local_worker_num=2`` on
-CPU). In a file that uses torch.distributed, reads of these variables are
-renamed::
+CPU; the rendezvous address is ``MS_SCHED_HOST``/``MS_SCHED_PORT``). In a
+file that uses torch.distributed, reads of these variables are renamed::
 
     int(os.environ["LOCAL_RANK"])          int(os.environ["DEVICE_ID"])
     os.environ.get("RANK", -1)       ->    os.environ.get("RANK_ID", -1)
     "WORLD_SIZE" in os.environ             "RANK_SIZE" in os.environ
     os.getenv("WORLD_SIZE")                os.getenv("RANK_SIZE")
+    os.environ["MASTER_ADDR"]              os.environ["MS_SCHED_HOST"]   (and MASTER_PORT: MS_SCHED_PORT,
+                                                                          the address msrun's workers meet at)
 
 Writes (``os.environ["MASTER_ADDR"] = ...`` before ``mp.spawn``) stay as
 written: msrun does not read them, and nothing is lost by setting them.
@@ -22,7 +24,8 @@ import libcst as cst
 
 from transpiler.convert.names import chain_parts
 
-MSRUN_NAMES = {"RANK": "RANK_ID", "WORLD_SIZE": "RANK_SIZE", "LOCAL_RANK": "DEVICE_ID"}
+MSRUN_NAMES = {"RANK": "RANK_ID", "WORLD_SIZE": "RANK_SIZE", "LOCAL_RANK": "DEVICE_ID",
+               "MASTER_ADDR": "MS_SCHED_HOST", "MASTER_PORT": "MS_SCHED_PORT"}
 _DISTRIBUTED = ("torch.distributed", "torch.nn.parallel.DistributedDataParallel",
                 "torch.nn.parallel.distributed.DistributedDataParallel", "torch.multiprocessing.spawn",
                 "torch.utils.data.distributed.DistributedSampler", "torch.utils.data.DistributedSampler")
@@ -41,6 +44,8 @@ class LauncherEnvironment:
             return
         finder = _Reads(self.ctx.analysis)
         module.visit(finder)
+        if finder.key_names:  # os.environ[key] for key in ("RANK", "WORLD_SIZE")
+            module.visit(_KeyLoops(finder))
         self.renamed = finder.renamed
         self.ctx.analysis.interesting.update(finder.statements)
 
@@ -61,6 +66,7 @@ class _Reads(cst.CSTVisitor):
         self.renamed: dict[int, str] = {}
         self.statements: set[int] = set()
         self.targets: set[int] = set()
+        self.key_names: set[str] = set()  # names read as os.environ[name]
 
     def on_visit(self, node) -> bool:
         if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
@@ -93,6 +99,8 @@ class _Reads(cst.CSTVisitor):
         index = node.slice[0].slice
         if isinstance(index, cst.Index):
             self._rename(index.value)
+            if isinstance(index.value, cst.Name):
+                self.key_names.add(index.value.value)
 
     def visit_Call(self, node: cst.Call) -> None:
         if self._environ(node.func) in ("os.environ.get", "os.getenv") and node.args:
@@ -104,3 +112,36 @@ class _Reads(cst.CSTVisitor):
             if isinstance(target.operator, (cst.In, cst.NotIn)) and self._environ(target.comparator) == "os.environ":
                 self._rename(left)
             left = target.comparator
+
+
+class _KeyLoops(cst.CSTVisitor):
+    """The string literals a loop or comprehension over a literal tuple or list
+    binds to a name that is read as ``os.environ[name]``."""
+
+    def __init__(self, reads: _Reads):
+        self.reads = reads
+        self.stack: list[cst.CSTNode] = []
+
+    def on_visit(self, node) -> bool:
+        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            self.stack.append(node)
+        return super().on_visit(node)
+
+    def on_leave(self, node) -> None:
+        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            self.stack.pop()
+        super().on_leave(node)
+
+    def _loop(self, target, iterable) -> None:
+        if not (isinstance(target, cst.Name) and target.value in self.reads.key_names
+                and isinstance(iterable, (cst.Tuple, cst.List))):
+            return
+        self.reads.stack = self.stack
+        for element in iterable.elements:
+            self.reads._rename(element.value)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._loop(node.target, node.iter)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._loop(node.target, node.iter)

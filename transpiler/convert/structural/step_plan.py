@@ -425,6 +425,9 @@ class Planner:
         loss = backward_call.loss
         loss_name = names_of(loss).reads[0] if _is_plain_name(loss) else None
         region_start = previous_step + 1
+        made = [i for i in range(region_start, backward) if _root_name(pairing.step.optimizer) in names[i].bound]
+        if made:  # the optimizer (and the model it takes) is made in this block: the step starts after it
+            region_start = made[-1] + 1
         step_index = statements.index(pairing.statement) if pairing.statement in statements else None
         skip = zero_grads | {backward} | ({step_index} if step_index is not None else set())
         needed = set(names_of(loss).reads)
