@@ -8,6 +8,7 @@ user would) and run with torch unimportable (transpiler/proof/no_torch.py).
     .venv/bin/python benchmarks/training_scripts.py pygat glow      # some of them
     .venv/bin/python benchmarks/training_scripts.py --json out.json --work /tmp/ts
     .venv/bin/python benchmarks/training_scripts.py --table a.json b.json     # rows saved by earlier runs
+    .venv/bin/python benchmarks/training_scripts.py --distributed   # DDP scripts: torchrun vs msrun (distributed.py)
 
 Per script it prints the verdict on both sides (trains: it ran and its last
 printed loss is below its first; flat: it ran, the loss did not fall; no-loss;
@@ -58,6 +59,11 @@ from benchmarks.training_scripts.table import print_table  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if "--distributed" in argv:  # DDP scripts under torchrun and msrun: benchmarks/training_scripts/distributed.py
+        from benchmarks.training_scripts.distributed import main as distributed_main
+
+        return distributed_main([a for a in argv if a != "--distributed"])
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*", help="scripts to run (default: all)")
     parser.add_argument("--work", default=os.path.join(os.path.expanduser("~"), ".cache",
