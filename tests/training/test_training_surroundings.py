@@ -73,12 +73,21 @@ def test_compile_data_parallel_and_the_wrapped_module():
             y = None
         """,
         """
+        def jit_compile(obj, **options):
+            \"\"\"torch.compile(obj): a Cell stays the Cell, its construct compiled by mindspore.jit; a function is compiled.\"\"\"
+            if isinstance(obj, mindspore.nn.Cell):
+                obj.construct = mindspore.jit(obj.construct, **options)
+                return obj
+            return mindspore.jit(obj, **options)
+
+
         class Net(nn.Cell):
             def __init__(self):
                 super().__init__()
                 self.fc = nn.Dense(3, 2)
 
         model = Net()
+        model = jit_compile(model)
         features = model.fc.in_channels
         try:
             y = model(x)
