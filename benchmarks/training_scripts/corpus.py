@@ -28,6 +28,9 @@ SOURCES: list[Source] = [
     Source("jcjohnson/pytorch-examples", "github", "0003fcdc606a79951e53bf8f46f8574fa4739f23", license="MIT"),
     Source("L1aoXingyu/pytorch-beginner", "github", "a57dd7ea35c9965a41f4963dee62d38884f92a65", license="MIT"),
     Source("karpathy/ng-video-lecture", "github", "52201428ed7b46804849dea0b3ccf0de9df1a5c3", license="MIT"),
+    Source("vinhkhuc/PyTorch-Mini-Tutorials", "github", "bb967869a6ad2c3919b67b0623ce33e36349d413", license="MIT"),
+    Source("GunhoChoi/Kind-PyTorch-Tutorial", "github", "6e98e475eda6b1a449a8470384a7978462820e52",
+           license="none stated"),
 ]
 
 _COST = r"Epoch: \d+ cost = ([-\d.]+)"  # nlp-tutorial's print('Epoch:', '%04d' % (epoch + 1), 'cost =', ...)
@@ -81,4 +84,15 @@ SCRIPTS: list[Script] = [
            r"Finish \d+ epoch, Loss: ([-\d.]+)", cwd="03-Neural Network", data="fashion_mnist_raw", stop_after=3,
            note="MLP on torchvision's FashionMNIST (256 synthetic images, 50 epochs in the file): stopped after "
                 "3 epochs"),
+    Script("mini_logistic", "vinhkhuc/PyTorch-Mini-Tutorials", "2_logistic_regression.py",
+           r"Epoch \d+, cost = ([-\d.]+)", data="mnist_gz", stop_after=3,
+           note="softmax regression on gzipped MNIST files at MNIST's sizes (synthetic digits), minibatches sliced "
+                "from one tensor, 100 epochs in the file: stopped after 3"),
+    Script("mini_mlp", "vinhkhuc/PyTorch-Mini-Tutorials", "3_neural_net.py", r"Epoch \d+, cost = ([-\d.]+)",
+           data="mnist_gz", stop_after=3,
+           note="nn.Sequential built with add_module, SGD with momentum, the same data: stopped after 3 epochs"),
+    Script("char_rnn_hello", "GunhoChoi/Kind-PyTorch-Tutorial", "08_Simple_Char_RNN/Simple_Char_RNN.py",
+           r"(?:^tensor\(|value=\s*)([-\d.e]+)", cwd="08_Simple_Char_RNN",
+           note="character RNN from Linear cells on one-hot 'hello pytorch', MSE summed over the steps, Adam, "
+                "100 epochs; prints the loss tensor itself (torch's and MindSpore's repr)"),
 ]

@@ -165,3 +165,24 @@ def _idx_files(folder: str, train: int = 256, test: int = 64) -> None:
             handle.write(np.array([2051, count, 28, 28], dtype=">i4").tobytes() + images.tobytes())
         with open(os.path.join(folder, f"{prefix}-labels-idx1-ubyte"), "wb") as handle:
             handle.write(np.array([2049, count], dtype=">i4").tobytes() + labels.tobytes())
+
+
+def mnist_gz(run: str) -> None:
+    """``datasets/mnist/{train,t10k}-{images-idx3,labels-idx1}-ubyte.gz``: gzipped
+    IDX files at MNIST's own sizes (60000 and 10000 digits: loaders that reshape
+    to those counts), each digit a class-dependent bar on a dark background
+    (compresses to a few hundred kilobytes)."""
+    import gzip
+
+    rng = np.random.default_rng(0)
+    folder = os.path.join(run, "datasets", "mnist")
+    os.makedirs(folder, exist_ok=True)
+    for prefix, count in (("train", 60000), ("t10k", 10000)):
+        labels = rng.integers(0, 10, count).astype(np.uint8)
+        images = np.zeros((count, 28, 28), dtype=np.uint8)
+        for digit in range(10):
+            images[labels == digit, 2 + 2 * digit:4 + 2 * digit, 4:24] = 255
+        for name, header, body in (("images-idx3", [2051, count, 28, 28], images),
+                                   ("labels-idx1", [2049, count], labels)):
+            with gzip.open(os.path.join(folder, f"{prefix}-{name}-ubyte.gz"), "wb", compresslevel=1) as handle:
+                handle.write(np.array(header, dtype=">i4").tobytes() + body.tobytes())

@@ -242,3 +242,21 @@ def test_a_loader_made_again_over_the_same_dataset(tmp_path):
     assert "copy.deepcopy(dataset)" in result.output
     (tmp_path / "main.py").write_text(result.output, encoding="utf-8")
     assert _run(tmp_path / "main.py", True) == "[(4, 3, 8, 8), (2, 3, 8, 8), (4, 3, 8, 8), (2, 3, 8, 8), (4, 3, 8, 8)]\n"
+
+
+def test_the_cli_writes_launch_blocking_where_a_step_is_rewritten(tmp_path):
+    """``ms-migrate convert`` writes ``mindspore.runtime.launch_blocking()`` after the
+    imports of a file whose training step it rewrote (see
+    transpiler/convert/structural/runtime_settings.py: MindSpore's dispatch threads
+    made small CPU steps 3-10x slower on a busy machine); the script still trains."""
+    source = tmp_path / "main.py"
+    source.write_text(textwrap.dedent(CONTINUE_IN_STEP), encoding="utf-8")
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "transpiler", "convert", str(source), "-o", str(out), "-q", "--force"],
+                          capture_output=True, text=True, timeout=600, cwd=pathlib.Path(__file__).parents[2])
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    converted = out if out.is_file() else out / "main.py"
+    code = converted.read_text(encoding="utf-8")
+    imports_end = code.index("mindspore.runtime.launch_blocking()")
+    assert "import mindspore" in code[:imports_end] and "Net" not in code[:imports_end]
+    assert _run(converted, True) == "init (4, 1)\n6 True\n"

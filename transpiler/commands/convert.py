@@ -128,6 +128,7 @@ def run_convert(args) -> int:
         return 2
     # read by the training-step rewrite, in this process and its workers (set either way: a warm server lives on)
     os.environ["MS_MIGRATE_JIT_STEPS"] = "1" if args.jit else "0"
+    os.environ["MS_MIGRATE_RUNTIME_SETTINGS"] = "1"  # launch_blocking() in converted training files (runtime_settings.py)
     target = None if args.diff else args.output
     try:
         settings = settings_for(args)

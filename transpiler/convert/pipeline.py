@@ -20,6 +20,8 @@ from transpiler.convert.names import TORCH_ROOTS, analyse
 from transpiler.convert.project import SiblingFacts, keep_to_tensor_functions
 from transpiler.convert.rewriter import Rewriter
 from transpiler.convert.structural import is_module_base
+from transpiler.convert.structural.graph_subset import to_graph_subset
+from transpiler.convert.structural.runtime_settings import add_runtime_settings
 from transpiler.convert.walk import rewrite
 
 STAGES = ("read", "parse", "analyse", "rewrite", "format", "render", "write", "report")
@@ -119,6 +121,8 @@ def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, ti
     rewriter.adapters.define(converted)
     converted = fix_imports(converted, ctx)
     converted = add_definitions(converted, ctx)
+    converted = add_runtime_settings(converted, ctx)  # launch_blocking() where a training step was rewritten
+    converted = to_graph_subset(converted, ctx)  # what graph mode cannot compile, in a form it can
     timings["rewrite"] = time.perf_counter() - start
     start = time.perf_counter()
     rendered = render(converted, ctx.to_format, ctx.passed)  # black runs on changed statements as they are written

@@ -50,6 +50,7 @@ from transpiler.convert.structural.fresh_names import fresh_name
 from transpiler.convert.structural.provenance import provenance_of, remember_module
 from transpiler.convert.structural.step_calls import BACKWARD_API, single_call
 from transpiler.convert.structural.step_names import names_of
+from transpiler.convert.structural import runtime_settings
 from transpiler.convert.structural.step_plan import BlockSite, Planner, StepFailure, StepPlan, find_sites, forward_statements
 
 _NO_PARENS = {"lpar": [], "rpar": []}
@@ -299,6 +300,7 @@ class TrainingLoops:
                 emit(index)
             self.ctx.converted(statements[plan.backward], BACKWARD_API,
                                f"training step -> {plan.forward_name} + mindspore.value_and_grad + optimizer(grads)")
+            runtime_settings.ask(self.ctx)
             position = plan.backward + 1
         while position < len(statements):
             emit(position)
