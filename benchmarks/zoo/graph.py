@@ -41,7 +41,9 @@ def compiled(call, is_construct: bool):
 def failure(exc: BaseException, converted_dir: str) -> str:
     """``fails: <first line of the error> @ <file:line>``."""
     text = str(exc).strip()
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    # MindSpore puts rules of dashes and section titles ("- C++ Call Stack: ...") around its message
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("-")]
+    first = lines[0] if lines else ""
     first = f"{type(exc).__name__}: {first}"[:200]
     place = _place(text, exc, converted_dir)
     return f"fails: {first}" + (f" @ {place}" if place else "")
@@ -50,7 +52,7 @@ def failure(exc: BaseException, converted_dir: str) -> str:
 def _place(text: str, exc: BaseException, converted_dir: str) -> str:
     folder = os.path.abspath(converted_dir) + os.sep
     places = [(os.path.abspath(found["file"]), found["line"] or found["line2"]) for found in _IN_FILE.finditer(text)]
-    places = [(path, line) for path, line in places if path.startswith(folder)]
+    places = [(path, line) for path, line in places if path.startswith(folder) and os.path.exists(path)]
     if places:  # the traceback goes from construct inwards: the innermost line of the converted code
         path, line = places[-1]
         return f"{os.path.relpath(path, folder)}:{line}"

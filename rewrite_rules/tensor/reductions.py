@@ -220,7 +220,9 @@ RULES = [
                      *call_cases("result = x.norm({args})", [P("dim", "(1, 2)", kind="keyword"),
                                                              P("dtype", "torch.float64", True, "keyword")], X3,
                                  rtol=1e-4, atol=1e-5, shapes=("keywords", "defaults", "variables")))),
-    same("cumsum", examples=call_cases("result = x.cumsum({args})", [P("dim", "1")], X)),
+    # by position: with torch's keyword (dim=) graph mode takes a CumsumExt primitive it has no CPU kernel for
+    method("cumsum", "dim, *, dtype=None", as_positional=True,
+           examples=call_cases("result = x.cumsum({args})", [P("dim", "1")], X)),
     same("cumprod", examples=call_cases("result = x.cumprod({args})", [P("dim", "1")], X)),
     method("cummax", "dim", args={"dim": "axis"},
            examples=call_cases("values, indices = x.cummax({args})", [P("dim", "1")], X, results=("values", "indices"))),
@@ -234,7 +236,8 @@ RULES = [
     same("any", examples=(
         *call_cases("result = (x > 1).any()", [], X),
         *call_cases("result = (x > 1).any({args})", DIM_KEEP, X))),
-    method("median", "dim=None, keepdim=False", hook=_over_all("median"),
+    # by position: with torch's keyword (dim=) graph mode takes a MedianDim primitive it has no CPU kernel for
+    method("median", "dim=None, keepdim=False", hook=_over_all("median"), as_positional=True,
            notes="median() over all elements returns one value in torch; MindSpore needs an axis",
            examples=(*call_cases("result = x.median()", [], X),
                      *call_cases("values, indices = x.median({args})", DIM_KEEP, X, results=("values", "indices")))),

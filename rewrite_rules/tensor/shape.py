@@ -35,6 +35,17 @@ def _normalized_dim(dim: cst.BaseExpression, receiver: str) -> str:
     return f"{atom(dim)} % {receiver}.ndim"
 
 
+def _expand(bound, call, ctx):
+    """x.expand(2, -1, 4), x.expand(*sizes), x.expand(y.shape) -> ops.broadcast_to(x, sizes): graph mode
+    compiles broadcast_to (-1 keeps the dimension, as in torch), not Tensor.expand."""
+    sizes = list(bound.varargs)
+    if len(sizes) == 1 and not sizes[0].star and not isinstance(sizes[0].value, (cst.Integer, cst.UnaryOperation)):
+        size = sizes[0].value  # a tuple, a list, a shape
+    else:
+        size = cst.Tuple([cst.StarredElement(a.value) if a.star else cst.Element(a.value) for a in sizes])
+    bound.result = cst.Call(ctx.ref("mindspore.ops.broadcast_to"), [cst.Arg(call.receiver), cst.Arg(size)])
+
+
 def _flip(bound, call, ctx):
     """torch accepts flip(0), flip(0, 1) and flip((0, 1)); MindSpore a tuple."""
     dims = [a.value for a in bound.varargs]
@@ -241,7 +252,9 @@ RULES = [
     same("movedim", examples=call_cases("result = x.movedim({args})", [P("source", "0"), P("destination", "2")], X3)),
     same("flatten", examples=call_cases("result = x.flatten({args})", [P("start_dim", "1", True), P("end_dim", "-1", True)], X3)),
     same("ravel", examples=call_cases("result = x.ravel()", [], X3)),
-    same("expand", examples=(
+    # Tensor.expand does not compile in graph mode (sizes: "The parameters number of the function is 2, but the
+    # number of provided arguments is 4"; a tuple: "GetShapeVector() doesn't implement", measured on 2.10)
+    method("expand", "*sizes", hook=_expand, examples=(
         *call_cases("result = x[:, :1].expand({args})", [P("a", "3", kind="positional"), P("b", "4", kind="positional")], X),
         *call_cases("result = x.expand({args})", [P("size", "(2, -1, 4)", kind="positional")], X))),
     same("expand_as", examples=call_cases("result = x[:, :1].expand_as({args})", [P("other", "y")], XY)),
@@ -250,7 +263,10 @@ RULES = [
                      *call_cases("result = x.repeat({args})", [P("sizes", "(2, 1, 2)", kind="positional")], X))),
     same("tile", examples=call_cases("result = x.tile({args})", [P("dims", "(2, 1)", kind="positional")], X)),
     same("repeat_interleave", examples=call_cases("result = x.repeat_interleave({args})", [P("repeats", "2"), P("dim", "1", True)], X)),
-    same("chunk", examples=call_cases("result = x.chunk({args})", [P("chunks", "2"), P("dim", "1", True)], X)),
+    # by position: with torch's keyword (dim=) MindSpore's Tensor.chunk takes a Chunk primitive that graph
+    # mode has no CPU kernel for ("Unsupported op [Chunk] on CPU", measured on 2.10)
+    method("chunk", "chunks, dim=0", as_positional=True,
+           examples=call_cases("result = x.chunk({args})", [P("chunks", "2"), P("dim", "1", True)], X)),
     same("split", examples=(
         *call_cases("result = x.split({args})", [P("split_size", "2"), P("dim", "1", True)], X),
         *call_cases("result = x.split({args})", [P("split_size", "[1, 3]"), P("dim", "1")], X, shapes=("positional", "variables")))),
@@ -396,9 +412,9 @@ RULES = [
            examples=call_cases("result = x.narrow_copy({args})", [P("dimension", "1", kind="positional"),
                                                                   P("start", "1", kind="positional"),
                                                                   P("length", "2", kind="positional")], X)),
-    method("unsafe_chunk", "chunks, dim=0", target="chunk", notes="chunk (torch's unsafe variant skips a check only)",
+    method("unsafe_chunk", "chunks, dim=0", target="chunk", as_positional=True, notes="chunk (torch's unsafe variant skips a check only)",
            examples=call_cases("result = x.unsafe_chunk({args})", [P("chunks", "2"), P("dim", "1", True)], X)),
-    method("unsafe_split", "split_size, dim=0", target="split", notes="split (torch's unsafe variant skips a check only)",
+    method("unsafe_split", "split_size, dim=0", target="split", as_positional=True, notes="split (torch's unsafe variant skips a check only)",
            examples=call_cases("result = x.unsafe_split({args})", [P("split_size", "2"), P("dim", "1", True)], X)),
     method("unsafe_split_with_sizes", "split_sizes, dim=0", target="split", as_positional=True,
            examples=call_cases("result = x.unsafe_split_with_sizes({args})", [P("split_sizes", "[1, 3]"), P("dim", "1")], X)),

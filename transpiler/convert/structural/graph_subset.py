@@ -1,0 +1,157 @@
+"""Code kept as the author wrote it, rewritten into the subset MindSpore's graph
+mode compiles (GRAPH_MODE, ``mindspore.jit``, ``mindspore.export``), where the
+rewritten form means the same in PyNative.
+
+``map(lambda t: f(t, h=self.heads), qkv)``: graph mode compiles ``map`` as its
+Map operator, which refuses a lambda that reads a variable of the function
+around it ("The Map operator don't support Closure with free variable yet",
+measured on MindSpore 2.10); the list comprehension ``[f(t, h=self.heads) for t
+in qkv]`` compiles. Only where the map is consumed whole (unpacked, or passed
+to list/tuple/sum/...), so that computing every item at once is what the
+program did anyway. A lambda that reads nothing but its parameters and the
+module's names compiles as it is and is left alone.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+
+from transpiler.convert.walk import rewrite
+
+# calls that consume their iterable argument whole
+_CONSUMERS = frozenset({"list", "tuple", "sum", "set", "sorted", "min", "max", "any", "all"})
+
+
+def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
+    module_names = _module_names(module)
+    return rewrite(module, _MapToComprehension(module_names, ctx.to_format))
+
+
+class _MapToComprehension(cst.CSTTransformer):
+    def __init__(self, module_names: set[str], to_format):
+        super().__init__()
+        self.module_names = module_names
+        self.to_format = to_format
+        self.consumed: set[int] = set()  # ids of map calls whose result is consumed whole
+        self.changed_statement = False
+
+    # where a map's result is consumed whole
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if all(isinstance(t.target, (cst.Tuple, cst.List)) for t in node.targets):
+            self.consumed.add(id(node.value))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value in _CONSUMERS and len(node.args) >= 1 \
+                and not node.args[0].star and node.args[0].keyword is None:
+            self.consumed.add(id(node.args[0].value))
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self.changed_statement = False
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        if self.changed_statement or original_node in self.to_format:
+            self.to_format.add(updated_node)
+        self.changed_statement = False
+        return updated_node
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        if id(original_node) not in self.consumed:
+            return updated_node
+        comprehension = _as_comprehension(updated_node, self.module_names)
+        if comprehension is None:
+            return updated_node
+        self.changed_statement = True
+        return comprehension
+
+
+def _as_comprehension(call: cst.Call, module_names: set[str]) -> cst.ListComp | None:
+    """``[body for a in xs]`` for ``map(lambda a: body, xs)`` (``zip`` for several
+    iterables), when the lambda reads a variable of the function around it."""
+    if not (isinstance(call.func, cst.Name) and call.func.value == "map" and len(call.args) >= 2):
+        return None
+    if any(arg.star or arg.keyword for arg in call.args):
+        return None
+    function = call.args[0].value
+    if not isinstance(function, cst.Lambda):
+        return None
+    params = function.params
+    if (params.star_arg is not cst.MaybeSentinel.DEFAULT and params.star_arg is not None) or params.kwonly_params \
+            or params.star_kwarg or params.posonly_params or any(p.default for p in params.params):
+        return None
+    names = [p.name.value for p in params.params]
+    iterables = [arg.value for arg in call.args[1:]]
+    if len(names) != len(iterables) or not names:
+        return None
+    if not _reads_a_closure(function.body, set(names), module_names):
+        return None
+    if len(iterables) == 1:
+        target: cst.BaseAssignTargetExpression = cst.Name(names[0])
+        source = iterables[0]
+    else:
+        target = cst.Tuple([cst.Element(cst.Name(n)) for n in names], lpar=[], rpar=[])
+        source = cst.Call(cst.Name("zip"), [cst.Arg(it) for it in iterables])
+    return cst.ListComp(elt=function.body, for_in=cst.CompFor(target=target, iter=source))
+
+
+def _reads_a_closure(body: cst.BaseExpression, params: set[str], module_names: set[str]) -> bool:
+    class _Reads(cst.CSTVisitor):
+        def __init__(self):
+            self.found = False
+            self.unsupported = False
+
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value not in params and node.value not in module_names and node.value not in _BUILTINS:
+                self.found = True
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)  # the attribute's own name is no variable
+            return False
+
+        def visit_Arg(self, node: cst.Arg) -> bool:
+            node.value.visit(self)  # nor is a keyword's name
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            self.unsupported = True  # a lambda in the lambda: its own parameters shadow
+            return False
+
+        def visit_Yield(self, node) -> None:
+            self.unsupported = True
+
+        def visit_NamedExpr(self, node) -> None:
+            self.unsupported = True
+
+        def visit_ListComp(self, node) -> bool:
+            self.unsupported = True  # comprehension variables: left as written
+            return False
+
+        visit_GeneratorExp = visit_SetComp = visit_DictComp = visit_ListComp
+
+    reads = _Reads()
+    body.visit(reads)
+    return reads.found and not reads.unsupported
+
+
+_BUILTINS = frozenset(dir(__import__("builtins")))
+
+
+def _module_names(module: cst.Module) -> set[str]:
+    """Names bound at module level (imports, functions, classes, assignments)."""
+    names: set[str] = set()
+    for statement in module.body:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            names.add(statement.name.value)
+        elif isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+                    for alias in small.names:
+                        bound = alias.asname.name if alias.asname else alias.name
+                        names.add(get_full_name_for_node(bound).split(".")[0])
+                elif isinstance(small, cst.Assign):
+                    for target in small.targets:
+                        if isinstance(target.target, cst.Name):
+                            names.add(target.target.value)
+                elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                    names.add(small.target.value)
+    return names
