@@ -2,16 +2,38 @@
 Unflatten (dim -> axis), Bilinear (-> BiDense, same weight layout).
 
 Marked: CosineSimilarity / PairwiseDistance (MindSpore's CosineSimilarity is
-a different metric Cell; use ops.cosine_similarity / the F rules), Unfold /
-Fold (MindSpore's nn.Unfold is the TF-style extract-patches op).
+a different metric Cell; use ops.cosine_similarity / the F rules), Fold.
+Unfold is a Cell written above the code over ops.unfold (MindSpore's nn.Unfold
+is the TF-style extract-patches op).
 """
 
 from __future__ import annotations
 
 from rewrite_rules.helpers import DEVICE
 from rewrite_rules.nn.shared import DTYPE, P, layer_cases
-from rewrite_rules.api import ApiRule, Example
+from rewrite_rules.api import ApiRule, Example, code_of, define, render
 from rewrite_rules.nn.module_paths import with_module_paths
+
+_UNFOLD = '''
+class {name}(CELL):
+    """torch.nn.Unfold (written by ms-migrate)."""
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.dilation = dilation
+        self.padding = padding
+        self.stride = stride
+
+    def construct(self, x):
+        return UNFOLD(x, self.kernel_size, self.dilation, self.padding, self.stride)
+'''
+
+
+def _unfold_layer(call, ctx):
+    source = _UNFOLD.replace("CELL", code_of(ctx.ref("mindspore.nn.Cell")))
+    call.result = render(call, define(ctx, "Unfold", source.replace("UNFOLD", code_of(ctx.ref("mindspore.ops.unfold")))))
+
 
 RULES = [
     ApiRule(
@@ -68,8 +90,16 @@ RULES = [
         "torch.nn.Unfold",
         None,
         signature="kernel_size, dilation=1, padding=0, stride=1",
-        notes="mindspore.nn.Unfold is TF-style extract-patches with another layout; F.unfold (ops.unfold) converts",
-        examples=(Example("unfold = nn.Unfold(2)", marked="TF-style"),),
+        hook=_unfold_layer,
+        notes="a Cell written above the code calls ops.unfold (torch's layout); mindspore.nn.Unfold is the "
+              "TF-style extract-patches op with another layout.",
+        examples=(
+            *layer_cases("Unfold", [P("kernel_size", "2"), P("dilation", "1", default=True),
+                                    P("padding", "1", default=True), P("stride", "2", default=True)],
+                         {"x": "randn(2, 3, 5, 6)"}),
+            Example("unfold = nn.Unfold(kernel_size=(2, 3), stride=(1, 2))\nresult = unfold(x)",
+                    inputs={"x": "randn(1, 2, 5, 7)"}, notes="per-axis windows"),
+        ),
     ),
     ApiRule(
         "torch.nn.Fold",

@@ -9,7 +9,7 @@ import libcst as cst
 from rewrite_rules.cases import P
 from rewrite_rules.helpers import DEVICE, FACTORY_ARGS, GENERATOR
 from rewrite_rules.api import (ApiRule, Arg, Example, MethodRule, Unconvertible, Unsupported, assigned_value, code_of,
-                               holds_numpy, literal_value)
+                               holds_numpy, literal_value, render, define)
 from rewrite_rules.tensor.inplace import bernoulli_of
 from rewrite_rules.torch_functions.builders import IN, X, arg_text, case, compose, fn, ms
 from rewrite_rules.torch_functions.integer_inputs import source_argument
@@ -241,6 +241,34 @@ def _seeded_draw(call, ctx, draw: str, dtype: str) -> bool:
     return True
 
 
+_COMPLEX_RANDN = '''
+def {name}(*size, dtype):
+    """torch.randn with a complex dtype (written by ms-migrate)."""
+    # real and imaginary parts each N(0, 1/2), as torch draws them
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    real = MS.float64 if dtype == MS.complex128 else MS.float32
+    parts = OPS.randn(*size, 2, dtype=real) * 0.5 ** 0.5
+    return OPS.Complex()(parts[..., 0], parts[..., 1])
+'''
+
+
+def _complex_draw(hook):
+    """randn with a complex dtype (torch.cfloat ...): MindSpore's randn refuses one; the function
+    written above the code draws both parts and makes the complex tensor."""
+
+    def with_complex(call, ctx):
+        dtype = call.get("dtype")
+        if dtype is not None and not call.has("generator") and code_of(dtype).endswith(("complex64", "complex128")):
+            source = _COMPLEX_RANDN.replace("OPS", code_of(ctx.ref("mindspore.ops")))
+            function = define(ctx, "complex_randn", source.replace("MS", code_of(ctx.ref("mindspore"))))
+            call.result = cst.Call(function, [*call.varargs, cst.Arg(dtype, keyword=cst.Name("dtype"))])
+            return
+        hook(call, ctx)
+
+    return with_complex
+
+
 def _random_draw(draw: str):
     def hook(call, ctx):
         _seeded_draw(call, ctx, draw, "float32")
@@ -284,6 +312,15 @@ def _complex64(call, ctx):
         call.set("dtype", code_of(ctx.ref("mindspore.complex64")))
 
 
+def _cast_result(call, ctx):
+    """dtype= the function has not: the result cast (``.astype(dtype)``)."""
+    dtype = call.get("dtype")
+    if dtype is None:
+        return
+    call.remove("dtype")
+    call.result = cst.Call(cst.Attribute(render(call, ctx.ref(call.target)), cst.Name("astype")), [cst.Arg(dtype)])
+
+
 def _eye_dtype(call, ctx):
     """torch's default dtype is float32; MindSpore's eye needs one."""
     if not call.has("dtype"):
@@ -321,7 +358,8 @@ RULES = [
             examples=(Example("r = torch.rand(2, 3)", "r = ops.rand(2, 3)"),
                       Example("r = torch.rand(2, 3, generator=g)",
                               "r = mindspore.Tensor(g.random_sample((2, 3)), mindspore.float32)"))),
-    _random("randn", hook=_random_draw("standard_normal({size})"),
+    # a complex dtype: its draws cannot be replayed (tests/rules/test_research_gaps.py compares their statistics)
+    _random("randn", hook=_complex_draw(_random_draw("standard_normal({size})")),
             examples=(Example("r = torch.randn(2, 3)", "r = ops.randn(2, 3)"),
                       Example("r = torch.randn((4,), generator=g, dtype=torch.float64)",
                               "r = mindspore.Tensor(g.standard_normal((4,)), mindspore.float64)"))),
@@ -381,8 +419,12 @@ RULES = [
               case("import numpy as np\nresult = torch.arange(1, np.int32(7), np.int64(2))"),
               case("import numpy as np\nresult = torch.arange(0, np.float32(1.5), 0.5)"))),
     fn("torch.linspace", signature="start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False",
-       args={**FACTORY_ARGS, "dtype": Unsupported("MindSpore's linspace has no dtype=; cast the result")},
-       params=[P("start", "-1.0"), P("end", "2.0"), P("steps", "7")], inputs={}),
+       args=FACTORY_ARGS, hook=_cast_result,
+       params=[P("start", "-1.0"), P("end", "2.0"), P("steps", "7")], inputs={},
+       notes="dtype=: the result cast (MindSpore's linspace has no dtype=; it computes in float32).",
+       extra=(case("x = torch.zeros(2, dtype=torch.float64)\nresult = torch.linspace(0, 1, 5, dtype=x.dtype)", rtol=1e-6),
+              case("result = torch.linspace(-1.0, 2.0, steps=4, dtype=torch.float16)", rtol=1e-3),
+              case("result = torch.linspace(0, 10, 5, dtype=torch.int64)"))),
     fn("torch.logspace", signature="start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None, "
        "requires_grad=False", args=FACTORY_ARGS, params=[P("start", "-1.0"), P("end", "2.0"), P("steps", "4"),
        P("base", "2.0", default=True)], inputs={}, rtol=1e-5,

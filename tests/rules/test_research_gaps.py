@@ -219,3 +219,31 @@ def test_norm_layers_initialised_in_an_isinstance_loop(tmp_path):
     np.testing.assert_allclose(cell.ln.gamma.asnumpy(), model.ln.weight.detach().numpy())
     np.testing.assert_allclose(cell.ln.beta.asnumpy(), model.ln.bias.detach().numpy())
     _compare(model, cell, np.random.RandomState(3).randn(1, 3, 4, 4).astype(np.float32))
+
+
+def test_complex_randn_draws_torchs_distribution():
+    """torch.randn(..., dtype=torch.cfloat): MindSpore's randn refuses a complex dtype; the converted
+    draw has torch's dtype, shape and distribution (real and imaginary parts each N(0, 1/2)).
+    The draws themselves cannot be replayed, so the statistics are compared."""
+    from tests.conversion import load as load_module
+    from transpiler.convert.pipeline import convert_source
+
+    source = ("import torch\n\n\ndef draw(shape):\n    return torch.randn(*shape, dtype=torch.cfloat), "
+              "torch.randn(size=shape, dtype=torch.complex128)\n")
+    result = convert_source(source, "draw.py")
+    assert "import torch" not in result.output and "TODO(ms-migrate)" not in result.output
+    import pathlib
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = pathlib.Path(folder) / "draw.py"
+        path.write_text(result.output)
+        single, double = load_module(path).draw((200, 50))
+    torch.manual_seed(0)
+    expected_single, expected_double = torch.randn(200, 50, dtype=torch.cfloat), torch.randn(200, 50, dtype=torch.cdouble)
+    assert (single.dtype, double.dtype) == (mindspore.complex64, mindspore.complex128)
+    assert single.shape == double.shape == tuple(expected_single.shape)
+    for got, expected in ((single.asnumpy(), expected_single.numpy()), (double.asnumpy(), expected_double.numpy())):
+        for part in (np.real, np.imag):
+            assert abs(part(got).mean()) < 0.03 and abs(part(expected).mean()) < 0.03
+            assert abs(part(got).var() - 0.5) < 0.05 and abs(part(expected).var() - 0.5) < 0.05
