@@ -85,7 +85,7 @@ RULES = [
         notes="MindIR, not ONNX: MindSpore 2.10's ONNX export fails on CPU for common layers (AdaptiveAvgPool2d, "
         "measured); the file is file_name + '.mindir', read by nn.GraphCell(mindspore.load(...)); exported in "
         "eval mode as torch does",
-        proven_by=("tests/proof/test_verify_export.py",),
+        proven_by=("tests/proof/test_verify_export.py::test_converted_export_and_load",),
         examples=(
             Example("torch.onnx.export(model, x, 'model.onnx', input_names=['x'], opset_version=17)",
                     'mindspore.export(\n    model.set_train(False), x, file_name="model.onnx", file_format="MINDIR"\n)'),
@@ -101,7 +101,7 @@ RULES = [
               "_extra_files": Unsupported("extra files: a MindIR file holds the graph only")},
         hook=_load,
         notes="the MindIR file mindspore.export wrote for the same name (+ '.mindir'), run as nn.GraphCell",
-        proven_by=("tests/proof/test_verify_export.py",),
+        proven_by=("tests/proof/test_verify_export.py::test_converted_export_and_load",),
         examples=(
             Example("net = torch.jit.load('model.pt', map_location='cpu')",
                     'net = nn.GraphCell(mindspore.load("model.pt.mindir"))'),

@@ -137,7 +137,8 @@ RULES = [
         notes="mindspore.jit: a function is compiled, a Cell keeps being a Cell with its construct compiled; "
         "mode, fullgraph, backend and options tune torch's compilers and are dropped, dynamic=True is dynamic=1 "
         "(see rewrite_rules/runtime/torchscript.py)",
-        proven_by=("tests/rules/test_compile_jit.py",),
+        proven_by=("tests/rules/test_compile_jit.py::test_compiled_model_is_a_cell_with_torch_outputs",
+                   "tests/rules/test_compile_jit.py::test_decorated_construct_and_function"),
         examples=(
             Example("@torch.compile\ndef double(x):\n    return x * 2\nresult = double(x)",
                     "@mindspore.jit\ndef double(x):\n    return x * 2\nresult = double(x)", inputs=_X),
