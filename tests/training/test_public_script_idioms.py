@@ -260,3 +260,57 @@ def test_the_cli_writes_launch_blocking_where_a_step_is_rewritten(tmp_path):
     imports_end = code.index("mindspore.runtime.launch_blocking()")
     assert "import mindspore" in code[:imports_end] and "Net" not in code[:imports_end]
     assert _run(converted, True) == "init (4, 1)\n6 True\n"
+
+
+LOOP_IN_STEP = '''
+    import torch
+    import torch.nn as nn
+
+
+    class RNN(nn.Module):
+        def __init__(self, size, hidden_size):
+            super().__init__()
+            self.hidden_size = hidden_size
+            self.i2h = nn.Linear(size + hidden_size, hidden_size)
+            self.i2o = nn.Linear(size + hidden_size, size)
+
+        def forward(self, input, hidden):
+            combined = torch.cat((input, hidden), 1)
+            return self.i2o(combined), self.i2h(combined)
+
+        def init_hidden(self):
+            return torch.zeros(1, self.hidden_size)
+
+
+    torch.manual_seed(0)
+    one_hot = torch.eye(5)
+    rnn = RNN(5, 8)
+    loss_func = nn.MSELoss()
+    optimizer = torch.optim.Adam(rnn.parameters(), lr=0.05)
+    losses = []
+    for i in range(30):
+        rnn.zero_grad()
+        total_loss = 0
+        hidden = rnn.init_hidden()
+        for j in range(one_hot.size()[0] - 1):
+            input = one_hot[j:j + 1, :]
+            output, hidden = rnn.forward(input, hidden)
+            target = one_hot[j + 1]
+            loss = loss_func.forward(output.view(-1), target.view(-1))
+            total_loss += loss
+            input = output
+        total_loss.backward()
+        optimizer.step()
+        losses.append(float(total_loss))
+    print(len(losses), losses[-1] < losses[0] / 2, tuple(input.shape))
+'''
+
+
+def test_a_loop_inside_the_step_and_forward_called_by_name(tmp_path):
+    """GunhoChoi's char RNN: a ``for j`` loop inside the step binds ``input``/``output``
+    before reading them (they are no parameters of the forward function: they were,
+    and the first call failed with a NameError); vinhkhuc's tutorials:
+    ``loss.forward(fx, y)`` on a torch loss, whose MindSpore form may be a function."""
+    torch_out, code, ms_out = convert_and_run(tmp_path, LOOP_IN_STEP)
+    assert "def forward_fn():" in code and "loss_func(output.view(-1)" in code
+    assert ms_out == torch_out

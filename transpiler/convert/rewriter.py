@@ -465,6 +465,10 @@ class Rewriter(Transformer):
             # a Module's forward is its Cell's construct (down.forward(y) in timm's HRNet);
             # an object without one fails loudly
             self.changed()
+            origin = origin_of(self.ctx, original.func.value)
+            if origin is not None and origin.kind == LAYER:  # a torch layer's form may be a function (a loss)
+                self.ctx.converted(original, "forward", "forward call on a torch layer -> the call itself")
+                return updated.with_changes(func=updated.func.value)
             self.ctx.converted(original, "forward", "forward call -> construct")
             return updated.with_changes(func=updated.func.with_changes(attr=cst.Name("construct")))
         if name in BUILTIN_NAMED_TENSOR_METHODS and id(original) in self.statement_calls:

@@ -181,6 +181,14 @@ def _free_in(statements, bound: set[str], free: list[str]) -> None:
                     bound |= names_of(cst.SimpleStatementLine([cst.Expr(item.asname.name)])).reads
             _free_in(statement.body.body, bound, free)
             continue
+        if isinstance(statement, cst.For) and isinstance(statement.body, cst.IndentedBlock) \
+                and statement.orelse is None:
+            # the loop variable, then the body in order: what an iteration binds before reading is not free
+            # (a loop that runs no iteration leaves them unbound, as torch's code would)
+            _free_in([cst.SimpleStatementLine([cst.Expr(statement.iter)])], bound, free)
+            bound |= set(names_of(cst.SimpleStatementLine([cst.Expr(statement.target)])).reads)
+            _free_in(statement.body.body, bound, free)
+            continue
         names = names_of(statement)
         for name in names.reads:
             if name not in bound and name not in free:
