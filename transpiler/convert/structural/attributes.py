@@ -69,6 +69,10 @@ class Attributes:
         if rule is None or attr not in rule.attribute_reads:
             return None
         read = rule.attribute_reads[attr]
+        for other in origin.alternatives:  # isinstance(m, (A, B)): only a read every one of them maps alike
+            other_rule = self.rewriter.rules.calls.get(other)
+            if other_rule is None or other_rule.attribute_reads.get(attr) != read:
+                return None
         if isinstance(read, str):
             return ("rename", (read, origin.qualified))
         if read.template is None or is_target:

@@ -67,6 +67,8 @@ class Origin:
     qualified: str = ""  # the torch API or the file's class that made the object
     call: cst.Call | None = field(default=None, compare=False, repr=False)  # the constructor call as written
     inner: "Origin | None" = field(default=None, compare=False, repr=False)  # what a WRAPPER wraps
+    # isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)): the other layers it may be (``qualified`` is the first)
+    alternatives: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     def __eq__(self, other):
         return isinstance(other, Origin) and (self.kind, self.qualified) == (other.kind, other.qualified)
@@ -312,6 +314,11 @@ class Provenance:
     def _narrowed(self, expr) -> Origin | None:
         """``if isinstance(m, nn.Linear): ... m ...``: m is a Linear there."""
         for tested, classes in self.narrowing.get(id(expr), ()):
+            if isinstance(classes, cst.Tuple):  # one of several layers
+                names = [self.analysis.qualified(e.value) if isinstance(e, cst.Element) else None for e in classes.elements]
+                if names and all(name and classify_call(name) == LAYER for name in names):
+                    return Origin(LAYER, names[0], alternatives=tuple(names[1:]))
+                continue
             qualified = self.analysis.qualified(classes)
             kind = classify_call(qualified or "")
             if kind == LAYER:
