@@ -6,7 +6,7 @@ Both start from the same weights (torch's initial state_dict, converted with
 (DistributedSampler, shuffle=False) for 3 steps. Compared: every rank's loss at
 every step, the all-reduced total, the launcher's LOCAL_RANK/WORLD_SIZE as read
 by the script, and the final parameters, which must be identical across the
-ranks. The sabotage test drops the gradient averaging from the converted step
+ranks. The sabotage drops the gradient averaging from the converted step
 and shows the ranks' parameters then drift apart.
 """
 
@@ -163,20 +163,21 @@ def convert(torch_dir: pathlib.Path, ms_dir: pathlib.Path) -> pathlib.Path:
     return converted
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    torch_dir = tmp_path_factory.mktemp("torchrun")
-    ms_dir = tmp_path_factory.mktemp("msrun")
+def test_converted_ddp_script_matches_torchrun(tmp_path):
+    """One test (xdist would run a shared fixture once per worker): the comparison, then the sabotage."""
+    torch_dir, ms_dir = tmp_path / "torchrun", tmp_path / "msrun"
+    torch_dir.mkdir()
+    ms_dir.mkdir()
     (torch_dir / "ddp_train.py").write_text(SCRIPT)
     prepare(torch_dir)
     converted = convert(torch_dir, ms_dir)
     run_torchrun(torch_dir / "ddp_train.py", torch_dir)
     run_msrun(converted, ms_dir)
-    return read_results(torch_dir), read_results(ms_dir), converted, ms_dir
+    check_equal(read_results(torch_dir), read_results(ms_dir), converted)
+    without_gradient_averaging_the_ranks_drift_apart(converted, ms_dir)
 
 
-def test_converted_ddp_script_matches_torchrun(runs):
-    torch_ranks, ms_ranks, converted, _ = runs
+def check_equal(torch_ranks, ms_ranks, converted):
     text = converted.read_text()
     for written in ("mindspore.communication.init()", "nn.DistributedGradReducer", "grads = grad_reducer(grads)",
                     'os.environ["DEVICE_ID"]', "mindspore.mint.distributed.all_reduce(total"):
@@ -198,9 +199,8 @@ def test_converted_ddp_script_matches_torchrun(runs):
         np.testing.assert_array_equal(value, ms_ranks[1]["params"][name])
 
 
-def test_without_gradient_averaging_the_ranks_drift_apart(runs):
+def without_gradient_averaging_the_ranks_drift_apart(converted, ms_dir):
     """Sabotage: the converted step without its grad_reducer line."""
-    _, _, converted, ms_dir = runs
     sabotaged_dir = ms_dir / "sabotaged"
     sabotaged_dir.mkdir()
     text = converted.read_text()
