@@ -58,11 +58,15 @@ def _copy(bound, call, ctx):
     return expr(f"{broadcast}({code_of(bound.get('other'))}, {x}.shape).astype({x}.dtype)")
 
 
+def _rand_like(x: str, ctx) -> str:
+    """Uniform [0, 1) values of x's shape and dtype: ops.rand (ops.rand_like is deprecated in MindSpore 2.10)."""
+    return f"{code_of(ctx.ref('mindspore.ops.rand'))}({x}.shape, dtype={x}.dtype)"
+
+
 def _uniform(bound, call, ctx):
     x = atom(call.receiver)
-    rand = code_of(ctx.ref("mindspore.ops.rand_like"))
     low, high = bound.get("from_") or expr("0.0"), bound.get("to") or expr("1.0")
-    return expr(f"{rand}({x}) * ({code_of(high)} - {atom(low)}) + {atom(low)}")
+    return expr(f"{_rand_like(x, ctx)} * ({code_of(high)} - {atom(low)}) + {atom(low)}")
 
 
 def _normal(bound, call, ctx):
@@ -80,8 +84,7 @@ def _normal(bound, call, ctx):
 def bernoulli_of(x: cst.BaseExpression, p: cst.BaseExpression, ctx) -> cst.BaseExpression:
     """BernoulliExt has no CPU kernel: 1 where rand_like(x) < p, in x's dtype."""
     x = atom(x)
-    rand = code_of(ctx.ref("mindspore.ops.rand_like"))
-    return expr(f"({rand}({x}) < {atom(p)}).astype({x}.dtype)")
+    return expr(f"({_rand_like(x, ctx)} < {atom(p)}).astype({x}.dtype)")
 
 
 def _bernoulli(bound, call, ctx):
@@ -90,9 +93,8 @@ def _bernoulli(bound, call, ctx):
 
 def _exponential(bound, call, ctx):
     x = atom(call.receiver)
-    rand = code_of(ctx.ref("mindspore.ops.rand_like"))
     lambd = bound.get("lambd")
-    value = f"-(1 - {rand}({x})).log()"
+    value = f"-(1 - {_rand_like(x, ctx)}).log()"
     return expr(value if lambd is None else f"{value} / {atom(lambd)}")
 
 
@@ -219,7 +221,7 @@ RULES = [
                      *in_place_cases("x.copy_({args})", [P("other", "y[0].long()")], XY, shapes=("positional",)))),
     method("uniform_", "from_=0.0, to=1.0, *, generator=None", hook=_value(_uniform),
            args={"generator": GENERATOR},
-           notes="x = ops.rand_like(x) * (to - from) + from (the in-place kernels are missing on CPU); torch's first "
+           notes="x = ops.rand(x.shape, dtype=x.dtype) * (to - from) + from (the in-place kernels are missing on CPU); torch's first "
                  "parameter is named `from`, a Python keyword, so it is only ever passed by position",
            examples=_random_values("x.uniform_({args})", [P("from_", "-2.0", True), P("to", "3.0", True)],
                                    shapes=("positional", "defaults", "variables"), atol=5e-7)),
