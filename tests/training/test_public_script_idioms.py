@@ -314,3 +314,52 @@ def test_a_loop_inside_the_step_and_forward_called_by_name(tmp_path):
     torch_out, code, ms_out = convert_and_run(tmp_path, LOOP_IN_STEP)
     assert "def forward_fn():" in code and "loss_func(output.view(-1)" in code
     assert ms_out == torch_out
+
+
+BATCH_DRAWN_IN_STEP = '''
+    import torch
+    import torch.nn as nn
+
+    torch.manual_seed(0)
+    data = torch.arange(40) % 5
+
+
+    def get_batch():
+        ix = torch.randint(0, len(data) - 4, (6,))
+        x = torch.stack([data[i:i + 4] for i in ix])
+        y = torch.stack([data[i + 1:i + 5] for i in ix])
+        return x, y
+
+
+    class Bigram(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.table = nn.Embedding(5, 5)
+
+        def forward(self, idx, targets):
+            logits = self.table(idx)
+            return nn.functional.cross_entropy(logits.view(-1, 5), targets.view(-1))
+
+
+    model = Bigram()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=0.1)
+    losses = []
+    for step in range(40):
+        xb, yb = get_batch()
+        loss = model(xb, yb)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    print(losses[-1] < losses[0] / 2)
+'''
+
+
+def test_a_batch_drawn_before_the_forward_pass(tmp_path):
+    """karpathy's bigram.py: ``xb, yb = get_batch('train')`` needs no parameter: it runs
+    before the gradient call, not inside the forward function (the gradient tape
+    recorded each of its slices)."""
+    torch_out, code, ms_out = convert_and_run(tmp_path, BATCH_DRAWN_IN_STEP)
+    forward = code[code.index("def forward_fn"):code.index("grad_fn =")]
+    assert "get_batch" not in forward and "xb, yb = get_batch()" in code
+    assert ms_out == torch_out == "True\n"

@@ -470,6 +470,11 @@ class Planner:
                     continue
                 return StepFailure(statements[index], BACKWARD_API,
                                    "control flow (return/break/continue) inside the forward pass of a training step")
+        # the forward's leading statements that need no parameter (xb, yb = get_batch('train')) run before the
+        # gradient call: drawing a batch inside it had the gradient tape record every slice (nanoGPT-style bigram)
+        first_dependent = next((i for i in forward if dependent[i] or i in exits), None)
+        if first_dependent is not None:
+            forward = [i for i in forward if i >= first_dependent]
         if exits:
             # what the exiting branch may read runs before it: the forward's inputs that need no parameter
             forward = [i for i in forward if i in exits or i > max(exits) or dependent[i]]
