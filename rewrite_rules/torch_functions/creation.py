@@ -128,6 +128,13 @@ def _full_dtype(call, ctx):
         call.set("dtype", f"{code_of(ctx.ref('mindspore.Tensor'))}({code_of(call.get('fill_value'))}).dtype")
 
 
+def _rand_like(call, ctx):
+    """ops.rand of the input's shape and dtype (ops.rand_like is deprecated in MindSpore 2.10)."""
+    x = arg_text(call, "input")
+    dtype = arg_text(call, "dtype") if call.has("dtype") else f"{x}.dtype"
+    call.result = cst.parse_expression(f"{code_of(ctx.ref('mindspore.ops.rand'))}({x}.shape, dtype={dtype})")
+
+
 def _input_dtype(call, ctx):
     """The result takes the input's dtype unless dtype= says otherwise."""
     if not call.has("dtype"):
@@ -363,8 +370,11 @@ RULES = [
             examples=(Example("r = torch.randn(2, 3)", "r = ops.randn(2, 3)"),
                       Example("r = torch.randn((4,), generator=g, dtype=torch.float64)",
                               "r = mindspore.Tensor(g.standard_normal((4,)), mindspore.float64)"))),
-    fn("torch.rand_like", signature=_LIKE + ", generator=None", args={**_LIKE_ARGS, "generator": GENERATOR},
-       params=[IN, DTYPE], inputs=X, rtol=_F32_DRAWS, atol=0.0),
+    fn("torch.rand_like", "mindspore.ops.rand", signature=_LIKE + ", generator=None",
+       args={**_LIKE_ARGS, "generator": GENERATOR}, params=[IN, DTYPE], inputs=X, rtol=_F32_DRAWS, atol=0.0,
+       hook=_rand_like, notes="ops.rand(input.shape, dtype=input.dtype): ops.rand_like is deprecated in MindSpore 2.10.",
+       extra=(Example("r = torch.rand_like(x)", "r = ops.rand(x.shape, dtype=x.dtype)"),
+              case("result = torch.rand_like(x)", {"x": "randn(3, 4, dtype='float64')"}, rtol=_F32_DRAWS, atol=0.0))),
     fn("torch.randn_like", signature=_LIKE + ", generator=None", args={**_LIKE_ARGS, "generator": GENERATOR},
        params=[IN, DTYPE], inputs=X, rtol=_F32_DRAWS, atol=0.0, hook=_input_dtype,
        notes="dtype=input.dtype is written: MindSpore's randn_like gives float32 for float64 input.",
@@ -460,9 +470,10 @@ RULES = [
                         case(f"result = torch.{name}(x.tolist())", {"x": "randint(0, 2, (2, 3))"}),
                         case(f"result = torch.{name}([3, 1], device='cpu')")))
       for name, dtype in _LEGACY.items()),
-    fn("torch.bernoulli", "mindspore.ops.rand_like", "input, p=None, *, generator=None, out=None",
+    fn("torch.bernoulli", "mindspore.ops.rand", "input, p=None, *, generator=None, out=None",
        args={"generator": GENERATOR}, hook=_bernoulli, params=[IN], inputs={"x": "tensor([[0.0, 1.0], [1.0, 0.0]])"},
-       notes="BernoulliExt has no CPU kernel: (rand_like(input) < p), p the input itself unless given",
+       notes="BernoulliExt has no CPU kernel: (ops.rand(input.shape, dtype=input.dtype) < p), p the input itself "
+             "unless given",
        # torch's draws are replayed: every one of the 200000 samples is compared, not their mean
        extra=(case("result = torch.bernoulli(x)", {"x": "full((400, 500), 0.3)"}),
               case("result = torch.bernoulli(x, 0.0)", {"x": "rand(3, 4)"}))),
