@@ -94,6 +94,8 @@ def _functional_loss(fn: str, params: tuple[str, ...], cast: dict[str, str] | No
             if not call.has(name) or _is_none(call.get(name)):
                 continue
             value = call.get(name)
+            if name == "reduction" and code_of(value).strip("'\"") == "elementwise_mean":
+                value = cst.SimpleString("'mean'")  # torch's old name for 'mean', still accepted (vinhkhuc's tutorials)
             if name in broadcast:
                 value = cst.parse_expression(f"{code_of(value)}.broadcast_to(input.shape)")
             keywords.append(keyword_arg(name, value))

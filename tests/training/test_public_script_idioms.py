@@ -363,3 +363,22 @@ def test_a_batch_drawn_before_the_forward_pass(tmp_path):
     forward = code[code.index("def forward_fn"):code.index("grad_fn =")]
     assert "get_batch" not in forward and "xb, yb = get_batch()" in code
     assert ms_out == torch_out == "True\n"
+
+
+ELEMENTWISE_MEAN = '''
+    import torch
+
+    torch.manual_seed(0)
+    loss = torch.nn.CrossEntropyLoss(reduction='elementwise_mean')
+    fx = torch.arange(12, dtype=torch.float32).reshape(4, 3) / 7
+    y = torch.tensor([0, 2, 1, 2])
+    print(round(loss.forward(fx, y).item(), 5))
+'''
+
+
+def test_the_old_name_of_the_mean_reduction(tmp_path):
+    """vinhkhuc's tutorials: ``CrossEntropyLoss(reduction='elementwise_mean')`` (torch's old
+    name for 'mean', still accepted) and ``loss.forward(fx, y)``."""
+    torch_out, code, ms_out = convert_and_run(tmp_path, ELEMENTWISE_MEAN)
+    assert 'reduction="mean"' in code
+    assert ms_out == torch_out
