@@ -76,10 +76,11 @@ class RuleSet:
         several, by arity). Methods are named by receiver: torch.Tensor.X,
         torch.nn.Module.X, torch.optim.Optimizer.X, or ``X()`` for any receiver."""
         names: dict[str, list] = {}
-        for name, rule in self.calls.items():
-            names.setdefault(name, []).append(rule)
-        for name, rule in self.attributes.items():
-            names.setdefault(name, []).append(rule)
+        for table in (self.calls, self.attributes):
+            for name, rule in table.items():
+                if name != rule.torch and name.startswith("torch.nn.modules."):
+                    continue  # a layer's module path (torch.nn.modules.activation.ReLU): torch.nn.ReLU itself
+                names.setdefault(name, []).append(rule)
         for rules in self.methods.values():
             for rule in rules:
                 names.setdefault(method_api_name(rule), []).append(rule)
