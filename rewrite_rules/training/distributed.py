@@ -34,6 +34,8 @@ converted DDP script with msrun on 2 CPU workers and the original with torchrun.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import libcst as cst
 
 from rewrite_rules.api import (ApiRule, AttributeRule, Drop, Example, MethodRule, Unconvertible, Unsupported, define,
@@ -129,6 +131,13 @@ def _dist(name: str, target: str, signature: str, *, args=None, notes: str = "",
                    examples=examples, proven_by=_PROVEN, **more)
 
 
+@dataclass(frozen=True)
+class _ReduceOp(AttributeRule):
+    """A reduction named as the collectives take it, proven by the msrun test (no Example can run a collective)."""
+
+    proven_by: tuple[str, ...] = ()
+
+
 _MINT = "mindspore.mint.distributed."
 _IN_PLACE = "in place, as torch's (measured under msrun on CPU)"
 
@@ -179,9 +188,9 @@ RULES = [
     _dist("destroy_process_group", _MINT + "destroy_process_group", "group=None",
           examples=(Example("torch.distributed.destroy_process_group()",
                             "mindspore.mint.distributed.destroy_process_group()"),)),
-    *(AttributeRule(f"torch.distributed.ReduceOp.{op}", f"mindspore.ops.ReduceOp.{target}",
-                    aliases=(f"torch.distributed.distributed_c10d.ReduceOp.{op}",))
-      for op, target in (("SUM", "SUM"), ("MAX", "MAX"), ("MIN", "MIN"), ("PRODUCT", "PROD"))),
+    *(_ReduceOp(f"torch.distributed.ReduceOp.{op}", f"mindspore.ops.ReduceOp.{op}",
+                aliases=(f"torch.distributed.distributed_c10d.ReduceOp.{op}",), proven_by=_PROVEN)
+      for op in ("SUM", "MAX", "MIN")),
     ApiRule("torch.nn.parallel.DistributedDataParallel", None, signature=_DDP_SIGNATURE,
             hook=_distributed_data_parallel, aliases=("torch.nn.parallel.distributed.DistributedDataParallel",),
             notes="the model, with rank 0's parameters broadcast to every rank; the training step averages the "
@@ -207,9 +216,10 @@ RULES = [
             aliases=("torch.accelerator.set_device_index", "torch.accelerator.set_device_idx"),
             notes="msrun gives each process its device (DEVICE_ID); MindSpore selects it when the process starts",
             examples=(Example("torch.cuda.set_device(local_rank)\nx = 1", "x = 1"),)),
-    MethodRule("no_sync", hook=_no_sync, arity=(0, 0), receiver="cell",
+    MethodRule("no_sync", hook=_no_sync, arity=(0, 0), receiver="cell", proven_by=_PROVEN,
                notes="gradients are averaged over the ranks at every step: reducing each micro-step's gradients "
-                     "and summing them equals reducing their sum"),
-    MethodRule("set_epoch", hook=_set_epoch, arity=(1, 1), receiver="any",
+                     "and summing them equals reducing their sum (the proof runs the context; accumulation "
+                     "under it is not compared)"),
+    MethodRule("set_epoch", hook=_set_epoch, arity=(1, 1), receiver="any", proven_by=_PROVEN,
                notes="DistributedSampler.set_epoch: MindSpore's sampler draws a new order each epoch by itself"),
 ]

@@ -75,9 +75,15 @@ def main(out_dir):
             losses.append(loss.item())
     total = torch.tensor([sum(losses)])
     dist.all_reduce(total, op=dist.ReduceOp.SUM)
+    top = torch.tensor([max(losses)])
+    dist.all_reduce(top, op=dist.ReduceOp.MAX)
+    low = torch.tensor([min(losses)])
+    dist.all_reduce(low, op=dist.ReduceOp.MIN)
+    with model.no_sync():
+        pass
     dist.barrier()
     with open(os.path.join(out_dir, f"losses_{rank}.txt"), "w") as f:
-        f.write(f"{local_rank} {world_size} {total.item()}\\n")
+        f.write(f"{local_rank} {world_size} {total.item()} {top.item()} {low.item()}\\n")
         f.write(" ".join(repr(v) for v in losses) + "\\n")
         for name, param in model.module.state_dict().items():
             f.write(name + " " + " ".join(repr(float(v)) for v in param.flatten().tolist()) + "\\n")
@@ -123,12 +129,13 @@ def read_results(out: pathlib.Path) -> list[dict]:
     ranks = []
     for rank in range(WORKERS):
         lines = (out / f"losses_{rank}.txt").read_text().splitlines()
-        local_rank, world, total = lines[0].split()
+        local_rank, world, total, top, low = lines[0].split()
         params = {}
         for line in lines[2:]:
             name, *values = line.split()
             params[name] = np.array([float(v) for v in values])
         ranks.append({"local_rank": int(local_rank), "world": int(world), "total": float(total),
+                      "top": float(top), "low": float(low),
                       "losses": [float(v) for v in lines[1].split()], "params": params})
     return ranks
 
@@ -188,13 +195,16 @@ def check_equal(torch_ranks, ms_ranks, converted):
         assert ours["world"] == theirs["world"] == WORKERS
         assert len(ours["losses"]) == len(theirs["losses"]) == 3
         np.testing.assert_allclose(ours["losses"], theirs["losses"], rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(ours["total"], theirs["total"], rtol=1e-5)
+        for reduced in ("total", "top", "low"):
+            np.testing.assert_allclose(ours[reduced], theirs[reduced], rtol=1e-5)
         assert ours["params"].keys() == theirs["params"].keys()
         for name in theirs["params"]:
             np.testing.assert_allclose(ours["params"][name], theirs["params"][name], rtol=1e-5, atol=1e-6)
     # each rank trains on its own shard, and the total is summed over the ranks
     assert ms_ranks[0]["losses"] != ms_ranks[1]["losses"]
-    assert ms_ranks[0]["total"] == pytest.approx(sum(ms_ranks[0]["losses"] + ms_ranks[1]["losses"]), rel=1e-5)
+    every = ms_ranks[0]["losses"] + ms_ranks[1]["losses"]
+    assert ms_ranks[0]["total"] == pytest.approx(sum(every), rel=1e-5)
+    assert (ms_ranks[0]["top"], ms_ranks[0]["low"]) == pytest.approx((max(every), min(every)), rel=1e-6)
     for name, value in ms_ranks[0]["params"].items():
         np.testing.assert_array_equal(value, ms_ranks[1]["params"][name])
 
