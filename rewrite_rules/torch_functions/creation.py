@@ -384,7 +384,7 @@ RULES = [
        signature="low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None, "
        "requires_grad=False", args=_SEEDED_ARGS, hook=_randint, positional=3,
        params=[P("low", "2"), P("high", "9"), P("size", "(3, 4)"), INT_DTYPE], inputs={},
-       notes="torch.randint(high, size) gets its implicit low=0 written. ops.randint warns that it is deprecated "
+       notes="MindSpore's randint has no default low: torch's randint(high, size) form gets low=0. ops.randint warns that it is deprecated "
              "in 2.10, but its replacement mint.randint has no CPU kernel (measured: 'Create kernelmod for op "
              "InplaceRandom failed'), so it stays. With generator=g: g.randint(low, high, size) "
              "(numpy.random.RandomState, see torch.Generator).",

@@ -10,6 +10,8 @@ belong to the training step.
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from rewrite_rules.registry import RuleSet
@@ -60,8 +62,35 @@ def _classify_one(d: Diagnostic, rules: RuleSet) -> ApiUse:
         return ApiUse(d.rule, d.path, d.line, d.col, Category.STRUCTURAL, outcome, f"done by convert: {d.message}")
     # what the conversion changed beyond the name, as it reported it: each argument, or the whole call
     notes = tuple(ArgNote(name, change) for name, change in d.changes)
+    if not notes and _rewritten_as_a_whole(d, rules):
+        notes = (ArgNote("the call", f"rewritten by the rule's code: {d.message.partition(' -> ')[2]}"),)
     category = Category.ARGUMENTS if notes else Category.AS_IS
     return ApiUse(d.rule, d.path, d.line, d.col, category, outcome, d.message, notes)
+
+
+_CALL = re.compile(r"^([\w.]+)\((.*)\)$", re.S)
+
+
+def _rewritten_as_a_whole(d: Diagnostic, rules: RuleSet) -> bool:
+    """Whether a rule's code made something other than its target called with the same arguments
+    (``torch.compile(m) -> jit_compile(m)``, a helper written above the file): not "converted as is"."""
+    try:
+        rule = rules.calls.get(d.rule)
+    except Exception:  # noqa: BLE001 - a rule that cannot load is no reason to misreport the use
+        return False
+    if rule is None or getattr(rule, "hook", None) is None:
+        return False
+    before, sep, after = d.message.partition(" -> ")
+    if not sep:
+        return False
+    after = after.split(": ", 1)[0]
+    target = (rule.target or "").rsplit(".", 1)[-1]
+    if re.fullmatch(r"[\w.]+", after.strip()) and re.fullmatch(r"[\w.]+", before.strip()):  # a name, not called
+        return after.strip().rsplit(".", 1)[-1] != target
+    old, new = _CALL.match(before.strip()), _CALL.match(after.strip())
+    if old is None or new is None:
+        return True  # not a call any more (a value, an expression around the call)
+    return new.group(1).rsplit(".", 1)[-1] != target or " ".join(old.group(2).split()) != " ".join(new.group(2).split())
 
 
 def _optimizer_variables(facts: FileFacts) -> set[str]:
