@@ -65,6 +65,9 @@ def main(argv: list[str] | None = None) -> int:
                              "(MindSpore's default is 25; 0 keeps it; default here 1)")
     parser.add_argument("--dispatch-threads", type=int, default=0,
                         help="mindspore.runtime.dispatch_threads_num (0 keeps MindSpore's default, 5)")
+    parser.add_argument("--blocking", action="store_true",
+                        help="mindspore.runtime.launch_blocking(): run each op synchronously (no hand-off to the "
+                             "runtime's threads; the fastest setting on a loaded 2-core machine, see README)")
     parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated, of: " + ", ".join(VARIANTS))
     parser.add_argument("--work", default=WORK, help="the zoo benchmark's work directory (converted timm)")
     parser.add_argument("--json", metavar="PATH")
@@ -99,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _settings(args) -> dict:
     return {"batch": args.batch, "size": args.size, "steps": args.steps, "threads": args.threads,
+            "blocking": args.blocking,
             "kernel_threads": args.kernel_threads, "dispatch_threads": args.dispatch_threads}
 
 
@@ -113,7 +117,8 @@ def _run_child(args, name: str, variant: str) -> dict:
     command = [sys.executable, os.path.abspath(__file__), "--child", f"{name}:{variant}", "--batch", str(args.batch),
                "--size", str(args.size), "--steps", str(args.steps), "--warmup", str(args.warmup),
                "--threads", str(args.threads), "--kernel-threads", str(args.kernel_threads),
-               "--dispatch-threads", str(args.dispatch_threads), "--work", args.work]
+               "--dispatch-threads", str(args.dispatch_threads), "--work", args.work,
+               *(["--blocking"] if args.blocking else [])]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=3600, env=_environment(args))
     except subprocess.TimeoutExpired:
@@ -156,6 +161,14 @@ def _timed(step, args) -> dict:
     return {"ms": 1000 * statistics.median(times), "first_s": first}
 
 
+def _phase(step, args) -> dict:
+    """The step timed, or the error it raised (the other phase still runs)."""
+    try:
+        return _timed(step, args)
+    except Exception as exc:  # noqa: BLE001 - a failure is a cell of the table
+        return {"error": " ".join(f"{type(exc).__name__}: {exc}".split())[:160]}
+
+
 def _data(args):
     import numpy as np
 
@@ -193,9 +206,9 @@ def _torch(args, timm_name: str) -> dict:
             return model(x).numpy()
 
     model.train()
-    train_time = _timed(train, args)
+    train_time = _phase(train, args)
     model.eval()
-    return {"train": train_time, "infer": _timed(infer, args)}
+    return {"train": train_time, "infer": _phase(infer, args)}
 
 
 def _mindspore(args, variant: str, timm_name: str, mindcv_name: str) -> dict:
@@ -205,6 +218,8 @@ def _mindspore(args, variant: str, timm_name: str, mindcv_name: str) -> dict:
         mindspore.device_context.cpu.op_tuning.threads_num(args.kernel_threads)
     if args.dispatch_threads:
         mindspore.runtime.dispatch_threads_num(args.dispatch_threads)
+    if args.blocking:
+        mindspore.runtime.launch_blocking()
     from mindspore.experimental import optim
 
     jit = variant.endswith("jit")
@@ -239,11 +254,11 @@ def _mindspore(args, variant: str, timm_name: str, mindcv_name: str) -> dict:
         return loss.asnumpy()
 
     model.set_train(True)
-    train_time = _timed(train, args)
+    train_time = _phase(train, args)
     model.set_train(False)
     if jit:
         model.construct = mindspore.jit(model.construct)
-    infer_time = _timed(lambda: model(x).asnumpy(), args)
+    infer_time = _phase(lambda: model(x).asnumpy(), args)
     return {"train": train_time, "infer": infer_time}
 
 
@@ -252,14 +267,20 @@ def _mindspore(args, variant: str, timm_name: str, mindcv_name: str) -> dict:
 def _row_line(row: dict) -> str:
     if "error" in row:
         return f"{row['model']:12s} {row['variant']:14s} error: {row['error']}"
-    return (f"{row['model']:12s} {row['variant']:14s} train {row['train']['ms']:9.1f} ms "
-            f"infer {row['infer']['ms']:9.1f} ms (first train step {row['train']['first_s']:.1f} s)")
+    return f"{row['model']:12s} {row['variant']:14s} train {_ms(row['train'])} infer {_ms(row['infer'])}"
+
+
+def _ms(phase: dict) -> str:
+    if "error" in phase:
+        return f"error: {phase['error']}"
+    return f"{phase['ms']:9.1f} ms (first step {phase['first_s']:.1f} s)"
 
 
 def _table(rows: list[dict], args) -> str:
     by_key = {(r["model"], r["variant"]): r for r in rows}
     lines = [f"batch {args.batch}, {args.size}x{args.size}, OMP_NUM_THREADS={args.threads}, MindSpore kernel threads "
-             f"{args.kernel_threads or 'default (25)'}, dispatch threads {args.dispatch_threads or 'default (5)'}; "
+             f"{args.kernel_threads or 'default (25)'}, dispatch threads {args.dispatch_threads or 'default (5)'}"
+             f"{', launch_blocking' if args.blocking else ''}; "
              f"median of {args.steps} steps after {args.warmup}",
              "",
              "| model | variant | train ms | x torch | x MindCV | infer ms | x torch | x MindCV | first train step s |",
@@ -273,18 +294,22 @@ def _table(rows: list[dict], args) -> str:
         mindcv_row = by_key.get((row["model"], same_mode))
         cells = []
         for phase in ("train", "infer"):
+            if "error" in row[phase]:
+                cells += [f"error: {row[phase]['error'][:80]}", "", ""]
+                continue
             ms = row[phase]["ms"]
             cells += [f"{ms:,.1f}", _ratio(ms, torch_row, phase),
                       _ratio(ms, mindcv_row, phase) if row["variant"] != "torch" else ""]
-        first = row["train"]["first_s"]
-        lines.append(f"| {row['model']} | {row['variant']} | {' | '.join(cells)} | {first:.1f} |")
+        first = row["train"].get("first_s")
+        lines.append(f"| {row['model']} | {row['variant']} | {' | '.join(cells)} | "
+                     f"{'' if first is None else f'{first:.1f}'} |")
     lines.append("")
     lines.append("x MindCV: against MindCV run the same way (PyNative against PyNative, jit against jit).")
     return "\n".join(lines)
 
 
 def _ratio(ms: float, other: dict | None, phase: str) -> str:
-    if other is None or "error" in other:
+    if other is None or "error" in other or "error" in other[phase]:
         return ""
     return f"{ms / other[phase]['ms']:.2f}"
 
