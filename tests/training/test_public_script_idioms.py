@@ -312,7 +312,7 @@ def test_a_loop_inside_the_step_and_forward_called_by_name(tmp_path):
     and the first call failed with a NameError); vinhkhuc's tutorials:
     ``loss.forward(fx, y)`` on a torch loss, whose MindSpore form may be a function."""
     torch_out, code, ms_out = convert_and_run(tmp_path, LOOP_IN_STEP)
-    assert "def forward_fn():" in code and "loss_func(output.view(-1)" in code
+    assert "def forward_fn(total_loss):" in code and "loss_func(output.view(-1)" in code  # no j, input, output
     assert ms_out == torch_out
 
 
