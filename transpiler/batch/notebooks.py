@@ -38,7 +38,8 @@ class _Cell:
     first_line: int = 0  # line of the code's first line in the joined source
 
 
-def convert_notebook(text: str, path: str, keep_outputs: bool = False, rules=None) -> FileResult:
+def convert_notebook(text: str, path: str, keep_outputs: bool = False, rules=None,
+                     line_length: int | None = None) -> FileResult:
     """The converted notebook as JSON text (``rules``: default ms-migrate's). Never raises."""
     import nbformat
 
@@ -64,7 +65,7 @@ def convert_notebook(text: str, path: str, keep_outputs: bool = False, rules=Non
             diagnostics.append(Diagnostic(path, 1, 1, "notebook", Severity.MARKER,
                                           f"cell not converted: {problem}", Outcome.MARKED, cell=i + 1))
     joined = _join(cells, token)
-    result = convert_source(joined, path, rules)
+    result = convert_source(joined, path, rules, line_length=line_length)
     diagnostics += [_in_cell(d, cells) for d in result.diagnostics]
     if result.output is None:
         return FileResult(path, "failed", None, diagnostics, result.timings)

@@ -45,6 +45,7 @@ class Job:
     bases: str | None = None  # where what was written last time is kept (None: overwrite; see batch.written)
     force: bool = False  # overwrite an output ms-migrate has no record of writing
     dry_run: bool = False  # decide what would be written, write nothing (convert --check -o)
+    line_length: int | None = None  # black's for what the conversion writes (None: black's default)
 
 
 @dataclass
@@ -157,9 +158,9 @@ def _convert(job: Job, data: bytes, timings) -> tuple[FileSummary, bool]:
         return _failed(job, exc.line, exc.col, str(exc), data), True
     rules = load_rules(job.rules)
     if job.kind == "notebook":
-        result: FileResult = convert_notebook(decoded.text, job.display, job.keep_outputs, rules)
+        result: FileResult = convert_notebook(decoded.text, job.display, job.keep_outputs, rules, job.line_length)
     else:
-        result = convert_source(decoded.text, job.display, rules, siblings=job.siblings)
+        result = convert_source(decoded.text, job.display, rules, siblings=job.siblings, line_length=job.line_length)
     timings.update(result.timings)
     if result.status == "failed" or result.output is None:
         summary = FileSummary(job.display, "failed", result.diagnostics, timings)

@@ -22,6 +22,7 @@ from transpiler.batch.diffs import DiffWriter, diff_path, file_diff
 from transpiler.batch.discovery import Exclusions, discover
 from transpiler.batch.progress import Progress
 from transpiler.convert.diagnostics import MARKER_PREFIX
+from transpiler.convert.formatting import project_line_length
 from transpiler.convert.project import with_siblings
 from transpiler.batch.report import RunReport
 
@@ -77,6 +78,7 @@ class Settings:
     keep_outputs: bool
     rules: tuple[str, ...]  # the project's rule files
     config_path: str | None  # the pyproject.toml these came from
+    line_length: int  # black's, as the project sets it ([tool.black] line-length)
 
 
 def settings_for(args) -> Settings:
@@ -93,6 +95,7 @@ def settings_for(args) -> Settings:
         keep_outputs=first(args.keep_outputs, config.keep_outputs, False),
         rules=tree.rules,
         config_path=config.path,
+        line_length=project_line_length(args.source),
     )
 
 
@@ -103,7 +106,7 @@ def _cache_for(args, settings: Settings, target):
     if not (args.cache_dir or os.path.isdir(args.source)):
         return None
     try:
-        options = f"keep_outputs={settings.keep_outputs}" + (" jit" if args.jit else "")
+        options = f"keep_outputs={settings.keep_outputs} line_length={settings.line_length}" + (" jit" if args.jit else "")
         return open_cache(settings.cache_root, options=options, rules=settings.rules)
     except OSError as exc:  # a read-only home, say: the conversion does not need the cache
         print(f"ms-migrate: warning: converting without a cache: {settings.cache_root}: {exc.strerror or exc}",
@@ -145,7 +148,8 @@ def run_convert(args) -> int:
     cache = _cache_for(args, settings, target)
     bases = bases_directory(runs_directory(settings.cache_root)) if target else None
     jobs = [dataclasses.replace(job, want_text=args.diff, cache=cache, keep_outputs=settings.keep_outputs,
-                                rules=settings.rules, bases=bases, force=args.force, dry_run=args.check)
+                                rules=settings.rules, bases=bases, force=args.force, dry_run=args.check,
+                                line_length=settings.line_length)
             for job in jobs]
     diff_root = os.path.abspath(args.source) if os.path.isdir(args.source) else None
     diffs = DiffWriter(args.color) if args.diff else None

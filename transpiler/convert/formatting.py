@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import os
 import time
 from functools import lru_cache
 from typing import NamedTuple
@@ -14,8 +17,36 @@ from transpiler.convert.node_sets import NodeSet
 from transpiler.convert.positions import count_lines
 from transpiler.convert.walk import IS_STATEMENT, LAYOUT_TYPES, rewrite, walk
 
-_MAX_LINE = 88
+DEFAULT_LINE_LENGTH = 88  # black's
 _MIN_LINE = 40
+# the line length of the project being converted ([tool.black] line-length), for this conversion
+_LINE_LENGTH: contextvars.ContextVar[int] = contextvars.ContextVar("line_length", default=DEFAULT_LINE_LENGTH)
+
+
+def project_line_length(source: str) -> int:
+    """black's line length for ``source`` (a file or directory): ``[tool.black] line-length``
+    of the pyproject.toml black itself would read, else black's default."""
+    import black
+
+    try:
+        config = black.find_pyproject_toml((os.path.abspath(source),), None)
+        value = black.parse_pyproject_toml(config).get("line_length") if config else None
+    except (OSError, ValueError):  # an unreadable or invalid file: black's default, as black would fail later
+        return DEFAULT_LINE_LENGTH
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else DEFAULT_LINE_LENGTH
+
+
+@contextlib.contextmanager
+def line_length(length: int | None):
+    """Statements formatted inside this block are black's at ``length`` (None: as set around it)."""
+    if length is None:
+        yield
+        return
+    token = _LINE_LENGTH.set(length)
+    try:
+        yield
+    finally:
+        _LINE_LENGTH.reset(token)
 
 
 @lru_cache(maxsize=8192)
@@ -40,7 +71,7 @@ def _mode(line_length: int):
 
 def _line_length(module: cst.Module, depth: int) -> int:
     """black's line length for a statement ``depth`` blocks deep."""
-    return max(_MIN_LINE, _MAX_LINE - len(module.default_indent.expandtabs()) * depth)
+    return max(_MIN_LINE, _LINE_LENGTH.get() - len(module.default_indent.expandtabs()) * depth)
 
 
 def format_statement(statement: cst.SimpleStatementLine, depth: int, module: cst.Module) -> cst.SimpleStatementLine:

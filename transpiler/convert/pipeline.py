@@ -13,7 +13,7 @@ from rewrite_rules.registry import RuleSet, load_rules
 from transpiler.convert.context import FileContext
 from transpiler.convert.definitions import add_definitions
 from transpiler.convert.diagnostics import Diagnostic, Severity
-from transpiler.convert.formatting import render
+from transpiler.convert.formatting import line_length as formatted_at, render
 from transpiler.convert.marked import number_stand_ins
 from transpiler.convert.imports import fix_imports
 from transpiler.convert.names import TORCH_ROOTS, analyse
@@ -55,9 +55,10 @@ def mentions_torch(text: str, rules: RuleSet | None = None) -> bool:
 
 
 def convert_source(text: str, path: str = "<string>", rules: RuleSet | None = None,
-                   siblings: SiblingFacts | None = None) -> FileResult:
+                   siblings: SiblingFacts | None = None, line_length: int | None = None) -> FileResult:
     """``siblings``: what the project index knows about the classes this file
-    imports from other files of its tree."""
+    imports from other files of its tree; ``line_length``: black's for the statements
+    the conversion writes (the project's ``[tool.black] line-length``; default 88)."""
     timings: dict[str, float] = {}
     rules = rules or load_rules()
     if not mentions_torch(text, rules) and not siblings:
@@ -74,7 +75,8 @@ def convert_source(text: str, path: str = "<string>", rules: RuleSet | None = No
         return FileResult(path, "failed", None, [diagnostic], timings)
     timings["parse"] = time.perf_counter() - start
     try:
-        return _convert_module(module, text, path, rules, timings, siblings or SiblingFacts())
+        with formatted_at(line_length):
+            return _convert_module(module, text, path, rules, timings, siblings or SiblingFacts())
     except RecursionError:
         diagnostic = Diagnostic(path, 1, 1, "internal", Severity.ERROR, "file nests too deeply to convert")
         return FileResult(path, "failed", None, [diagnostic], timings)

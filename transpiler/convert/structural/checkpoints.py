@@ -277,9 +277,19 @@ class Checkpoints:
 
 
 class _CheckpointChecks(cst.CSTTransformer):
+    """The file checks in a statement's own code, not in the blocks it holds: a
+    transformer makes every node it visits anew, and the statements of those blocks
+    must stay the nodes the rewrite queued for formatting."""
+
     def __init__(self, paths: set[str]):
         super().__init__()
         self.paths = paths
+
+    def visit_IndentedBlock(self, node) -> bool:
+        return False
+
+    def visit_SimpleStatementSuite(self, node) -> bool:
+        return False
 
     def leave_Call(self, original_node, updated_node):
         if len(updated_node.args) == 1 and code_of(updated_node.func) in FILE_CHECKS \
