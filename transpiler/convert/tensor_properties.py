@@ -265,8 +265,16 @@ class _Foreign:
         owner = _binding_scope(name.value, scope) if scope is not None else None
         if owner is None or owner.kind == "class":
             return False
-        finder = _LastBinding(name.value, name)
+        params = [b for b in owner.bindings.get(name.value, ()) if isinstance(b, _Param)]
         body = owner.node.body if isinstance(owner.node, cst.FunctionDef) else owner.node
+        values = self._assigned(body).get(name.value, ())
+        # nothing the name can hold here is known foreign (a loop or unpacking target is never
+        # known): no need to find its last value before this use (one walk of the scope for all
+        # its names, not one per use: a long script has thousands)
+        if not any(v is not _UNKNOWN and self.holds(v, depth + 1) for v in values) \
+                and not self._parameter_holds(params, depth):
+            return False
+        finder = _LastBinding(name.value, name)
         try:
             walk(body, finder)
         except _StopWalk:
@@ -277,11 +285,63 @@ class _Foreign:
             return False
         if finder.value is not None:
             return self.holds(finder.value, depth + 1)
-        params = [b for b in owner.bindings.get(name.value, ()) if isinstance(b, _Param)]
+        return self._parameter_holds(params, depth)
+
+    def _parameter_holds(self, params: list, depth: int) -> bool:
+        """Every call of the function passes this parameter a foreign object."""
         if len(params) != 1:
             return False
         arguments = self.provenance._arguments(params[0])
         return bool(arguments) and all(self.holds(value, depth + 1) for value, _ in arguments)
+
+
+    def _assigned(self, body: cst.CSTNode) -> dict[str, list[cst.BaseExpression]]:
+        key = ("assigned", id(body))
+        if key not in self.cache:
+            collector = _Assigned()
+            walk(body, collector)
+            self.cache[key] = collector.values
+        return self.cache[key]
+
+
+class _Assigned(cst.CSTVisitor):
+    """Every value a scope's own code assigns to each name, in no order (``_UNKNOWN``
+    for a binding that shows no value: loop, with, unpacking)."""
+
+    def __init__(self):
+        super().__init__()
+        self.values: dict[str, list[cst.BaseExpression]] = {}
+        self.nested = 0
+
+    def _add(self, target, value) -> None:
+        if isinstance(target, cst.Name):
+            self.values.setdefault(target.value, []).append(value)
+        else:
+            for name in _target_names(target):
+                self.values.setdefault(name, []).append(_UNKNOWN)
+
+    def on_visit(self, node) -> bool:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            self.nested += 1
+        elif not self.nested:
+            if isinstance(node, cst.Assign):
+                for target in node.targets:
+                    self._add(target.target, node.value)
+            elif isinstance(node, cst.AnnAssign) and node.value is not None:
+                self._add(node.target, node.value)
+            elif isinstance(node, cst.AugAssign):
+                self._add(node.target, cst.BinaryOperation(node.target, cst.Add(), node.value))
+            elif isinstance(node, cst.NamedExpr):
+                self._add(node.target, node.value)
+            elif isinstance(node, (cst.For, cst.CompFor)):
+                self._add(cst.Tuple([cst.Element(node.target)]), None)
+            elif isinstance(node, cst.WithItem) and node.asname is not None:
+                self._add(cst.Tuple([cst.Element(node.asname.name)]), None)
+        return True
+
+    def on_leave(self, node) -> None:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            self.nested -= 1
 
 
 def assigned_value(ctx, name: cst.BaseExpression) -> cst.BaseExpression | None:
