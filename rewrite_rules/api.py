@@ -61,6 +61,9 @@ read them, never guess from a variable's name):
   ``SCALER``, ``WRITER``, ``LAYER`` (a torch layer), ``CELL`` (the file's own
   Module) ...), or None when the file does not show it.
 - ``is_number(ctx, expr)``: the expression is a Python number, not a tensor.
+- ``assigned_value(ctx, name)``: the value last assigned to a name before this use
+  (None where the file does not show it); ``holds_numpy(ctx, expr)``: the
+  expression holds a numpy, scipy or pandas object as the file shows.
 - ``is_device_string(expr)``, ``is_torch_name(qualified)``,
   ``dotted_parts(expr)`` (``a.b.c`` -> ``["a", "b", "c"]``), ``nullcontext(ctx)``.
 - Datasets: ``is_mindspore_dataset(ctx, expr)``, ``dataset_columns(ctx, expr)``,
