@@ -4,6 +4,12 @@ A removed statement is first replaced by a ``pass`` placeholder that carries
 its comments; ``compact`` then drops placeholders from a block, giving their
 comment lines to the next statement (or keeping a ``pass`` when the block would
 otherwise be empty or the comments have nowhere else to go).
+
+``compact`` also drops a converted seeding call identical to the converted
+statement just before it: ``torch.manual_seed(s)`` then
+``torch.cuda.manual_seed_all(s)`` both become ``mindspore.set_seed(s)``, which
+seeds every device at once; the repeat's comments are kept as a removed
+statement's are.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ class Placeholders:
         return node in self._made
 
     def compact(self, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+        body = self._drop_repeated_seeding(body)
         if not any(s in self._made for s in body):
             return body
         result: list[cst.BaseStatement] = []
@@ -51,3 +58,34 @@ class Placeholders:
         if carried and any(line.comment for line in carried) or not result:
             result.append(cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=carried))
         return result
+
+    def _drop_repeated_seeding(self, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+        # only converted statements (marked for formatting) are candidates, never the user's own
+        if sum(1 for s in body if s in self._track) < 2:
+            return body
+        result: list[cst.BaseStatement] = []
+        previous: cst.BaseExpression | None = None  # the seeding call of the statement before
+        for statement in body:
+            if statement in self._made:
+                result.append(statement)
+                continue
+            call = _seeding_call(statement) if statement in self._track else None
+            if call is not None and previous is not None and call.deep_equals(previous):
+                result.append(self.make(statement))  # its comments go to the next statement
+                continue
+            previous = call
+            result.append(statement)
+        return result
+
+
+def _seeding_call(statement: cst.BaseStatement) -> cst.Call | None:
+    """The call of a statement that is only ``<module>.set_seed(...)``."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    expr = statement.body[0]
+    if not isinstance(expr, cst.Expr) or not isinstance(expr.value, cst.Call):
+        return None
+    func = expr.value.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "set_seed" and isinstance(func.value, cst.Name):
+        return expr.value
+    return None

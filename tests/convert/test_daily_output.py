@@ -1,0 +1,57 @@
+"""Output a user lives with: no repeated seeding, only real torch APIs in the report's table."""
+
+from __future__ import annotations
+
+import textwrap
+
+from transpiler.convert.pipeline import convert_source
+
+
+def _convert(source: str):
+    result = convert_source(textwrap.dedent(source), "script.py")
+    assert result.output is not None, [d.one_line() for d in result.diagnostics]
+    return result
+
+
+def test_seeding_torch_then_the_gpus_sets_the_seed_once_and_keeps_the_comments():
+    out = _convert("""
+        import torch
+
+
+        def seed_all(seed):
+            # seed everything
+            torch.manual_seed(seed)
+            # and the GPUs
+            torch.cuda.manual_seed_all(seed)  # all of them
+            torch.cuda.manual_seed(seed)
+            return seed
+    """).output
+    assert out.count("mindspore.set_seed(seed)") == 1, out
+    for comment in ("# seed everything", "# and the GPUs", "# all of them"):
+        assert comment in out, out
+    compile(out, "<out>", "exec")
+
+
+def test_the_only_seeding_call_and_different_seeds_are_kept():
+    out = _convert("""
+        import torch
+
+        torch.cuda.manual_seed_all(3)
+        x = 1
+        torch.manual_seed(3)
+        torch.cuda.manual_seed(4)
+    """).output
+    assert out.count("mindspore.set_seed(3)") == 2, out
+    assert out.count("mindspore.set_seed(4)") == 1, out
+
+
+def test_module_level_repeat_is_dropped():
+    out = _convert("""
+        import torch
+
+        torch.manual_seed(0)
+        torch.cuda.manual_seed_all(0)
+        print("seeded")
+    """).output
+    assert out.count("mindspore.set_seed(0)") == 1, out
+    assert 'print("seeded")' in out, out
