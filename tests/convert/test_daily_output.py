@@ -55,3 +55,42 @@ def test_module_level_repeat_is_dropped():
     """).output
     assert out.count("mindspore.set_seed(0)") == 1, out
     assert 'print("seeded")' in out, out
+
+
+def test_the_converted_api_table_names_only_torch_apis():
+    from transpiler.batch.report import RunReport
+
+    result = _convert("""
+        import torch
+        from torch.utils.tensorboard import SummaryWriter
+
+        writer = SummaryWriter("runs")
+
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = torch.nn.Linear(2, 2)
+
+            def forward(self, x):
+                return self.fc(x)
+
+
+        net = Net()
+        x = torch.zeros(2, 2)
+        x.cuda()
+        net.train()
+        writer.add_scalar("loss", net(x).sum(), 0)
+    """)
+    report = RunReport()
+    report.diagnostics.extend(result.diagnostics)
+    text = report.to_markdown()
+    table = text.split("## Converted APIs", 1)[1].split("## What each conversion did", 1)[0]
+    rows = [line.split("`")[1] for line in table.splitlines() if line.startswith("| `")]
+    assert "torch.nn.Linear" in rows and "torch.nn.Module.train" in rows, rows
+    assert "add_scalar()" in rows, rows
+    for pseudo in ("forward", "statement", "torch.nn.Module.add_scalar"):
+        assert pseudo not in rows, rows
+    assert "not a torch API call" in table
+    # the rewrites the table leaves out are still listed
+    assert "| `forward` |" in text.split("## What each conversion did", 1)[1]

@@ -154,9 +154,13 @@ class RunReport:
             for d in items:
                 lines.append(f"| `{d.location}` | `{d.rule}` | {_cell(d.message)} |")
         done = [d for d in self.diagnostics if d.outcome is Outcome.CONVERTED]
-        converted = Counter(d.rule for d in done)
+        converted = Counter(api for api in map(_table_api, (d.rule for d in done)) if api)
         lines += ["", f"## Converted APIs ({sum(converted.values())} uses)", "", "| API | uses |", "|---|---|"]
         lines += [f"| `{rule}` | {count} |" for rule, count in sorted(converted.items(), key=lambda kv: (-kv[1], kv[0]))]
+        others = len(done) - sum(converted.values())
+        if others:
+            lines += ["", f"And {others} rewrite{'s' * (others != 1)} of code that is not a torch API call "
+                          "(forward as construct, statements MindSpore does without ...): listed below."]
         lines += ["", f"## What each conversion did ({len(done)})", ""]
         if done:
             lines += ["| location | API | what it became |", "|---|---|---|"]
@@ -175,3 +179,21 @@ class RunReport:
 def _cell(message: str) -> str:
     """A message as a Markdown table cell (code in it stays readable)."""
     return message.replace("|", "\\|")
+
+
+def _table_api(name: str) -> str | None:
+    """The torch API a conversion is counted under in the converted-API table,
+    or None for a rewrite that names no torch API (``forward``, ``statement``,
+    ``getattr`` ...). A method matched by name on any receiver (``cuda``, a
+    SummaryWriter's ``add_scalar``) is named ``X()`` as in SUPPORTED_APIS.md,
+    not as a method of torch.nn.Module it is not."""
+    if not name.startswith("torch."):
+        return None
+    owner, _, method = name.rpartition(".")
+    if owner == "torch.nn.Module":
+        from rewrite_rules.registry import load_rules
+
+        rules = load_rules().methods.get(method, ())
+        if rules and all(rule.receiver == "any" for rule in rules):
+            return f"{method}()"
+    return name
