@@ -96,6 +96,10 @@ RULES = [
         examples=(
             Example('from safetensors.torch import safe_open\nf = safe_open(path, framework="pt", device="cpu")',
                     'f = safetensors.safe_open(path, framework="np", device="cpu")'),
+            Example("import os\nimport tempfile\nfrom safetensors.torch import safe_open, save_file\n"
+                    'path = os.path.join(tempfile.mkdtemp(), "w.safetensors")\nsave_file({"w": x}, path)\n'
+                    'with safe_open(path, framework="pt") as f:\n    result = torch.as_tensor(f.get_tensor("w"))\n',
+                    inputs={"x": "randn(2, 3)"}, notes="read back"),
         ),
     ),
 ]
