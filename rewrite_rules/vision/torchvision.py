@@ -126,6 +126,18 @@ RULES = [
             ),
         ),
     ),
+    *(
+        ApiRule(
+            f"torchvision.datasets.{name}",
+            None,
+            signature=_DATASET_SIGNATURE,
+            hook=_dataset_hook(f"mindspore.dataset.{target}", f"{name}/raw",
+                               f"{target} reads the uncompressed idx files in root/{name}/raw, where torchvision "
+                               "keeps them"),
+            proven_by=(f"tests/training/test_dataset_idioms.py::test_{name.lower()}",),
+        )
+        for name, target in (("FashionMNIST", "FashionMnistDataset"), ("KMNIST", "KMnistDataset"))
+    ),
     ApiRule(
         "torchvision.datasets.CIFAR10",
         None,

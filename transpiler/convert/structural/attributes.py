@@ -9,7 +9,9 @@ parameter renames of ``ApiRule.weights``):
     module.weight (an Embedding)     module.embedding_table
     conv1d.kernel_size               conv1d.kernel_size[1:]
     model.module (DataParallel)      model
-    loader.dataset (DataLoader)      loader.children[0].source
+    loader.dataset (DataLoader)      train_set (the loader's dataset argument, where
+                                     it names the same object), else
+                                     loader.children[0].source
 
 Assignments through a renamed attribute follow the rename (weight tying:
 ``self.wte.weight = self.head.weight``); attributes whose value MindSpore
@@ -61,6 +63,9 @@ class Attributes:
             return ("unwrap", None)
         if origin.kind == LOADER and attr == "dataset" and origin.call is not None:
             source = origin.call.args[0].value if origin.call.args and origin.call.args[0].keyword is None else None
+            named = _same_object(provenance, source, origin.call, node) if source is not None else None
+            if named is not None:
+                return ("named", named)
             pipeline = source is not None and is_mindspore_dataset(self.ctx, source)
             return ("dataset", pipeline)
         if origin.kind != LAYER:
@@ -90,6 +95,10 @@ class Attributes:
         if how == "unwrap":
             self._report(original, "torch.nn.DataParallel.module", "model.module -> model (no wrapper in MindSpore)")
             return updated.value
+        if how == "named":
+            self._report(original, "torch.utils.data.DataLoader.dataset",
+                         f"loader.dataset -> {code_for_node(data)} (the dataset the loader was made from)")
+            return data
         if how == "dataset":
             first = cst.Subscript(cst.Attribute(updated.value, cst.Name("children")),
                                   [cst.SubscriptElement(cst.Index(cst.Integer("0")))])
@@ -116,6 +125,35 @@ class Attributes:
     def _report(self, node, api: str, message: str) -> None:
         self.rewriter.changed()
         self.ctx.converted(node, api, message)
+
+
+def _same_object(provenance, source: cst.BaseExpression, call: cst.Call, use: cst.Attribute):
+    """``source`` (the DataLoader's dataset as written) spelled where ``use`` reads ``loader.dataset``,
+    when it surely names the same object there (or None): a name bound once in the loader's scope,
+    read in that scope or, for a module-level name, in a function that does not bind it; or
+    ``self.attr`` set once in the class, read in another method of that class."""
+    made, used = provenance.scope_of(call), provenance.scope_of(use)
+    if made is None or used is None:
+        return None
+    if isinstance(source, cst.Name):
+        if len(made.bindings.get(source.value, ())) != 1:
+            return None
+        if used is made:
+            return cst.Name(source.value)
+        if made.kind != "module":
+            return None
+        scope = used  # a function of the module whose scopes (up to the module) leave the name global
+        while scope is not None and scope is not made:
+            if source.value in scope.bindings:
+                return None
+            scope = scope.parent
+        return cst.Name(source.value) if scope is made else None
+    if (isinstance(source, cst.Attribute) and isinstance(source.value, cst.Name)
+            and made.class_name is not None and made.class_name == used.class_name
+            and made.self_name == source.value.value and used.self_name is not None
+            and len(provenance.class_attrs.get((made.class_name, source.attr.value), ())) == 1):
+        return cst.Attribute(cst.Name(used.self_name), cst.Name(source.attr.value))
+    return None
 
 
 def _needs_parentheses(expr: cst.BaseExpression) -> bool:
