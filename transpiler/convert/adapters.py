@@ -112,7 +112,10 @@ def _namespace(name: str, members: list[_Adapter], module: cst.Module) -> cst.Cl
 
 
 def _build(qualified: str, rule: ApiRule, ctx: FileContext) -> _Adapter:
-    params = rule.params
+    # torch.zeros(*size, size=None, ...): the size by keyword too, which a Python signature
+    # cannot say; the adapter takes it positionally (as torch.zeros(2, 3) or ((2, 3)))
+    varargs = next((p.name for p in rule.params if p.kind == "varargs"), None)
+    params = [p for p in rule.params if p.kind == "varargs" or p.name != varargs]
     if any(p.kind == "varkw" for p in params):
         raise Unconvertible("torch's signature takes **kwargs")
     for param in params:
@@ -133,7 +136,6 @@ def _build(qualified: str, rule: ApiRule, ctx: FileContext) -> _Adapter:
     else:
         raise Unconvertible(first_reason or "the rule does not apply")
     defaults = {p.name: p.default for p in params}
-    varargs = next((p.name for p in params if p.kind == "varargs"), None)
     if varargs and rule.pack_varargs:  # torch.zeros(2, 3) and torch.zeros((2, 3)) alike
         guards_first = [parse_stmt(
             f"{varargs} = {varargs}[0] if len({varargs}) == 1 and isinstance({varargs}[0], (tuple, list)) else {varargs}\n")]
@@ -157,6 +159,8 @@ def _build(qualified: str, rule: ApiRule, ctx: FileContext) -> _Adapter:
     while namespace in ctx.analysis.bound_names or namespace in ctx.analysis.imports:
         namespace += "_"  # the file has a name of its own like it
     signature = parse_stmt(f"def f(self, {rule.signature}):\n    pass\n").params
+    if varargs is not None:
+        signature = signature.with_changes(kwonly_params=[p for p in signature.kwonly_params if p.name.value != varargs])
     # a layer: torch's class over the Cell (so isinstance, subclassing and weights behave);
     # anything else (a tensor, a dataset) is made by a function
     makes_a_class = (rule.target or "").startswith("mindspore.nn.") and rule.target.rsplit(".", 1)[-1][:1].isupper()
