@@ -6,6 +6,9 @@ statement 'Import'", MindSpore 2.10 CPU), even in a branch that never runs;
 the torch import a marked statement needs moves above the code, guarded
 (transpiler/convert/structural/graph_subset.py). Without torch, the marked
 statement still fails where it runs, at its own line under its marker.
+
+A loop variable read after its loop, which graph mode refuses, is set to None
+before the loop, as graph mode's message asks.
 """
 
 from __future__ import annotations
@@ -39,6 +42,24 @@ SOURCE = textwrap.dedent(
             if sample:
                 y = torch.distributions.Gamma(y, y).sample()
             return F.relu(y)
+
+
+    class Loops(nn.Module):
+        """Loop variables read after their loops."""
+
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList([nn.Linear(4, 4), nn.Linear(4, 4)])
+
+        def forward(self, x):
+            for i, layer in enumerate(self.layers):
+                x = layer(x)
+            k = 1
+            for k in range(2):
+                x = x + k
+            for row in x:
+                x = x - row
+            return x * i + k + row
     '''
 )
 
@@ -65,7 +86,12 @@ _CHILD = textwrap.dedent(
     except Exception as error:
         frame = traceback.extract_tb(error.__traceback__)[-1]
         failed = [type(error).__name__, frame.filename, frame.lineno]
-    print(json.dumps({"graph": graph.tolist(), "pynative": pynative.tolist(), "failed": failed}))
+    loops = m.Loops()
+    loops_pynative = loops(x).asnumpy()
+    mindspore.set_context(mode=mindspore.GRAPH_MODE)
+    loops_graph = loops(x).asnumpy()
+    print(json.dumps({"graph": graph.tolist(), "pynative": pynative.tolist(), "failed": failed,
+                      "loops": [loops_graph.tolist(), loops_pynative.tolist()]}))
     '''
 )
 
@@ -106,3 +132,14 @@ def test_graph_mode_compiles_it_and_the_marked_line_fails_where_it_runs(converte
     assert lines[line - 1].strip() == "y = torch.distributions.Gamma(y, y).sample()", result
     assert lines[line - 2].strip().startswith("# TODO(ms-migrate): torch.distributions.Gamma"), result
     assert kind == "AttributeError", result  # torch is None without torch
+    np.testing.assert_allclose(*result["loops"], rtol=1e-5, atol=1e-6)
+
+
+def test_a_loop_variable_read_after_its_loop_is_defined_before_it(converted):
+    """Graph mode: "The local variable 'i' defined in the 'for' loop body cannot
+    be used outside of the loop body. Please define variable 'i' before 'for'"."""
+    text = converted.read_text()
+    loops = text[text.index("class Loops"):]
+    assert "        i = None\n        for i, layer in enumerate(self.layers):" in loops, text
+    assert "        row = None\n        for row in x:" in loops, text
+    assert "k = None" not in loops and "layer = None" not in loops, text  # bound before, or not read after
