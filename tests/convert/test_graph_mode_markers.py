@@ -143,3 +143,13 @@ def test_a_loop_variable_read_after_its_loop_is_defined_before_it(converted):
     assert "        i = None\n        for i, layer in enumerate(self.layers):" in loops, text
     assert "        row = None\n        for row in x:" in loops, text
     assert "k = None" not in loops and "layer = None" not in loops, text  # bound before, or not read after
+
+
+def test_an_authors_own_import_in_forward_moves_above_the_code_unguarded():
+    from transpiler.convert.pipeline import convert_source
+
+    source = ("import torch.nn as nn\n\n\nclass Scale(nn.Module):\n    def forward(self, x):\n"
+              "        import math\n        return x * math.pi\n")
+    output = convert_source(source, "a.py").output
+    assert "\nimport math\n" in output and "        import math" not in output, output
+    assert "try:" not in output, output

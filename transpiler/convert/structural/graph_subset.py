@@ -33,6 +33,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
+from transpiler.convert.names import is_torch_name
 from transpiler.convert.walk import rewrite
 
 # calls that consume their iterable argument whole
@@ -63,15 +64,17 @@ def _hoist_construct_imports(module: cst.Module) -> cst.Module:
             position = index + 1
     existing = {cst.Module([statement]).code.strip() for statement in module.body}
     guarded = []
-    for code, names in hoister.hoisted.items():
+    for code, (names, torch_module) in sorted(hoister.hoisted.items(), key=lambda item: item[1][1]):
         unbound = "\n".join(f"    {name} = None" for name in names)
         text = (f"try:\n    {code}\nexcept ImportError:  # without torch, the statements marked "
-                f"TODO(ms-migrate) in construct fail where they run\n{unbound}\n")
+                f"TODO(ms-migrate) in construct fail where they run\n{unbound}\n") if torch_module else code + "\n"
         if text.strip() not in existing:
             guarded.append(cst.parse_statement(text))
     if not guarded:
         return module
-    guarded[0] = guarded[0].with_changes(leading_lines=[cst.EmptyLine()])
+    guarded = [statement.with_changes(leading_lines=[cst.EmptyLine()])
+               if index == 0 or isinstance(statement, cst.Try) and not isinstance(guarded[index - 1], cst.Try)
+               else statement for index, statement in enumerate(guarded)]
     body = list(module.body)
     return module.with_changes(body=[*body[:position], *guarded, *body[position:]])
 
@@ -82,13 +85,14 @@ def _is_docstring(small) -> bool:
 
 class _ConstructImports(cst.CSTTransformer):
     """Removes the import statements of ``construct`` methods (not of functions
-    defined in them), recording each (code -> names it binds); a marker
+    defined in them), recording each (an author's own ``import math`` moves
+    too, unguarded: graph mode refuses it as well); a marker
     standing above a removed import stays, above the statement after it."""
 
     def __init__(self):
         super().__init__()
         self.depth = 0  # > 0: inside a construct method
-        self.hoisted: dict[str, list[str]] = {}
+        self.hoisted: dict[str, tuple[list[str], bool]] = {}  # code -> (names bound, a torch module)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if self.depth or node.name.value == "construct":
@@ -108,8 +112,10 @@ class _ConstructImports(cst.CSTTransformer):
                     isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar)
                     and not (isinstance(small, cst.ImportFrom) and small.relative) for small in statement.body):
                 for small in statement.body:
+                    module = small.module if isinstance(small, cst.ImportFrom) else small.names[0].name
                     self.hoisted.setdefault(cst.Module([cst.SimpleStatementLine([small])]).code.strip(),
-                                            [_bound(alias) for alias in small.names])
+                                            ([_bound(alias) for alias in small.names],
+                                             is_torch_name(get_full_name_for_node(module))))
                 carried.extend(statement.leading_lines)
                 changed = True
                 continue
