@@ -408,9 +408,9 @@ def test_a_name_imported_in_two_places_keeps_its_own_import_above_each_marked_st
 
 
 def test_argument_that_cannot_be_carried_is_marked_never_dropped():
-    out = convert("import torch.nn as nn\nc = nn.Conv2d(3, 8, 3, padding_mode='reflect')\n")
-    assert "padding_mode" in out.split(MARKER_PREFIX)[1].splitlines()[0]
-    assert "    import torch.nn\n    c = torch.nn.Conv2d(3, 8, 3, padding_mode='reflect')" in out
+    out = convert("import torch.nn as nn\nc = nn.LSTM(4, 8, proj_size=2)\n")
+    assert "proj_size" in out.split(MARKER_PREFIX)[1].splitlines()[0]
+    assert "    import torch.nn\n    c = torch.nn.LSTM(4, 8, proj_size=2)" in out
 
 
 def test_marker_is_not_duplicated_on_reconversion():

@@ -43,12 +43,27 @@ _CONSUMERS = frozenset({"list", "tuple", "sum", "set", "sorted", "min", "max", "
 def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
     module_names = _module_names(module)
     module = rewrite(module, _MapToComprehension(module_names, ctx.to_format))
-    module = _hoist_construct_imports(module)
-    return module.visit(_LoopVariablesBeforeLoops())
+    module = _hoist_construct_imports(module, ctx.to_format)
+    return module.visit(_LoopVariablesBeforeLoops(ctx.to_format))
 
 
-def _hoist_construct_imports(module: cst.Module) -> cst.Module:
-    hoister = _ConstructImports()
+class _KeepsFormatting(cst.CSTTransformer):
+    """A transformer makes every node it visits anew: a statement the rewrite queued for
+    black (``to_format``, by identity) stays queued as the node that replaces it."""
+
+    def __init__(self, to_format):
+        super().__init__()
+        self.to_format = to_format
+
+    def on_leave(self, original_node, updated_node):
+        result = super().on_leave(original_node, updated_node)
+        if result is not original_node and isinstance(result, cst.CSTNode) and original_node in self.to_format:
+            self.to_format.add(result)
+        return result
+
+
+def _hoist_construct_imports(module: cst.Module, to_format) -> cst.Module:
+    hoister = _ConstructImports(to_format)
     module = module.visit(hoister)
     if not hoister.hoisted:
         return module
@@ -83,14 +98,14 @@ def _is_docstring(small) -> bool:
     return isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString))
 
 
-class _ConstructImports(cst.CSTTransformer):
+class _ConstructImports(_KeepsFormatting):
     """Removes the import statements of ``construct`` methods (not of functions
     defined in them), recording each (an author's own ``import math`` moves
     too, unguarded: graph mode refuses it as well); a marker
     standing above a removed import stays, above the statement after it."""
 
-    def __init__(self):
-        super().__init__()
+    def __init__(self, to_format):
+        super().__init__(to_format)
         self.depth = 0  # > 0: inside a construct method
         self.hoisted: dict[str, tuple[list[str], bool]] = {}  # code -> (names bound, a torch module)
 
@@ -265,7 +280,7 @@ def _module_names(module: cst.Module) -> set[str]:
     return names
 
 
-class _LoopVariablesBeforeLoops(cst.CSTTransformer):
+class _LoopVariablesBeforeLoops(_KeepsFormatting):
     """``i = None`` before a loop of ``construct`` whose variable ``i`` is read
     after the loop and bound nowhere before it."""
 
