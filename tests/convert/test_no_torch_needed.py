@@ -51,9 +51,9 @@ def test_module_level_marked_definitions_do_not_stop_the_import(tmp_path):
     source.write_text(textwrap.dedent("""\
         import torch
         import torch.nn as nn
-        from torchvision.datasets import FashionMNIST
+        from torchvision.datasets import Omniglot
 
-        DATASETS = dict(fashion=FashionMNIST)
+        DATASETS = dict(fashion=Omniglot)
 
 
         class EpochLoader(torch.utils.data.DataLoader):
