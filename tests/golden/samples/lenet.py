@@ -46,15 +46,15 @@ def train(steps=20, batch_size=16):
     images = ops.randn(batch_size * 4, 1, 28, 28)
     labels = ops.randint(0, 10, (batch_size * 4,))
     model.set_train(True)
-    def forward_fn(step):
-        start = (step % 4) * batch_size
-        x = images[start : start + batch_size]
-        y = labels[start : start + batch_size]
+    def forward_fn(x, y):
         loss = criterion(model(x), y)
         return loss
     grad_fn = mindspore.value_and_grad(forward_fn, None, optimizer.parameters)
     for step in range(steps):
-        loss, grads = grad_fn(step)
+        start = (step % 4) * batch_size
+        x = images[start : start + batch_size]
+        y = labels[start : start + batch_size]
+        loss, grads = grad_fn(x, y)
         optimizer(grads)
         if step % 5 == 0:
             print(f"step {step}: loss {loss.item():.4f}")

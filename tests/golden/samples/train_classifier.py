@@ -94,7 +94,6 @@ def main(argv=None):
     if args.seed is not None:
         random.seed(args.seed)
         mindspore.set_seed(args.seed)
-        mindspore.set_seed(args.seed)
         mindspore.set_deterministic(True)
     main_worker(args)
 
@@ -142,8 +141,22 @@ def main_worker(args):
     if args.resume:
         if os.path.isfile(str(args.resume).removesuffix(".ckpt") + ".ckpt"):
             print(f"=> loading checkpoint '{args.resume}'")
-            checkpoint = mindspore.load_checkpoint(str(args.resume).removesuffix(".ckpt") + ".ckpt")
-            checkpoint = {'state_dict': {name.removeprefix('state_dict.'): value for name, value in checkpoint.items() if name.startswith('state_dict.')}, 'optimizer': {name.removeprefix('optimizer.'): value for name, value in checkpoint.items() if name.startswith('optimizer.')}, **pickle.loads(pathlib.Path(str(args.resume) + ".pkl").read_bytes())}
+            checkpoint = mindspore.load_checkpoint(
+                str(args.resume).removesuffix(".ckpt") + ".ckpt"
+            )
+            checkpoint = {
+                "state_dict": {
+                    name.removeprefix("state_dict."): value
+                    for name, value in checkpoint.items()
+                    if name.startswith("state_dict.")
+                },
+                "optimizer": {
+                    name.removeprefix("optimizer."): value
+                    for name, value in checkpoint.items()
+                    if name.startswith("optimizer.")
+                },
+                **pickle.loads(pathlib.Path(str(args.resume) + ".pkl").read_bytes()),
+            }
             start_epoch = checkpoint["epoch"]
             best_acc1 = checkpoint["best_acc1"]
             mindspore.load_param_into_net(model, checkpoint["state_dict"])
@@ -203,14 +216,14 @@ def train(train_loader, model, criterion, optimizer, scaler, epoch, device, args
         # compute output
         output = model(images)
         loss = criterion(output, target)
-        return scaler.scale(loss), loss, images, target, output
+        return scaler.scale(loss), loss, output
     grad_fn = mindspore.value_and_grad(
         forward_fn, None, optimizer.parameters, has_aux=True
     )
     for i, (images, target) in enumerate(train_loader):
 
         # compute gradient and do SGD step
-        (scaled_loss, loss, images, target, output), grads = grad_fn(images, target)
+        (scaled_loss, loss, output), grads = grad_fn(images, target)
 
         # measure accuracy and record loss
         acc1, = accuracy(output, target, topk=(1,))

@@ -80,18 +80,11 @@ def train(netG, netD, epochs=2, batch_size=32, shuffle=True, seed=0, log=print):
     )
     losses = []
     netD.set_train(True)
-    def forward_fn_d(real):
-        b = real.shape[0]
-        ones = ops.ones(b)
-        zeros = ops.zeros(b)
-        noise = mindspore.Tensor(
-            rng.standard_normal((b, NZ, 1, 1)), dtype=mindspore.float32
-        )
-        fake = netG(noise)
+    def forward_fn_d(real, ones, fake, zeros):
         errD_real = criterion(netD(real), ones)
         errD_fake = criterion(netD(ops.stop_gradient(fake)), zeros)
         errD = errD_real + errD_fake
-        return errD, ones, noise, fake, errD_real
+        return errD, errD_real
     grad_fn_d = mindspore.value_and_grad(
         forward_fn_d, None, optimizerD.parameters, has_aux=True
     )
@@ -106,7 +99,14 @@ def train(netG, netD, epochs=2, batch_size=32, shuffle=True, seed=0, log=print):
     for epoch in range(epochs):
         for i, (real,) in enumerate(loader):
             # (1) update D: real images towards 1, generated towards 0
-            (errD, ones, noise, fake, errD_real), grads = grad_fn_d(real)
+            b = real.shape[0]
+            ones = ops.ones(b)
+            zeros = ops.zeros(b)
+            noise = mindspore.Tensor(
+                rng.standard_normal((b, NZ, 1, 1)), dtype=mindspore.float32
+            )
+            fake = netG(noise)
+            (errD, errD_real), grads = grad_fn_d(real, ones, fake, zeros)
             optimizerD(grads)
             # (2) update G: make D call the fakes real
             errG, grads = grad_fn_g(noise, ones)

@@ -22,6 +22,14 @@ import tensorboardX  # new requirement: pip install tensorboardX (torch.utils.te
 from mindspore import nn, ops
 
 
+def jit_compile(obj, **options):
+    """torch.compile(obj): a Cell stays the Cell, its construct compiled by mindspore.jit; a function is compiled."""
+    if isinstance(obj, mindspore.nn.Cell):
+        obj.construct = mindspore.jit(obj.construct, **options)
+        return obj
+    return mindspore.jit(obj, **options)
+
+
 @dataclass
 class GPTConfig:
     block_size: int = 32
@@ -308,6 +316,7 @@ def main(argv=None):
 
     if args.compile:
         print("compiling the model...")
+        model = jit_compile(model)
 
     def estimate_loss():
         out = {}

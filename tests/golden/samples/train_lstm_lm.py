@@ -72,9 +72,7 @@ def train(model, epochs=3, batch_size=8, bptt=20, clip=0.5, vocab=16, log=print)
         optimizer, step_size=1, gamma=0.5
     )
     losses = []
-    def forward_fn(i, hidden):
-        inputs, targets = get_batch(data, i, bptt)
-        hidden = repackage_hidden(hidden)
+    def forward_fn(inputs, hidden, targets):
         output, hidden = model(inputs, hidden)
         loss = criterion(output.reshape(-1, vocab), targets.reshape(-1))
         return loss, hidden
@@ -85,7 +83,9 @@ def train(model, epochs=3, batch_size=8, bptt=20, clip=0.5, vocab=16, log=print)
         model.set_train(True)
         hidden = model.init_hidden(batch_size)
         for i in range(0, data.shape[1] - 1, bptt):
-            (loss, hidden), grads = grad_fn(i, hidden)
+            inputs, targets = get_batch(data, i, bptt)
+            hidden = repackage_hidden(hidden)
+            (loss, hidden), grads = grad_fn(inputs, hidden, targets)
             grads = ops.clip_by_global_norm(grads, clip)
             optimizer(grads)
             losses.append(loss.item())

@@ -18,7 +18,7 @@ class SelfAttention(nn.Cell):
 
     def construct(self, x):
         b, t, d = x.shape
-        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        q, k, v = self.qkv(x).chunk(3, -1)
         q = q.reshape(b, t, self.heads, d // self.heads).swapaxes(1, 2)
         k = k.reshape(b, t, self.heads, d // self.heads).swapaxes(1, 2)
         v = v.reshape(b, t, self.heads, d // self.heads).swapaxes(1, 2)

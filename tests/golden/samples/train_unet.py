@@ -245,8 +245,6 @@ def train_model(model, device, data_dir, epochs=5, batch_size=1, learning_rate=1
             model, "auto", dtype=mindspore.float16
         )
     def forward_fn(images, true_masks):
-        images = images.to(dtype=mindspore.float32)
-        true_masks = true_masks.to(dtype=mindspore.int64)
 
         masks_pred = model(images)
         loss = criterion(masks_pred, true_masks)
@@ -259,7 +257,7 @@ def train_model(model, device, data_dir, epochs=5, batch_size=1, learning_rate=1
             .permute(0, 3, 1, 2)
             .to(mindspore.float32),
         )
-        return grad_scaler.scale(loss), loss, images, true_masks
+        return grad_scaler.scale(loss), loss
     grad_fn = mindspore.value_and_grad(
         forward_fn, None, optimizer.parameters, has_aux=True
     )
@@ -268,7 +266,9 @@ def train_model(model, device, data_dir, epochs=5, batch_size=1, learning_rate=1
         epoch_loss = 0
         for images, true_masks in train_loader:
 
-            (scaled_loss, loss, images, true_masks), grads = grad_fn(images, true_masks)
+            images = images.to(dtype=mindspore.float32)
+            true_masks = true_masks.to(dtype=mindspore.int64)
+            (scaled_loss, loss), grads = grad_fn(images, true_masks)
             grads = grad_scaler.unscale(grads)
             grads = ops.clip_by_global_norm(grads, gradient_clipping)
             grads_finite = mindspore.amp.all_finite(grads)
