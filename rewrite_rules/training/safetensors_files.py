@@ -17,16 +17,10 @@ wrote, and torch reads the converted program's.
 from __future__ import annotations
 
 from rewrite_rules.api import ApiRule, Drop, Example, code_of, parse_expr
+from rewrite_rules.training.serialization import NET_AND_PATH
 
 # a state saved to a fresh file and read back into a second network; its outputs compared
-_NET = (
-    "import os\nimport tempfile\n"
-    "class Net(nn.Module):\n"
-    "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(3, 2)\n\n"
-    "    def forward(self, x):\n        return self.fc(x)\n\n\n"
-    "net = Net()\n"
-    'path = os.path.join(tempfile.mkdtemp(), "model.safetensors")\n'
-)
+_NET = NET_AND_PATH.replace('"model.pth"', '"model.safetensors"')
 
 
 def _round_trip(save: str, load: str, **options) -> Example:

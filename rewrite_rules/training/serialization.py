@@ -62,7 +62,7 @@ def _load(call, ctx):
 
 # Execution cases: a network's state saved to a fresh file and loaded into a
 # second network (weights copied from torch when it is built); its outputs compared.
-_NET = (
+NET_AND_PATH = (
     "import os\nimport tempfile\n"
     "class Net(nn.Module):\n"
     "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(3, 2)\n\n"
@@ -73,7 +73,7 @@ _NET = (
 
 
 def _saved(load: str, save: str = "torch.save(net.state_dict(), path)\n", **options) -> Example:
-    return Example(_NET + save + "other = Net()\n" + load + "result = other(x)\n",
+    return Example(NET_AND_PATH + save + "other = Net()\n" + load + "result = other(x)\n",
                    inputs={"x": "randn(4, 3)"}, **options)
 
 
