@@ -23,6 +23,7 @@ from __future__ import annotations
 import libcst as cst
 
 from transpiler.convert.names import chain_parts
+from transpiler.convert.walk import StatementVisitor, walk
 
 MSRUN_NAMES = {"RANK": "RANK_ID", "WORLD_SIZE": "RANK_SIZE", "LOCAL_RANK": "DEVICE_ID",
                "MASTER_ADDR": "MS_SCHED_HOST", "MASTER_PORT": "MS_SCHED_PORT"}
@@ -43,11 +44,11 @@ class LauncherEnvironment:
         if not any(name.startswith(_DISTRIBUTED) for name in references):
             return
         finder = _Reads(self.ctx.analysis)
-        module.visit(finder)
+        walk(module, finder)
         if finder.key_names:  # os.environ[key] for key in ("RANK", "WORLD_SIZE")
-            module.visit(_KeyLoops(finder))
+            walk(module, _KeyLoops(finder))
         self.renamed = finder.renamed
-        self.ctx.analysis.interesting.update(finder.statements)
+        self.ctx.analysis.interesting.update(finder.renamed_in)
 
     def leave(self, original, result):
         name = self.renamed.get(id(original))
@@ -59,24 +60,14 @@ class LauncherEnvironment:
         return original.with_changes(value=f"{quote}{name}{original.quote}")
 
 
-class _Reads(cst.CSTVisitor):
+class _Reads(StatementVisitor):
     def __init__(self, analysis):
+        super().__init__()
         self.analysis = analysis
-        self.stack: list[cst.CSTNode] = []
         self.renamed: dict[int, str] = {}
-        self.statements: set[int] = set()
+        self.renamed_in: set[int] = set()  # ids of the statements holding a renamed key
         self.targets: set[int] = set()
         self.key_names: set[str] = set()  # names read as os.environ[name]
-
-    def on_visit(self, node) -> bool:
-        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-            self.stack.append(node)
-        return super().on_visit(node)
-
-    def on_leave(self, node) -> None:
-        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-            self.stack.pop()
-        super().on_leave(node)
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self.targets.add(id(node.target))
@@ -91,7 +82,7 @@ class _Reads(cst.CSTVisitor):
     def _rename(self, string) -> None:
         if isinstance(string, cst.SimpleString) and string.evaluated_value in MSRUN_NAMES:
             self.renamed[id(string)] = MSRUN_NAMES[string.evaluated_value]
-            self.statements.update(id(s) for s in self.stack)
+            self.renamed_in.update(id(s) for s in self.statements)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         if id(node) in self.targets or self._environ(node.value) != "os.environ" or len(node.slice) != 1:
@@ -114,29 +105,19 @@ class _Reads(cst.CSTVisitor):
             left = target.comparator
 
 
-class _KeyLoops(cst.CSTVisitor):
+class _KeyLoops(StatementVisitor):
     """The string literals a loop or comprehension over a literal tuple or list
     binds to a name that is read as ``os.environ[name]``."""
 
     def __init__(self, reads: _Reads):
+        super().__init__()
         self.reads = reads
-        self.stack: list[cst.CSTNode] = []
-
-    def on_visit(self, node) -> bool:
-        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-            self.stack.append(node)
-        return super().on_visit(node)
-
-    def on_leave(self, node) -> None:
-        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-            self.stack.pop()
-        super().on_leave(node)
 
     def _loop(self, target, iterable) -> None:
         if not (isinstance(target, cst.Name) and target.value in self.reads.key_names
                 and isinstance(iterable, (cst.Tuple, cst.List))):
             return
-        self.reads.stack = self.stack
+        self.reads.statements = self.statements
         for element in iterable.elements:
             self.reads._rename(element.value)
 
