@@ -5,7 +5,6 @@ importing the files and, when given, the converted output for diffs."""
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import re
 from concurrent.futures import ProcessPoolExecutor
@@ -73,40 +72,22 @@ def analyze_notebook(text: str, path: str, rules: RuleSet | None = None) -> File
     analysed as one source; every position names its cell (``nb.ipynb:cell 3:2``)."""
     import nbformat
 
-    from transpiler.batch.notebooks import _join, _prepare
+    from transpiler.batch.notebooks import in_cell, is_python, joined_code
 
     rules = rules or load_rules()
     try:
         notebook = nbformat.reads(text, as_version=4)
     except Exception as exc:  # noqa: BLE001 - nbformat raises many kinds for broken JSON or schema
         return FileAnalysis(path, "failed", " ".join(f"not a readable notebook: {exc}".split()))
-    language = notebook.metadata.get("language_info", {}).get("name") or \
-        notebook.metadata.get("kernelspec", {}).get("language") or "python"
-    if language.lower() != "python":
+    if not is_python(notebook):
         return FileAnalysis(path, "skipped")
-    token = hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=6).hexdigest()
-    cells = []
-    for index, cell in enumerate(notebook.cells):
-        if cell.cell_type == "code":
-            prepared, _ = _prepare(index, cell.source, token)
-            if prepared is not None:
-                cells.append(prepared)
-    result = analyze_source(_join(cells, token), path, rules)
+    joined, cells, _, _ = joined_code(notebook, text)
+    result = analyze_source(joined, path, rules)
 
-    def placed(item):
-        owner = None
-        for cell in cells:
-            if cell.first_line <= item.line:
-                owner = cell
-        if owner is None:
-            return item
-        line = item.line - owner.first_line + 1 + owner.leading.count("\n") + owner.header.count("\n")
-        return dataclasses.replace(item, line=line, cell=owner.index + 1)
-
-    result.uses = [placed(u) for u in result.uses]
-    result.ecosystem = [placed(e) for e in result.ecosystem]
-    result.findings = [placed(f) for f in result.findings]
-    result.checklist = [placed(c) for c in result.checklist]
+    result.uses = [in_cell(u, cells) for u in result.uses]
+    result.ecosystem = [in_cell(e, cells) for e in result.ecosystem]
+    result.findings = [in_cell(f, cells) for f in result.findings]
+    result.checklist = [in_cell(c, cells) for c in result.checklist]
     result.cell_classes = []  # a notebook is not imported to count parameters
     return result
 

@@ -48,25 +48,16 @@ def convert_notebook(text: str, path: str, keep_outputs: bool = False, rules=Non
     except Exception as exc:  # nbformat raises many kinds for broken JSON or schema
         message = " ".join(f"not a readable notebook: {exc}".split())
         return FileResult(path, "failed", None, [Diagnostic(path, 1, 1, "notebook", Severity.ERROR, message)])
-    language = notebook.metadata.get("language_info", {}).get("name") or \
-        notebook.metadata.get("kernelspec", {}).get("language") or "python"
-    if language.lower() != "python":
+    if not is_python(notebook):
         return FileResult(path, "unchanged", text)
-    code_cells = [i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
-    if not any(mentions_torch(notebook.cells[i].source, rules) for i in code_cells):
+    if not any(mentions_torch(cell.source, rules) for cell in notebook.cells if cell.cell_type == "code"):
         return FileResult(path, "unchanged", text)
-    token = hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=6).hexdigest()
-    cells, diagnostics = [], []
-    for i in code_cells:
-        cell, problem = _prepare(i, notebook.cells[i].source, token)
-        if cell is not None:
-            cells.append(cell)
-        elif problem is not None and mentions_torch(notebook.cells[i].source, rules):
-            diagnostics.append(Diagnostic(path, 1, 1, "notebook", Severity.MARKER,
-                                          f"cell not converted: {problem}", Outcome.MARKED, cell=i + 1))
-    joined = _join(cells, token)
+    joined, cells, left_alone, token = joined_code(notebook, text)
+    diagnostics = [Diagnostic(path, 1, 1, "notebook", Severity.MARKER, f"cell not converted: {problem}",
+                              Outcome.MARKED, cell=i + 1)
+                   for i, problem in left_alone if mentions_torch(notebook.cells[i].source, rules)]
     result = convert_source(joined, path, rules, line_length=line_length)
-    diagnostics += [_in_cell(d, cells) for d in result.diagnostics]
+    diagnostics += [in_cell(d, cells) for d in result.diagnostics]
     if result.output is None:
         return FileResult(path, "failed", None, diagnostics, result.timings)
     converted = _split(result.output, cells, token)
@@ -88,6 +79,29 @@ def convert_notebook(text: str, path: str, keep_outputs: bool = False, rules=Non
     output = nbformat.writes(notebook)
     output += "" if output.endswith("\n") else "\n"  # as Jupyter writes the file
     return FileResult(path, "converted", output, diagnostics, result.timings)
+
+
+def is_python(notebook) -> bool:
+    language = notebook.metadata.get("language_info", {}).get("name") or \
+        notebook.metadata.get("kernelspec", {}).get("language") or "python"
+    return language.lower() == "python"
+
+
+def joined_code(notebook, text: str) -> tuple[str, list[_Cell], list[tuple[int, str]], str]:
+    """The code cells joined in order into one source (each knows the imports above it):
+    the source, its cells, the cells left alone with why (index, reason), and the token
+    that tells the cells apart in it."""
+    token = hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=6).hexdigest()
+    cells, left_alone = [], []
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code":
+            continue
+        prepared, problem = _prepare(index, cell.source, token)
+        if prepared is not None:
+            cells.append(prepared)
+        elif problem is not None:
+            left_alone.append((index, problem))
+    return _join(cells, token), cells, left_alone, token
 
 
 def _prepare(index: int, source: str, token: str) -> tuple[_Cell | None, str | None]:
@@ -185,16 +199,17 @@ def _unmask(code: str, cell: _Cell) -> str | None:
     return code
 
 
-def _in_cell(diagnostic: Diagnostic, cells: list[_Cell]) -> Diagnostic:
-    """A position in the joined source as a position in its cell."""
+def in_cell(item, cells: list[_Cell]):
+    """``item`` (a dataclass with ``line`` and ``cell``: a diagnostic, a finding) placed at
+    its line in its cell instead of in the joined source."""
     owner = None
     for cell in cells:
-        if cell.first_line <= diagnostic.line:
+        if cell.first_line <= item.line:
             owner = cell
     if owner is None:
-        return diagnostic
-    line = diagnostic.line - owner.first_line + 1 + owner.leading.count("\n") + owner.header.count("\n")
-    return replace(diagnostic, line=line, cell=owner.index + 1)
+        return item
+    line = item.line - owner.first_line + 1 + owner.leading.count("\n") + owner.header.count("\n")
+    return replace(item, line=line, cell=owner.index + 1)
 
 
 def _clear_outputs(notebook) -> bool:
