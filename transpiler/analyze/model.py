@@ -17,6 +17,18 @@ def _without_cell(data: dict) -> dict:
     return data
 
 
+class _Located:
+    """A dataclass with ``path``, ``line`` and ``cell``: where it is, and its dict
+    (without ``cell`` outside notebooks)."""
+
+    @property
+    def where(self) -> str:
+        return where(self.path, self.line, self.cell)
+
+    def to_dict(self) -> dict:
+        return _without_cell(asdict(self))
+
+
 class Category(str, Enum):
     """How one use of a torch API migrates."""
 
@@ -40,7 +52,7 @@ class ArgNote:
 
 
 @dataclass(frozen=True)
-class ApiUse:
+class ApiUse(_Located):
     api: str  # qualified torch name, e.g. torch.nn.Conv2d, or a transform name
     path: str
     line: int
@@ -51,35 +63,24 @@ class ApiUse:
     arguments: tuple[ArgNote, ...] = ()
     cell: int | None = None  # notebooks: the code cell (from 1) that ``line`` counts in
 
-    @property
-    def where(self) -> str:
-        return where(self.path, self.line, self.cell)
-
     def to_dict(self) -> dict:
-        data = _without_cell(asdict(self))
+        data = super().to_dict()
         data["category"] = self.category.key
         data["arguments"] = [asdict(a) for a in self.arguments]
         return data
 
 
 @dataclass(frozen=True)
-class EcosystemImport:
+class EcosystemImport(_Located):
     package: str  # torchvision, timm, ...
     module: str  # the imported module or name
     path: str
     line: int
     cell: int | None = None
 
-    @property
-    def where(self) -> str:
-        return where(self.path, self.line, self.cell)
-
-    def to_dict(self) -> dict:
-        return _without_cell(asdict(self))
-
 
 @dataclass(frozen=True)
-class Finding:
+class Finding(_Located):
     """A function-compliance finding: code MindSpore restricts or handles differently."""
 
     kind: str  # checker id, e.g. "dynamic-shape-op"
@@ -92,16 +93,9 @@ class Finding:
     fix: str  # the suggested fix
     cell: int | None = None
 
-    @property
-    def where(self) -> str:
-        return where(self.path, self.line, self.cell)
-
-    def to_dict(self) -> dict:
-        return _without_cell(asdict(self))
-
 
 @dataclass(frozen=True)
-class ChecklistItem:
+class ChecklistItem(_Located):
     """One training trick found in the code."""
 
     topic: str  # network, optimizer, lr schedule, loss, augmentation, ...
@@ -110,13 +104,6 @@ class ChecklistItem:
     path: str
     line: int
     cell: int | None = None
-
-    @property
-    def where(self) -> str:
-        return where(self.path, self.line, self.cell)
-
-    def to_dict(self) -> dict:
-        return _without_cell(asdict(self))
 
 
 @dataclass
