@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.conversion import convert_to, load
-from transpiler.convert.structural.training_loop import JIT_STEPS
+from tests.conversion import load
+from transpiler.convert.pipeline import convert_source
 
 SOURCE = '''
 import numpy as np
@@ -59,12 +59,13 @@ def sides(tmp_path_factory):
     source = directory / "train_net.py"
     source.write_text(SOURCE, encoding="utf-8")
     converted = {}
-    with pytest.MonkeyPatch.context() as patch:
-        for name, jit in (("pynative", "0"), ("jit", "1")):
-            patch.setenv(JIT_STEPS, jit)
-            out = directory / name
-            out.mkdir()
-            converted[name] = convert_to(source, out)
+    for name, jit in (("pynative", False), ("jit", True)):
+        out = directory / name
+        out.mkdir()
+        result = convert_source(SOURCE, str(source), jit_steps=jit)
+        assert result.output is not None
+        converted[name] = out / source.name
+        converted[name].write_text(result.output, encoding="utf-8")
     return source, converted
 
 

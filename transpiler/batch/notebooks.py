@@ -39,7 +39,8 @@ class _Cell:
 
 
 def convert_notebook(text: str, path: str, keep_outputs: bool = False, rules=None,
-                     line_length: int | None = None) -> FileResult:
+                     line_length: int | None = None, jit_steps: bool = False,
+                     runtime_settings: bool = False) -> FileResult:
     """The converted notebook as JSON text (``rules``: default ms-migrate's). Never raises."""
     import nbformat
 
@@ -56,7 +57,8 @@ def convert_notebook(text: str, path: str, keep_outputs: bool = False, rules=Non
     diagnostics = [Diagnostic(path, 1, 1, "notebook", Severity.MARKER, f"cell not converted: {problem}",
                               Outcome.MARKED, cell=i + 1)
                    for i, problem in left_alone if mentions_torch(notebook.cells[i].source, rules)]
-    result = convert_source(joined, path, rules, line_length=line_length)
+    result = convert_source(joined, path, rules, line_length=line_length, jit_steps=jit_steps,
+                            runtime_settings=runtime_settings)
     diagnostics += [in_cell(d, cells) for d in result.diagnostics]
     if result.output is None:
         return FileResult(path, "failed", None, diagnostics, result.timings)

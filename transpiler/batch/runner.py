@@ -46,6 +46,8 @@ class Job:
     force: bool = False  # overwrite an output ms-migrate has no record of writing
     dry_run: bool = False  # decide what would be written, write nothing (convert --check -o)
     line_length: int | None = None  # black's for what the conversion writes (None: black's default)
+    jit_steps: bool = False  # convert --jit
+    runtime_settings: bool = False  # launch_blocking() where a training step is rewritten (runtime_settings.py)
 
 
 @dataclass
@@ -158,9 +160,11 @@ def _convert(job: Job, data: bytes, timings) -> tuple[FileSummary, bool]:
         return _failed(job, exc.line, exc.col, str(exc), data), True
     rules = load_rules(job.rules)
     if job.kind == "notebook":
-        result: FileResult = convert_notebook(decoded.text, job.display, job.keep_outputs, rules, job.line_length)
+        result: FileResult = convert_notebook(decoded.text, job.display, job.keep_outputs, rules, job.line_length,
+                                              job.jit_steps, job.runtime_settings)
     else:
-        result = convert_source(decoded.text, job.display, rules, siblings=job.siblings, line_length=job.line_length)
+        result = convert_source(decoded.text, job.display, rules, siblings=job.siblings, line_length=job.line_length,
+                                jit_steps=job.jit_steps, runtime_settings=job.runtime_settings)
     timings.update(result.timings)
     if result.status == "failed" or result.output is None:
         summary = FileSummary(job.display, "failed", result.diagnostics, timings)

@@ -129,9 +129,6 @@ def run_convert(args) -> int:
     if problem:
         print(f"ms-migrate: error: {problem}", file=sys.stderr)
         return 2
-    # read by the training-step rewrite, in this process and its workers (set either way: a warm server lives on)
-    os.environ["MS_MIGRATE_JIT_STEPS"] = "1" if args.jit else "0"
-    os.environ["MS_MIGRATE_RUNTIME_SETTINGS"] = "1"  # launch_blocking() in converted training files (runtime_settings.py)
     target = None if args.diff else args.output
     try:
         settings = settings_for(args)
@@ -149,7 +146,7 @@ def run_convert(args) -> int:
     bases = bases_directory(runs_directory(settings.cache_root)) if target else None
     jobs = [dataclasses.replace(job, want_text=args.diff, cache=cache, keep_outputs=settings.keep_outputs,
                                 rules=settings.rules, bases=bases, force=args.force, dry_run=args.check,
-                                line_length=settings.line_length)
+                                line_length=settings.line_length, jit_steps=args.jit, runtime_settings=True)
             for job in jobs]
     diff_root = os.path.abspath(args.source) if os.path.isdir(args.source) else None
     diffs = DiffWriter(args.color) if args.diff else None

@@ -56,6 +56,11 @@ class FileContext:
     known_kinds: dict[str, str] = field(default_factory=dict)
     # per-file analyses built on demand by structural transforms (e.g. provenance)
     facts: dict[str, object] = field(default_factory=dict)
+    # what the command line asks beyond the rules: ``convert --jit`` (training steps'
+    # gradient functions compiled) and ``ms-migrate convert``'s runtime settings
+    # (launch_blocking() where a training step was rewritten; see runtime_settings.py)
+    jit_steps: bool = False
+    runtime_settings: bool = False
     # ids of statements the rewrite changed: black formats exactly these
     to_format: NodeSet = field(default_factory=NodeSet)
     # statements the rewrite passed by (nothing to convert in them): written as they were

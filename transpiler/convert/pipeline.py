@@ -55,10 +55,13 @@ def mentions_torch(text: str, rules: RuleSet | None = None) -> bool:
 
 
 def convert_source(text: str, path: str = "<string>", rules: RuleSet | None = None,
-                   siblings: SiblingFacts | None = None, line_length: int | None = None) -> FileResult:
+                   siblings: SiblingFacts | None = None, line_length: int | None = None,
+                   jit_steps: bool = False, runtime_settings: bool = False) -> FileResult:
     """``siblings``: what the project index knows about the classes this file
     imports from other files of its tree; ``line_length``: black's for the statements
-    the conversion writes (the project's ``[tool.black] line-length``; default 88)."""
+    the conversion writes (the project's ``[tool.black] line-length``; default 88);
+    ``jit_steps``: ``convert --jit``; ``runtime_settings``: write ms-migrate convert's runtime
+    settings (transpiler/convert/structural/runtime_settings.py)."""
     timings: dict[str, float] = {}
     rules = rules or load_rules()
     if not mentions_torch(text, rules) and not siblings:
@@ -76,7 +79,8 @@ def convert_source(text: str, path: str = "<string>", rules: RuleSet | None = No
     timings["parse"] = time.perf_counter() - start
     try:
         with formatted_at(line_length):
-            return _convert_module(module, text, path, rules, timings, siblings or SiblingFacts())
+            return _convert_module(module, text, path, rules, timings, siblings or SiblingFacts(),
+                                   jit_steps, runtime_settings)
     except RecursionError:
         diagnostic = Diagnostic(path, 1, 1, "internal", Severity.ERROR, "file nests too deeply to convert")
         return FileResult(path, "failed", None, [diagnostic], timings)
@@ -107,7 +111,8 @@ def _syntax_error(text: str, exc: cst.ParserSyntaxError) -> tuple[int, int, str]
     return exc.raw_line, exc.raw_column + 1, " ".join(str(exc.message).split())
 
 
-def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, timings, siblings) -> FileResult:
+def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, timings, siblings,
+                    jit_steps: bool = False, runtime_settings: bool = False) -> FileResult:
     start = time.perf_counter()
     # an autograd Function's apply read as a value (fn = Fn.apply) becomes an instance of its Cell
     analysis = analyse(module, _method_names(rules), is_module_base, rules.property_names | {"apply"}, siblings,
@@ -117,7 +122,7 @@ def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, ti
     if not analysis.interesting:
         return FileResult(path, "unchanged", text, [], timings)
     start = time.perf_counter()
-    ctx = FileContext(path, analysis)
+    ctx = FileContext(path, analysis, jit_steps=jit_steps, runtime_settings=runtime_settings)
     rewriter = Rewriter(ctx, rules, module, siblings.functions)
     converted = rewrite(module, rewriter)
     rewriter.adapters.define(converted)

@@ -15,13 +15,11 @@ the first operator: called later it is silently ignored (measured), hence
 right after the imports.
 
 Written under ``if mindspore.get_context("device_target") == "CPU":`` (asynchronous
-launches are how MindSpore runs on Ascend and GPU). Written by ``ms-migrate convert`` (which sets ``MS_MIGRATE_RUNTIME_SETTINGS=1``
-for the conversion), not by ``convert_source`` called alone (rule examples and
+launches are how MindSpore runs on Ascend and GPU). Written by ``ms-migrate convert`` (its jobs ask for it: ``runtime_settings``), not by ``convert_source`` called alone (rule examples and
 unit snippets keep their exact expected text)."""
 
 from __future__ import annotations
 
-import os
 
 import libcst as cst
 
@@ -33,7 +31,7 @@ _COMMENT = "# on CPU, operators launched in the calling thread (set before any r
 
 def ask(ctx) -> None:
     """The file's training step was rewritten: write the settings (the import is queued now)."""
-    if _KEY not in ctx.facts and os.environ.get("MS_MIGRATE_RUNTIME_SETTINGS") == "1":
+    if _KEY not in ctx.facts and ctx.runtime_settings:
         ctx.facts[_KEY] = (ctx.ref("mindspore.get_context"), ctx.ref("mindspore.runtime.launch_blocking"))
 
 

@@ -37,7 +37,6 @@ traversal leaves them and reassembles those blocks.
 
 from __future__ import annotations
 
-import os
 
 import libcst as cst
 
@@ -334,7 +333,12 @@ class TrainingLoops:
         if plan.aux:
             args.append(keyword_arg("has_aux", cst.Name("True")))
         grad_call = cst.Call(self.ctx.ref("mindspore.value_and_grad"), args)
-        if jit_steps():  # convert --jit: forward and backward run as one compiled graph
+        # convert --jit: forward and backward run as one compiled graph, grad_fn =
+        # mindspore.jit(mindspore.value_and_grad(...)). Measured on CPU (benchmarks/README.md): a
+        # step ~10x faster than PyNative after seconds of compilation; the optimizer stays outside
+        # (inside, the step measured ten times slower). Off by default: the forward function must
+        # then compile in graph mode.
+        if self.ctx.jit_steps:
             grad_call = cst.Call(self.ctx.ref("mindspore.jit"), [cst.Arg(grad_call)])
         grad = _assign(cst.Name(plan.grad_name), grad_call)
         setup = [self._formatted(statement, depth)
@@ -447,19 +451,6 @@ class TrainingLoops:
         unique[0] = unique[0].with_changes(leading_lines=first.leading_lines)
         nodes[0] = first.with_changes(leading_lines=[])
         return cst.FlattenSentinel([*unique, *nodes])
-
-
-JIT_STEPS = "MS_MIGRATE_JIT_STEPS"  # set by ``convert --jit`` for its workers
-
-
-def jit_steps() -> bool:
-    """``convert --jit``: the gradient function is compiled,
-    ``grad_fn = mindspore.jit(mindspore.value_and_grad(forward_fn, ...))``. Measured
-    on CPU (benchmarks/README.md): a step ~10x faster than PyNative after a compilation
-    of a few seconds; the optimizer stays outside the graph (inside it, the step
-    measured ten times slower). Off by default: the forward function must then
-    compile in graph mode."""
-    return os.environ.get(JIT_STEPS) == "1"
 
 
 def _accumulate(total: str, micro: str) -> cst.SimpleStatementLine:
