@@ -52,7 +52,7 @@ sys.path.insert(0, ROOT)
 from benchmarks.research import safe_name  # noqa: E402
 from benchmarks.research.fetch import SourceMissing, fetch_torchvision_python, get_source  # noqa: E402
 from benchmarks.research.spec import Source  # noqa: E402
-from benchmarks.training_scripts import SCRIPTS, SOURCES  # noqa: E402
+from benchmarks.training_scripts import SCRIPTS, SOURCES, work_and_chosen  # noqa: E402
 from benchmarks.training_scripts.run import prepare_run, run_side  # noqa: E402
 from benchmarks.training_scripts.spec import Script  # noqa: E402
 from benchmarks.training_scripts.table import print_table  # noqa: E402
@@ -87,13 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         order = [s.id for s in SCRIPTS]
         print_table(sorted(saved.values(), key=lambda r: order.index(r["id"]) if r["id"] in order else len(order)))
         return 0
-    work = os.path.abspath(args.work)
-    if work == ROOT or work.startswith(ROOT + os.sep):
-        parser.error("--work must be outside the repository")
-    unknown = [n for n in args.names if n not in {s.id for s in SCRIPTS}]
-    if unknown:
-        parser.error("not in the corpus: " + ", ".join(unknown))
-    chosen = [s for s in SCRIPTS if not args.names or s.id in args.names]
+    work, chosen = work_and_chosen(parser, args.work, args.names, SCRIPTS)
     os.makedirs(work, exist_ok=True)
     by_name = {s.name: s for s in SOURCES}
     torchvision = fetch_torchvision_python(work)

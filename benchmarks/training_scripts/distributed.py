@@ -49,7 +49,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from benchmarks.training_scripts import ROOT, work_and_chosen
 WORKERS = 2
 
 
@@ -367,14 +367,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="where GitHub snapshots are: SOURCES/owner+name/repo is a git directory")
     parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
     args = parser.parse_args(argv)
-    work = os.path.abspath(args.work)
-    if work == ROOT or work.startswith(ROOT + os.sep):
-        parser.error("--work must be outside the repository")
-    unknown = [n for n in args.names if n not in {s.id for s in SCRIPTS}]
-    if unknown:
-        parser.error("not in the corpus: " + ", ".join(unknown))
+    work, chosen = work_and_chosen(parser, args.work, args.names, SCRIPTS)
     rows = []
-    for script in [s for s in SCRIPTS if not args.names or s.id in args.names]:
+    for script in chosen:
         row = run_script(script, work, args.sources)
         rows.append(row)
         print(f"{script.id}: torch {_verdict(row.get('torch', {}))}, mindspore {_verdict(row.get('mindspore', {}))}, "
