@@ -322,3 +322,18 @@ class _FormattingState(QuietCodegenState):
         if any(line.endswith("\\") or "\r" in line or "\n" in line for line in lines):
             return None
         return lines
+
+
+class KeepsFormatting(cst.CSTTransformer):
+    """A transformer makes every node it visits anew: a statement the rewrite queued for
+    black (``to_format``, by identity) stays queued as the node that replaces it."""
+
+    def __init__(self, to_format):
+        super().__init__()
+        self.to_format = to_format
+
+    def on_leave(self, original_node, updated_node):
+        result = super().on_leave(original_node, updated_node)
+        if result is not original_node and isinstance(result, cst.CSTNode) and original_node in self.to_format:
+            self.to_format.add(result)
+        return result

@@ -11,6 +11,7 @@ from transpiler.convert.diagnostics import Diagnostic, Severity
 from transpiler.convert.requirements import NEW_REQUIREMENT, import_comment, requirement_of
 from transpiler.convert.context import FileContext, parse_stmt
 from transpiler.convert.engine import code_of
+from transpiler.convert.formatting import KeepsFormatting
 from transpiler.convert.names import is_torch_name
 from transpiler.convert.node_sets import NodeSet
 from transpiler.convert.statements import Placeholders
@@ -216,19 +217,16 @@ def _insert_index(body: list[cst.CSTNode]) -> int:
     return index
 
 
-class _Respell(cst.CSTTransformer):
+class _Respell(KeepsFormatting):
     def __init__(self, targets: dict[int, str], to_format: NodeSet):
-        super().__init__()
+        super().__init__(to_format)
         self.targets = targets
-        self.to_format = to_format
 
     def on_leave(self, original_node, updated_node):
         qualified = self.targets.get(id(original_node))
         if qualified is not None:
             return cst.parse_expression(qualified)
-        if original_node in self.to_format:
-            self.to_format.add(updated_node)
-        return updated_node
+        return super().on_leave(original_node, updated_node)
 
 
 def fix_imports(module: cst.Module, ctx: FileContext) -> cst.Module:

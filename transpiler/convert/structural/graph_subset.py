@@ -34,6 +34,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from transpiler.convert.names import is_torch_name
+from transpiler.convert.formatting import KeepsFormatting
 from transpiler.convert.walk import rewrite
 
 # calls that consume their iterable argument whole
@@ -45,21 +46,6 @@ def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
     module = rewrite(module, _MapToComprehension(module_names, ctx.to_format))
     module = _hoist_construct_imports(module, ctx.to_format)
     return module.visit(_LoopVariablesBeforeLoops(ctx.to_format))
-
-
-class _KeepsFormatting(cst.CSTTransformer):
-    """A transformer makes every node it visits anew: a statement the rewrite queued for
-    black (``to_format``, by identity) stays queued as the node that replaces it."""
-
-    def __init__(self, to_format):
-        super().__init__()
-        self.to_format = to_format
-
-    def on_leave(self, original_node, updated_node):
-        result = super().on_leave(original_node, updated_node)
-        if result is not original_node and isinstance(result, cst.CSTNode) and original_node in self.to_format:
-            self.to_format.add(result)
-        return result
 
 
 def _hoist_construct_imports(module: cst.Module, to_format) -> cst.Module:
@@ -98,7 +84,7 @@ def _is_docstring(small) -> bool:
     return isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString))
 
 
-class _ConstructImports(_KeepsFormatting):
+class _ConstructImports(KeepsFormatting):
     """Removes the import statements of ``construct`` methods (not of functions
     defined in them), recording each (an author's own ``import math`` moves
     too, unguarded: graph mode refuses it as well); a marker
@@ -280,7 +266,7 @@ def _module_names(module: cst.Module) -> set[str]:
     return names
 
 
-class _LoopVariablesBeforeLoops(_KeepsFormatting):
+class _LoopVariablesBeforeLoops(KeepsFormatting):
     """``i = None`` before a loop of ``construct`` whose variable ``i`` is read
     after the loop and bound nowhere before it."""
 
