@@ -40,7 +40,12 @@ def load(path) -> object:
 
 
 def with_rule(rules, torch_name: str, **changes):
-    """A copy of ``rules`` with one ApiRule changed (for wrong-rule tests)."""
+    """A copy of ``rules`` with one ApiRule changed (for wrong-rule tests), under each
+    name it answers to (``torch.nn.BatchNorm1d`` is also ``torch.nn.modules.BatchNorm1d``)."""
     calls = dict(rules.calls)
-    calls[torch_name] = dataclasses.replace(calls[torch_name], **changes)
+    rule = calls[torch_name]
+    changed = dataclasses.replace(rule, **changes)
+    for name, other in calls.items():
+        if other is rule:
+            calls[name] = changed
     return dataclasses.replace(rules, calls=calls)

@@ -75,7 +75,10 @@ def _compile(call, ctx) -> None:
     if target is None:  # @torch.compile(mode=...) on a function or construct
         call.result = cst.Call(jit, options) if options else jit
     elif isinstance(target, cst.Lambda):
-        call.result = cst.Call(jit, [cst.Arg(target), *options])
+        # measured: mindspore.jit finds a lambda's source by its line and fails on one written
+        # inside the call ("Parse Lambda Function Fail ... defined on a separate line")
+        raise Unconvertible("mindspore.jit compiles a lambda only when it is assigned on its own line: "
+                            "name it (f = lambda ...) and compile f with mindspore.jit(f)")
     else:  # a Cell (or a function the file does not show): the helper keeps a Cell a Cell
         ctx.ref("mindspore.nn")
         helper = define(ctx, "jit_compile", _JIT_COMPILE)
@@ -153,7 +156,7 @@ RULES = [
             Example("layer = torch.compile(nn.ReLU(), disable=True)\nresult = layer(x)",
                     "layer = nn.ReLU()\nresult = layer(x)", inputs=_X),
             Example("double = torch.compile(lambda t: t * 2, backend='eager')\nresult = double(x)",
-                    "double = mindspore.jit(lambda t: t * 2)\nresult = double(x)", inputs=_X),
+                    marked="assigned on its own line"),
         ),
     ),
     *(ApiRule(name, None, signature="", hook=_false, notes="False: the converted code runs as Python",

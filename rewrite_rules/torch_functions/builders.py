@@ -131,6 +131,7 @@ def compose(template: str):
     modules). Used for torch functions MindSpore lacks on CPU and for
     compositions of supported ops."""
     fields = [f for _, f, _, _ in string.Formatter().parse(template) if f]
+    attribute_read = {f for f in fields if "{" + f + "}." in template}  # {input}.ndim
 
     def hook(call, ctx):
         values = {}
@@ -141,6 +142,8 @@ def compose(template: str):
                 values[name] = code_of(ctx.ref("mindspore"))
             else:
                 values[name] = arg_text(call, name)
+                if name in attribute_read and values[name] is not None and values[name].isdigit():
+                    values[name] = f"({values[name]})"  # `0.ndim` reads as the float `0.`
         call.result = cst.parse_expression(template.format(**values))
 
     return hook

@@ -55,4 +55,4 @@ def test_a_notebook_in_a_tree_is_counted(tmp_path, capsys):
     assert main(["analyze", str(tmp_path / "tree"), "--import-timeout", "0", "--color", "never"]) == 0
     out = capsys.readouterr().out
     assert "files: 1 Python files, 1 analysed" in out, out
-    assert "nb.ipynb:cell 3:2" in out
+    assert "nb.ipynb:cell 3:2" in out, out

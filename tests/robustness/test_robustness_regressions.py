@@ -39,8 +39,10 @@ def test_rewritten_call_keeps_the_parentheses_its_line_breaks_need():
     )
     out = _convert(code)
     cst.parse_module(out)
-    # clone() -> copy(); the changed statement is reformatted, so it fits one line without the parentheses
-    assert out.endswith("def f(t, batch_size):\n    return t.unsqueeze(0).expand(batch_size, *t.shape).copy()\n"), out
+    # clone() -> copy(), expand -> ops.broadcast_to; the changed statement is reformatted, so it
+    # fits one line without the parentheses
+    assert out.endswith(
+        "def f(t, batch_size):\n    return ops.broadcast_to(t.unsqueeze(0), (batch_size, *t.shape)).copy()\n"), out
 
 
 def test_import_whose_last_use_went_with_a_dropped_argument_is_removed():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
 
 
@@ -141,6 +141,19 @@ class ProjectAnalysis:
     @property
     def ecosystem(self) -> list[EcosystemImport]:
         return [x for f in self.files for x in f.ecosystem]
+
+    def under(self, root: str) -> "ProjectAnalysis":
+        """A copy whose paths under the folder ``root`` are written from it (``models/unet.py``)."""
+
+        def short(path: str) -> str:
+            return path[len(root):] if path.startswith(root) else path
+
+        def moved(items):
+            return [replace(item, path=short(item.path)) for item in items]
+
+        files = [replace(f, path=short(f.path), uses=moved(f.uses), ecosystem=moved(f.ecosystem),
+                         findings=moved(f.findings), checklist=moved(f.checklist)) for f in self.files]
+        return replace(self, files=files)
 
     def category_counts(self) -> dict[Category, int]:
         counts = {c: 0 for c in Category}

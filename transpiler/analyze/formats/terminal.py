@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 
 from rich.console import Console
 from rich.markup import escape
@@ -27,6 +28,7 @@ def render(project: ProjectAnalysis, color: bool = False, width: int = 160) -> s
     console = Console(file=buffer, force_terminal=color, no_color=not color, width=width, highlight=False,
                       color_system="standard" if color else None)
     console.rule(f"[bold]ms-migrate analyze: {escape(project.source)}")
+    project = _under_root(project)
     for line in summary_lines(project):
         console.print(line, markup=False)
     _api_table(console, project)
@@ -40,6 +42,12 @@ def render(project: ProjectAnalysis, color: bool = False, width: int = 160) -> s
         for f in failed:
             console.print(f"  {f.path}: {f.error}", markup=False)
     return buffer.getvalue()
+
+
+def _under_root(project: ProjectAnalysis) -> ProjectAnalysis:
+    """A tree's paths written from the analysed folder the heading names (``models/unet.py:12``),
+    so a table column does not wrap a long absolute path."""
+    return project.under(os.path.join(project.source, "")) if os.path.isdir(project.source) else project
 
 
 def _api_table(console: Console, project: ProjectAnalysis) -> None:

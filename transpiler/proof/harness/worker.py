@@ -26,8 +26,12 @@ because a failed kernel can leave the process in a bad state.
 from __future__ import annotations
 
 import copy
+import itertools
+import linecache
 import os
+import sys
 import traceback
+import types
 from dataclasses import dataclass, field
 
 from transpiler.proof.harness.inputs import build_all
@@ -239,7 +243,11 @@ def _force_all(fw, namespace) -> None:
 
 
 def _namespace(fw, side, imports, inputs):
-    namespace = {"__name__": f"__{side}_case__"}
+    # the namespace is a registered module's: mindspore.jit imports a function's __module__
+    # to read its globals, so a jitted snippet function needs its module importable
+    module = types.ModuleType(f"__{side}_case__")
+    sys.modules[module.__name__] = module
+    namespace = module.__dict__
     _exec(side, imports, namespace)
     namespace.update(inputs)
     return namespace
@@ -249,9 +257,20 @@ def _exec(side: str, code: str, namespace: dict) -> None:
     try:
         # dont_inherit: this module's `from __future__ import annotations` would leave the snippets'
         # annotations unevaluated text, so a wrongly converted annotation would pass
-        exec(compile(code, f"<{side} snippet>", "exec", dont_inherit=True), namespace)
+        exec(compile(code, _source_name(side, code), "exec", dont_inherit=True), namespace)
     except Exception:
         raise CaseError(side, traceback.format_exc(limit=-4)) from None
+
+
+_SNIPPETS = itertools.count()
+
+
+def _source_name(side: str, code: str) -> str:
+    """A file name for one snippet whose text linecache holds: mindspore.jit reads a
+    function's source with inspect, which finds it there."""
+    name = f"<{side} snippet {next(_SNIPPETS)}>"
+    linecache.cache[name] = (len(code), None, code.splitlines(keepends=True), name)
+    return name
 
 
 def _result(side, name, namespace, to_value):
