@@ -267,7 +267,9 @@ RULES = [
     # mode has no CPU kernel for ("Unsupported op [Chunk] on CPU", measured on 2.10)
     method("chunk", "chunks, dim=0", as_positional=True,
            examples=call_cases("result = x.chunk({args})", [P("chunks", "2"), P("dim", "1", True)], X)),
-    same("split", examples=(
+    # by position as well: with dim= MindSpore's Tensor.split takes a SplitTensor primitive that graph mode
+    # has no CPU kernel for ("Kernel select failed: PrimFunc_SplitTensor", measured on 2.10)
+    method("split", "split_size, dim=0", as_positional=True, examples=(
         *call_cases("result = x.split({args})", [P("split_size", "2"), P("dim", "1", True)], X),
         *call_cases("result = x.split({args})", [P("split_size", "[1, 3]"), P("dim", "1")], X, shapes=("positional", "variables")))),
     method("tensor_split", "sections=None, dim=0, *, indices=None, tensor_indices_or_sections=None", hook=_one_slot(
