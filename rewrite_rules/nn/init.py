@@ -25,7 +25,7 @@ import libcst as cst
 
 from rewrite_rules.cases import P, call_cases
 from rewrite_rules.helpers import GENERATOR
-from rewrite_rules.api import ApiRule, Example, Unconvertible
+from rewrite_rules.api import ApiRule, Example, Unconvertible, define
 from rewrite_rules.tensor.binding import atom, code_of, expr, keyword, literal
 
 
@@ -143,11 +143,36 @@ def _gain(nonlinearity: str, param) -> float:
     raise Unconvertible(f"unsupported nonlinearity {nonlinearity!r}")
 
 
+# torch.nn.init.calculate_gain for arguments known only at run time (MindSpore has no public one)
+_CALCULATE_GAIN = """
+def {name}(nonlinearity, param=None):
+    if nonlinearity in ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                        "conv_transpose3d", "sigmoid"):
+        return 1
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return SQRT(2.0)
+    if nonlinearity == "leaky_relu":
+        if param is None:
+            param = 0.01
+        elif isinstance(param, bool) or not isinstance(param, (int, float)):
+            raise ValueError(f"negative_slope {{param}} not a valid number")
+        return SQRT(2.0 / (1 + param**2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"Unsupported nonlinearity {{nonlinearity}}")
+"""
+
+
 def _calculate_gain(call, ctx):
     try:
         nonlinearity, param = literal(call.get("nonlinearity")), literal(call.get("param"), None)
-    except ValueError:
-        raise Unconvertible("calculate_gain is evaluated during conversion; its arguments must be literals") from None
+    except ValueError:  # known at run time only: torch's function, written above the file's code
+        source = _CALCULATE_GAIN.replace("SQRT", code_of(ctx.ref("math.sqrt")))
+        call.result = cst.Call(define(ctx, "calculate_gain", source),
+                               [cst.Arg(call.get("nonlinearity")), *([cst.Arg(call.get("param"))] if call.has("param") else [])])
+        return
     call.result = expr(repr(_gain(nonlinearity, param)))
 
 
@@ -287,8 +312,12 @@ RULES = [
     _rule("calculate_gain", "nonlinearity, param=None", _calculate_gain,
           (*call_cases("result = nn.init.calculate_gain({args})", [P("nonlinearity", "'leaky_relu'"), P("param", "0.2", True)], {},
                        shapes=("positional", "keywords", "reordered", "defaults")),
-           Example("name = 'relu'\ng = nn.init.calculate_gain(name)", marked="must be literals"),
+           *call_cases("v_name = 'leaky_relu'\nv_param = 0.3\nresult = nn.init.calculate_gain({args})",
+                       [P("nonlinearity", "v_name"), P("param", "v_param", True)], {},
+                       shapes=("positional", "keywords", "defaults"), notes="run_time"),
+           *call_cases("v_name = 'relu'\nresult = nn.init.calculate_gain({args})", [P("nonlinearity", "v_name")], {},
+                       shapes=("positional",), notes="run_time_relu"),
            *call_cases("result = nn.init.calculate_gain({args})", [P("nonlinearity", "'tanh'")], {}, shapes=("positional",)),
            Example("g = nn.init.calculate_gain('relu')", "g = 1.4142135623730951")),
-          notes="evaluated during conversion (a constant); non-literal arguments are marked"),
+          notes="evaluated during conversion (a constant); arguments known at run time go through torch's function written above the file's code"),
 ]

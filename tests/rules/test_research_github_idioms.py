@@ -1,0 +1,96 @@
+"""Idioms of research code published on GitHub (and in its packages) that the
+research benchmark found unconverted, converted and run against torch on the
+same inputs:
+
+- ``nn.init.calculate_gain(activation)`` with the nonlinearity known only at
+  run time (a constructor argument, as TCN libraries take it): torch's
+  function is written above the file's code.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import mindspore
+import numpy as np
+import torch
+
+from tests.conversion import convert_to, load
+from transpiler.proof.weights import map_weights
+
+
+def _pair(tmp_path, source: str):
+    path = tmp_path / "model.py"
+    path.write_text(textwrap.dedent(source))
+    (tmp_path / "out").mkdir()
+    converted = convert_to(path, tmp_path / "out")
+    return load(path), load(converted), converted.read_text()
+
+
+def _outputs(model, cell, *inputs, move_weights=True):
+    if move_weights:
+        params, report = map_weights(model, cell)
+        assert report.ok, report.problems()
+        assert mindspore.load_param_into_net(cell, params, strict_load=True) == ([], [])
+    model.eval()
+    cell.set_train(False)
+    with torch.no_grad():
+        expected = model(*(torch.from_numpy(x) for x in inputs))
+    got = cell(*(mindspore.Tensor(x) for x in inputs))
+    return expected, got
+
+
+def _close(expected, got, atol=1e-5):
+    if isinstance(expected, (tuple, list)):
+        assert len(expected) == len(got)
+        for e, g in zip(expected, got):
+            _close(e, g, atol)
+        return
+    if isinstance(expected, dict):
+        assert list(expected) == list(got)
+        for key in expected:
+            _close(expected[key], got[key], atol)
+        return
+    expected, got = expected.numpy(), got.asnumpy()
+    assert expected.shape == got.shape and expected.dtype == got.dtype
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=atol)
+
+
+GAIN = '''
+import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, activation="relu", slope=None):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+        gain = nn.init.calculate_gain(activation, slope)
+        nn.init.constant_(self.fc.weight, 0.1 * gain)
+        nn.init.zeros_(self.fc.bias)
+
+    def forward(self, x):
+        return self.fc(x)
+'''
+
+
+def test_calculate_gain_of_a_run_time_nonlinearity(tmp_path):
+    torch_mod, ms_mod, text = _pair(tmp_path, GAIN)
+    assert "TODO(ms-migrate)" not in text and "import torch" not in text
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    for args in (("relu",), ("tanh",), ("leaky_relu", 0.2), ("leaky_relu",), ("conv2d",), ("selu",)):
+        expected, got = _outputs(torch_mod.Block(*args), ms_mod.Block(*args), x, move_weights=False)
+        _close(expected, got, atol=1e-6)
+    for args in (("gelu",), ("leaky_relu", "x")):  # torch's errors, raised as torch raises them
+        try:
+            torch_mod.Block(*args)
+        except ValueError as exc:
+            message = str(exc)
+        else:
+            raise AssertionError(args)
+        try:
+            ms_mod.Block(*args)
+        except ValueError as exc:
+            assert str(exc) == message
+        else:
+            raise AssertionError(args)
