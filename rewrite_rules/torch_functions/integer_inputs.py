@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from rewrite_rules.api import code_of, literal_value, parse_expr
+from rewrite_rules.api import assigned_value, code_of, literal_value, parse_expr
 
 RULES: list = []
 
@@ -212,3 +212,52 @@ def float_receiver(call, ctx):
         cast = parse_expr(f"{text}.astype({code_of(ctx.ref('mindspore.float32'))})")
         result = result.with_changes(func=result.func.with_changes(value=cast))
     return result
+
+
+# What yields a bool tensor: comparisons and predicates (as functions or methods), bool casts;
+# and what keeps its receiver's dtype (a bool mask reshaped is still one).
+_BOOL_PREDICATES = frozenset({
+    "eq", "ne", "gt", "ge", "lt", "le", "greater", "greater_equal", "less", "less_equal", "not_equal",
+    "isnan", "isinf", "isfinite", "isneginf", "isposinf", "isreal", "signbit", "isclose", "isin",
+    "logical_and", "logical_or", "logical_not", "logical_xor", "bool", "any", "all"})
+_SAME_DTYPE_METHODS = frozenset({
+    "unsqueeze", "squeeze", "view", "reshape", "expand", "expand_as", "transpose", "permute", "flatten",
+    "repeat", "contiguous", "clone", "detach", "t", "flip", "tril", "triu", "view_as", "reshape_as"})
+_BOOL_OPERATORS = (cst.BitAnd, cst.BitOr, cst.BitXor)
+
+
+def is_bool_tensor(node: cst.BaseExpression | None, ctx, depth: int = 0) -> bool:
+    """``node`` (torch source) is a bool tensor, as the source shows: a comparison,
+    a predicate (``torch.isnan``, ``x.eq(y)``, ``logical_and`` ...), a bool cast or
+    factory, ``~``/``&``/``|`` of those, one of those indexed or reshaped, or a name
+    last assigned one of those."""
+    if node is None or depth > 8:
+        return False
+    deeper = depth + 1
+    if isinstance(node, cst.Comparison):
+        return True
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
+        return is_bool_tensor(node.expression, ctx, deeper)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _BOOL_OPERATORS):
+        return is_bool_tensor(node.left, ctx, deeper) and is_bool_tensor(node.right, ctx, deeper)
+    if isinstance(node, cst.Subscript):
+        return is_bool_tensor(node.value, ctx, deeper)
+    if isinstance(node, cst.Name):
+        return is_bool_tensor(assigned_value(ctx, node), ctx, deeper)
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    qualified = _qualified(ctx, func)
+    if isinstance(func, cst.Attribute) and qualified is None:  # a tensor method
+        method = func.attr.value
+        if method in ("to", "type") and len(node.args) == 1:
+            return _qualified(ctx, node.args[0].value) == "torch.bool"
+        if method in _SAME_DTYPE_METHODS:
+            return is_bool_tensor(func.value, ctx, deeper)
+        return method in _BOOL_PREDICATES
+    if qualified is None or not qualified.startswith("torch."):
+        return False
+    dtype = _keyword(node, "dtype")
+    if dtype is not None:
+        return _qualified(ctx, dtype) == "torch.bool"
+    return qualified.rsplit(".", 1)[-1] in _BOOL_PREDICATES or qualified == "torch.BoolTensor"

@@ -12,7 +12,7 @@ from rewrite_rules.nn.float_args import as_float
 from rewrite_rules.tensor.binding import atom
 from rewrite_rules.tensor.shape import index_copy_of, scatter_elements, scatter_reduce_of, select_of, take_along
 from rewrite_rules.torch_functions.builders import IN, X, arg_text, case, compose, fn, literal, ms
-from rewrite_rules.torch_functions.integer_inputs import source_argument
+from rewrite_rules.torch_functions.integer_inputs import is_bool_tensor, source_argument
 
 X3 = {"x": "randn(2, 3, 4)"}
 AB = {"a": "randn(2, 3)", "b": "randn(2, 3)"}
@@ -41,6 +41,10 @@ def _where(call, ctx):
         call.result = cst.parse_expression(f"{ops}.unbind({ops}.nonzero({arg_text(call, 'condition')}), 1)")
     elif not (call.has("input") and call.has("other")):
         raise Unconvertible("torch.where needs both input and other (or neither)")
+    elif not is_bool_tensor(source_argument(call, "condition"), ctx):
+        # torch also takes a uint8 condition (a ByteTensor mask), MindSpore's Select kernel
+        # only a bool one: the cast is exact for both (measured)
+        call.set("condition", f"{atom(call.get('condition'))}.bool()")
 
 
 def _squeeze(call, ctx):

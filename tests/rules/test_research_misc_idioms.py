@@ -1,0 +1,67 @@
+"""Idioms of published research packages (CRF layers, quantizers, attention
+variants) that the research benchmark found failing, converted and run against
+torch on the same inputs:
+
+- ``torch.where(mask, a, b)`` with a uint8 mask (a ByteTensor, as older code
+  builds its masks): torch takes it, MindSpore's Select kernel takes only bool,
+  so a condition the source does not show to be bool is cast with ``.bool()``
+  (exact: the nonzero entries are torch's True ones).
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import mindspore
+import numpy as np
+import torch
+
+from tests.conversion import convert_to, load
+
+
+def _pair(tmp_path, source: str):
+    path = tmp_path / "model.py"
+    path.write_text(textwrap.dedent(source))
+    (tmp_path / "out").mkdir()
+    converted = convert_to(path, tmp_path / "out")
+    return load(path), load(converted), converted.read_text()
+
+
+def _close(expected, got, atol=1e-6):
+    if isinstance(expected, (tuple, list)):
+        assert len(expected) == len(got)
+        for e, g in zip(expected, got):
+            _close(e, g, atol)
+        return
+    expected, got = expected.numpy(), got.asnumpy()
+    assert expected.shape == got.shape and expected.dtype == got.dtype
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=atol)
+
+
+WHERE_MASK = '''
+import torch
+
+
+def select(x, y, mask):
+    step = torch.where(mask.unsqueeze(1), x, y)
+    shown = (x > 0) & ~torch.isnan(y)
+    return step, torch.where(shown, x, 0.0), torch.where(mask[:1].unsqueeze(1), x, y)
+
+
+def ones_mask(tags):
+    return torch.ones_like(tags, dtype=torch.uint8)
+'''
+
+
+def test_where_of_a_uint8_mask(tmp_path):
+    torch_mod, ms_mod, text = _pair(tmp_path, WHERE_MASK)
+    assert "torch" not in text
+    assert "where(shown, x, 0.0)" in text  # a condition the source shows bool is left as written
+    rng = np.random.default_rng(0)
+    x, y = (rng.standard_normal((3, 4)).astype(np.float32) for _ in range(2))
+    for mask in (np.array([1, 0, 3], np.uint8), np.array([True, False, True])):
+        expected = torch_mod.select(torch.from_numpy(x), torch.from_numpy(y), torch.from_numpy(mask))
+        got = ms_mod.select(mindspore.Tensor(x), mindspore.Tensor(y), mindspore.Tensor(mask))
+        _close(expected, got)
+    tags = np.zeros((2, 3), np.int64)
+    _close(torch_mod.ones_mask(torch.from_numpy(tags)), ms_mod.ones_mask(mindspore.Tensor(tags)))
