@@ -4,7 +4,9 @@ same inputs:
 
 - ``nn.init.calculate_gain(activation)`` with the nonlinearity known only at
   run time (a constructor argument, as TCN libraries take it): torch's
-  function is written above the file's code.
+  function is written above the file's code;
+- NumPy's keyword names that torch's functions take (``torch.stack(xs,
+  axis=-1)`` in RAFT's correlation lookup, ``keepdims=``, ``x=``).
 """
 
 from __future__ import annotations
@@ -94,3 +96,32 @@ def test_calculate_gain_of_a_run_time_nonlinearity(tmp_path):
             assert str(exc) == message
         else:
             raise AssertionError(args)
+
+
+NUMPY_KEYWORDS = '''
+import torch
+import torch.nn as nn
+
+
+class Lookup(nn.Module):
+    def __init__(self, radius=1):
+        super().__init__()
+        self.radius = radius
+
+    def forward(self, x):
+        r = self.radius
+        dx = torch.linspace(-r, r, 2 * r + 1)
+        dy = torch.linspace(-r, r, 2 * r + 1)
+        delta = torch.stack(torch.meshgrid(dy, dx), axis=-1)
+        total = torch.sum(x, axis=1, keepdims=True)
+        both = torch.cat([x, total], axis=1)
+        return delta, torch.abs(x=both), torch.mean(both, axis=-1, keepdims=False)
+'''
+
+
+def test_numpy_keyword_names_of_torch_functions(tmp_path):
+    torch_mod, ms_mod, text = _pair(tmp_path, NUMPY_KEYWORDS)
+    assert "TODO(ms-migrate)" not in text and "import torch" not in text
+    x = np.random.default_rng(1).standard_normal((2, 3, 4)).astype(np.float32)
+    expected, got = _outputs(torch_mod.Lookup(), ms_mod.Lookup(), x, move_weights=False)
+    _close(expected, got)

@@ -140,7 +140,7 @@ def bind(rule: ApiRule, call: cst.Call, ctx: FileContext, source: cst.Call | Non
             else:
                 raise Unconvertible(f"too many positional arguments for {rule.torch}")
         else:
-            name = arg.keyword.value
+            name = _numpy_alias(rule, arg.keyword.value, by_name)
             if name not in by_name:
                 if any(p.kind == "varkw" for p in params):
                     bound.values[name] = arg.value
@@ -154,6 +154,22 @@ def bind(rule: ApiRule, call: cst.Call, ctx: FileContext, source: cst.Call | Non
     if missing:  # not a call of this torch API (e.g. a method of the same name on another type)
         raise Unconvertible(f"missing argument '{missing[0]}' for {rule.torch}")
     return bound
+
+
+# torch's argument parser takes NumPy's names for these parameters of its native
+# functions (``torch.stack(xs, axis=-1)``, ``torch.sum(x, axis=1, keepdims=True)``);
+# torch.nn's layers and Python functions do not
+_NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim", "x": "input", "a": "input", "x1": "input", "x2": "other"}
+
+
+def _numpy_alias(rule: ApiRule, name: str, by_name: dict) -> str:
+    """The torch parameter a keyword of a torch function call names: itself, or
+    the parameter whose NumPy name it is."""
+    alias = _NUMPY_NAMES.get(name)
+    if alias is not None and name not in by_name and alias in by_name and rule.torch.startswith("torch.") \
+            and not rule.torch.startswith("torch.nn."):
+        return alias
+    return name
 
 
 def apply_mapping(bound: BoundCall) -> None:
