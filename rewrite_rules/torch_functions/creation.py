@@ -96,7 +96,9 @@ _BUILTIN_CASTS = {"float": "float32", "int": "int64", "bool": "bool_"}
 
 
 def _fill_dtype(expr, ctx) -> str | None:
-    """The dtype torch infers from a fill value the source shows: bool, int64 or float32."""
+    """The dtype torch infers from a fill value the source shows: bool, int64, float32 or complex64."""
+    if _holds_complex(expr):
+        return "complex64"
     try:
         value = literal_value(expr)
     except (ValueError, SyntaxError, TypeError):
@@ -306,6 +308,8 @@ def _holds_complex(data) -> bool:
         return True
     if isinstance(data, (cst.List, cst.Tuple)):
         return any(isinstance(e, cst.Element) and _holds_complex(e.value) for e in data.elements)
+    if isinstance(data, (cst.ListComp, cst.GeneratorExp)):  # [k * 1j for k in ...]
+        return _holds_complex(data.elt)
     if isinstance(data, cst.BinaryOperation):
         return _holds_complex(data.left) or _holds_complex(data.right)
     if isinstance(data, cst.UnaryOperation):
@@ -359,6 +363,8 @@ RULES = [
               case("import math\nresult = torch.full((2,), -math.inf)"),
               case("v = 0.5\nresult = torch.full((2, 3), v)"), case("v = -2\nresult = torch.full((2,), v)"),
               case("v = False\nresult = torch.full((2,), fill_value=v)"),
+              # Python complex numbers: complex64 as in torch (MindSpore's Tensor(1 + 1j) is complex128)
+              case("result = torch.full((2,), 1 - 2j)"), case("result = torch.full((2, 1), -1j)"),
               Example("m = torch.full((n, n), float('-inf'))", "m = ops.full((n, n), float(\"-inf\"), dtype=mindspore.float32)"),
               Example("m = torch.full(shape, v)", "m = ops.full(shape, v, dtype=mindspore.Tensor(v).dtype)"))),
     _random("rand", hook=_random_draw("random_sample({size})"),
@@ -449,7 +455,7 @@ RULES = [
               case("result = torch.tensor([1, 2, 3])"), case("result = torch.tensor(2.5)"),
               case("result = torch.tensor([True, False])"), case("result = torch.tensor(x.tolist())", X),
               case("result = torch.tensor([1 + 2j, -0.5j])"), case("result = torch.tensor([[1 + 2j, 0.5], [3, -1j]])"),
-              case("result = torch.tensor(complex(1, -2))"),
+              case("result = torch.tensor(complex(1, -2))"), case("result = torch.tensor([k * 1j for k in range(3)])"),
               case("result = torch.tensor([1 + 2j, 3j], dtype=torch.complex128)"))),
     fn("torch.as_tensor", "mindspore.Tensor", "data, dtype=None, device=None", args={**FACTORY_ARGS, "data": "input_data"},
        positional=1, hook=_complex64,
