@@ -407,7 +407,7 @@ def test_what_a_bprop_cannot_carry_is_marked(tmp_path, body, reason):
 
 def test_a_function_run_by_its_own_backward_without_autograd_grad_is_no_checkpoint(tmp_path):
     """A Function given a function whose backward does not take torch.autograd.grad of it is
-    no gradient checkpoint: it is not turned into a recompute (its *args forward is marked)."""
+    no gradient checkpoint: it is not turned into a recompute (but a Cell with a bprop)."""
     source = tmp_path / "apply_fn.py"
     source.write_text(textwrap.dedent('''
         import torch
@@ -425,4 +425,4 @@ def test_a_function_run_by_its_own_backward_without_autograd_grad_is_no_checkpoi
         '''))
     (tmp_path / "out").mkdir()
     text = convert_to(source, tmp_path / "out").read_text()
-    assert "recompute" not in text and "TODO(ms-migrate): torch.autograd.Function" in text, text
+    assert "recompute" not in text and "class ApplyFn(nn.Cell):" in text and "def bprop(self, *" in text, text

@@ -108,8 +108,24 @@ def function_base(node: cst.ClassDef, analysis) -> cst.Arg | None:
                 analysis.interesting.discard(id(methods["backward"]))
                 for line in _lines_for_backward(methods["forward"], function):
                     analysis.interesting.discard(id(line))
+            methods = _methods(node)
+            if "forward" in methods:
+                for line in _lines(methods["forward"].body):
+                    if len(line.body) == 1 and _requires_grad_call(line.body[0]):
+                        analysis.interesting.discard(id(line))  # dropped in construct (see _DropRequiresGrad)
             return base
     return None
+
+
+def _requires_grad_call(statement: cst.BaseSmallStatement) -> bool:
+    """``t.requires_grad_()`` (or with a literal True/False): in a Function's forward, which
+    torch runs without recording, it changes no value the Function gives."""
+    if not (isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call)):
+        return False
+    call = statement.value
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "requires_grad_" \
+        and len(call.args) <= 1 and all(a.keyword is None or a.keyword.value == "requires_grad" for a in call.args) \
+        and all(_is_name(a.value, "True") or _is_name(a.value, "False") for a in call.args)
 
 
 def _lines_for_backward(forward: cst.FunctionDef, function: str) -> list[cst.SimpleStatementLine]:
@@ -157,6 +173,10 @@ def stateless_functions(module: cst.Module, analysis) -> set[str]:
 
 
 def _keeps_state(node: cst.ClassDef, analysis) -> bool:
+    try:
+        node = _without_classmethods(node)
+    except Unconvertible:
+        return True
     methods = _methods(node)
     forward, backward = methods.get("forward"), methods.get("backward")
     if forward is None or backward is None or "setup_context" in methods or recomputed_function(node, analysis):
@@ -207,6 +227,7 @@ def apply_as_value(cls: cst.BaseExpression, stateless: bool) -> cst.BaseExpressi
 
 def convert_function_class(ctx, node: cst.ClassDef, base: cst.Arg) -> cst.ClassDef:
     """The Cell form of an autograd Function class; raises Unconvertible."""
+    node = _without_classmethods(node)
     methods = _methods(node)
     merged_output = None  # the name forward's result gets when setup_context is merged into it
     if "setup_context" in methods and "forward" in methods:
@@ -218,27 +239,37 @@ def convert_function_class(ctx, node: cst.ClassDef, base: cst.Arg) -> cst.ClassD
     function = recomputed_function(node, ctx.analysis)
     if function is not None:
         return _recompute_cell(ctx, node, base, forward, backward, function)
-    inputs = _params(forward)
-    grads = _params(backward)
-    if len(inputs) < 1 or len(grads) < 2 or _takes_more(forward) or _takes_more(backward):
-        raise Unconvertible("forward/backward take *args or no ctx: convert by hand")
+    inputs, star_in = _params(forward), _star(forward)
+    grads, star_grads = _params(backward), _star(backward)
+    if _takes_keywords(forward) or _takes_keywords(backward):
+        raise Unconvertible("forward/backward take **kwargs or keyword-only parameters: a bprop is given its "
+                            "inputs by position; convert by hand")
+    if len(inputs) < 1 or len(grads) < 1 or (len(grads) < 2 and star_grads is None):
+        raise Unconvertible("forward/backward take no ctx: convert by hand")
     # ctx becomes self: another `self` (a parameter, or the enclosing method's) would be taken over
     pairs = ((inputs[0], forward), (grads[0], backward))
     if any(ctx != "self" and "self" in _names(function) for ctx, function in pairs):
         raise Unconvertible("forward/backward use a name self besides ctx: rename it, then convert")
-    out = next(n for n in ("out", "_out", "__out") if n not in set(inputs) | _names(backward.body))
+    taken = set(inputs) | {star_in, star_grads} | _names(backward.body)
+    out = next(n for n in ("out", "_out", "__out") if n not in taken)
     kept = _kept_as_arguments(forward, backward, out)
     dropped = _CTX_DROPPED + (("mark_non_differentiable",) if _unread_gradients(forward, backward) else ())
+    count = None if star_in is not None else len(inputs) - 1  # the number of inputs, when the signature says it
     body = []
     for statement in node.body.body:
         if statement is forward:
-            construct = _construct(statement, inputs[0], len(inputs) - 1, kept, dropped)
+            construct = _construct(statement, inputs[0], count, kept, dropped)
             if merged_output is not None:
                 construct = construct.with_changes(body=construct.body.visit(_FoldReturn(merged_output)))
             statement = _format_changed(ctx, forward, construct)
         elif statement is backward:
-            statement = _format_changed(ctx, backward, _bprop(statement, grads[0], inputs[1:], grads[1:], out, kept))
+            signature = _Signature(inputs[1:], star_in, grads[1:], star_grads, _returns_tuple(forward))
+            statement = _format_changed(ctx, backward, _bprop(statement, grads[0], signature, out, kept))
         body.append(statement)
+    if star_in is not None:
+        ctx.report(node.name, "torch.autograd.Function", Severity.WARNING,
+                   f"{node.name.value}'s forward takes *{star_in}: its bprop takes *args too, which runs in "
+                   "PyNative mode; mindspore.jit (GRAPH_MODE) compiles only a bprop with one parameter per input")
     cell = ctx.ref("mindspore.nn.Cell")
     bases = [b.with_changes(value=cell) if b is base else b for b in node.bases]
     return node.with_changes(bases=bases, body=node.body.with_changes(body=body))
@@ -378,8 +409,105 @@ def _takes_more(function: cst.FunctionDef) -> bool:
         or bool(params.posonly_params)
 
 
-def _construct(forward: cst.FunctionDef, ctx_name: str, inputs: int, kept: "_Kept", dropped) -> cst.FunctionDef:
-    body = forward.body.visit(_CtxToSelf(ctx_name, inputs, kept, dropped)).visit(_AlwaysTrue())
+def _takes_keywords(function: cst.FunctionDef) -> bool:
+    """``**kwargs``, keyword-only or positional-only parameters."""
+    params = function.params
+    return params.star_kwarg is not None or bool(params.kwonly_params) or bool(params.posonly_params)
+
+
+def _star(function: cst.FunctionDef) -> str | None:
+    """The name of ``*args``, if the function takes it."""
+    star = function.params.star_arg
+    return star.name.value if isinstance(star, cst.Param) else None
+
+
+def _without_classmethods(node: cst.ClassDef) -> cst.ClassDef:
+    """``@classmethod def forward(cls, ctx, ...)`` as the staticmethod torch calls the same
+    way: ``forward(ctx, ...)``. One that reads its class is marked."""
+    methods = _methods(node)
+    replaced = {}
+    for name in ("forward", "backward", "setup_context"):
+        function = methods.get(name)
+        if function is None or not any(chain_parts(d.decorator) == ["classmethod"] for d in function.decorators):
+            continue
+        params = function.params.params
+        if not params:
+            raise Unconvertible(f"classmethod {name} without a class parameter: convert by hand")
+        cls = params[0].name.value
+        if cls in _names(function.body):
+            raise Unconvertible(f"classmethod {name} reads its class {cls}: convert by hand")
+        decorators = [d.with_changes(decorator=cst.Name("staticmethod"))
+                      if chain_parts(d.decorator) == ["classmethod"] else d for d in function.decorators]
+        replaced[id(function)] = function.with_changes(
+            decorators=decorators, params=function.params.with_changes(params=params[1:]))
+    if not replaced:
+        return node
+    return node.with_changes(body=node.body.with_changes(body=[replaced.get(id(s), s) for s in node.body.body]))
+
+
+def _returns_tuple(forward: cst.FunctionDef) -> bool:
+    """Every ``return`` of forward gives a tuple: a tuple display, ``tuple(...)``, or a name
+    forward binds only to those."""
+    returns = [s for s in _simple_statements(forward.body) if isinstance(s, cst.Return)]
+    if not returns:
+        return False
+    assigned: dict[str, list[cst.BaseExpression]] = {}
+    for statement in _simple_statements(forward.body):
+        if isinstance(statement, cst.Assign):
+            for target in statement.targets:
+                if isinstance(target.target, cst.Name):
+                    assigned.setdefault(target.target.value, []).append(statement.value)
+    counts = _assignment_counts(forward.body)
+
+    def is_tuple(value) -> bool:
+        return isinstance(value, cst.Tuple) or (isinstance(value, cst.Call) and _is_name(value.func, "tuple"))
+
+    for statement in returns:
+        value = statement.value
+        if is_tuple(value):
+            continue
+        if isinstance(value, cst.Name) and value.value in assigned \
+                and counts.get(value.value) == len(assigned[value.value]) \
+                and all(is_tuple(v) for v in assigned[value.value]):
+            continue
+        return False
+    return True
+
+
+class _DropRequiresGrad(cst.CSTTransformer):
+    """forward's ``t.requires_grad_()`` statements go (see ``_requires_grad_call``), and a
+    ``for t in ts:`` loop that held nothing else."""
+
+    def leave_For(self, original_node, updated_node):
+        body = original_node.body
+        if isinstance(body, cst.IndentedBlock) and original_node.orelse is None \
+                and isinstance(original_node.iter, cst.Name) and all(
+                    isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and _requires_grad_call(s.body[0])
+                    for s in body.body):
+            return cst.RemoveFromParent()
+        return updated_node
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        if len(original_node.body) == 1 and _requires_grad_call(original_node.body[0]):
+            return cst.RemoveFromParent()
+        return updated_node
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        if not updated_node.body:
+            return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
+        return updated_node
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+
+def _construct(forward: cst.FunctionDef, ctx_name: str, inputs: int | None, kept: "_Kept",
+               dropped) -> cst.FunctionDef:
+    body = forward.body.visit(_DropRequiresGrad())
+    body = body.visit(_CtxToSelf(ctx_name, inputs, kept, dropped)).visit(_AlwaysTrue())
     params = forward.params.params
     return forward.with_changes(
         name=cst.Name("construct"),
@@ -389,28 +517,96 @@ def _construct(forward: cst.FunctionDef, ctx_name: str, inputs: int, kept: "_Kep
     )
 
 
-def _bprop(backward: cst.FunctionDef, ctx_name: str, inputs: list[str], grads: list[str], out: str,
+class _Signature:
+    """What bprop is given: forward's inputs (and ``*star_in``), the output's gradients
+    as backward names them (and ``*star_grads``); ``output_tuple``: forward returns a tuple."""
+
+    def __init__(self, inputs, star_in, grads, star_grads, output_tuple):
+        self.inputs, self.star_in, self.grads, self.star_grads = inputs, star_in, grads, star_grads
+        self.output_tuple = output_tuple
+
+
+def _fresh(names, taken) -> str:
+    return next(n for n in names if n not in taken)
+
+
+def _assign_line(targets: list[str], values: list[cst.BaseExpression]) -> cst.SimpleStatementLine:
+    if len(targets) == 1:
+        target, value = cst.Name(targets[0]), values[0]
+    else:
+        target = cst.Tuple([cst.Element(cst.Name(t)) for t in targets], lpar=[], rpar=[])
+        value = cst.Tuple([cst.Element(v) for v in values], lpar=[], rpar=[])
+    return cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(target)], value)])
+
+
+def _item(name: str, index) -> cst.Subscript:
+    """``name[index]``, or ``name[start:stop]`` for a (start, stop) pair."""
+    if isinstance(index, tuple):
+        start, stop = (None if i is None or i == 0 and n == 0 else _integer(i) for n, i in enumerate(index))
+        element = cst.SubscriptElement(cst.Slice(lower=start, upper=stop))
+    else:
+        element = cst.SubscriptElement(cst.Index(_integer(index)))
+    return cst.Subscript(cst.Name(name), [element])
+
+
+def _integer(value: int) -> cst.BaseExpression:
+    return cst.Integer(str(value)) if value >= 0 else cst.UnaryOperation(cst.Minus(), cst.Integer(str(-value)))
+
+
+def _bprop(backward: cst.FunctionDef, ctx_name: str, signature: _Signature, out: str,
            kept: "_Kept") -> cst.FunctionDef:
-    body = backward.body.visit(_CtxToSelf(ctx_name, len(inputs), kept)).visit(_AlwaysTrue())
+    inputs, grads = signature.inputs, signature.grads
+    count = None if signature.star_in is not None else len(inputs)
+    body = backward.body.visit(_CtxToSelf(ctx_name, count, kept)).visit(_AlwaysTrue())
     if kept.saved is not None or kept.attributes:
         body = body.visit(_PlainAssignments())
-    taken = set(inputs) | _names(body)
-    if len(grads) == 1:
-        dout, unpack = grads[0], []
-    else:
-        dout = next(n for n in ("dout", "_dout", "__dout") if n not in taken | {out})
+    taken = set(inputs) | set(grads) | {signature.star_in, signature.star_grads, out} | _names(body)
+    unpack = []
+    if signature.star_grads is None and len(grads) == 1:
+        dout = grads[0]
+    elif signature.star_grads is None:
+        dout = _fresh(("dout", "_dout", "__dout"), taken)
         targets = cst.Tuple([cst.Element(cst.Name(g)) for g in grads], lpar=[], rpar=[])
         unpack = [cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(targets)], cst.Name(dout))])]
-    body = body.visit(_ReturnTuple(len(inputs)))
+    elif not grads and signature.output_tuple:
+        dout = signature.star_grads  # a tuple output's gradient is a tuple
+    elif not grads:
+        # one gradient, or a tuple of them: torch's *grads is a tuple either way
+        dout = _fresh(("dout", "_dout", "__dout"), taken)
+        one = cst.Tuple([cst.Element(cst.Name(dout))])
+        is_tuple = cst.Call(cst.Name("isinstance"), [cst.Arg(cst.Name(dout)), cst.Arg(cst.Name("tuple"))])
+        unpack = [_assign_line([signature.star_grads], [cst.IfExp(is_tuple, cst.Name(dout), one)])]
+    elif signature.output_tuple:
+        dout = _fresh(("dout", "_dout", "__dout"), taken)
+        values = [_item(dout, i) for i in range(len(grads))] + [_item(dout, (len(grads), None))]
+        unpack = [_assign_line([*grads, signature.star_grads], values)]
+    else:
+        raise Unconvertible("backward takes named gradients and *args of a forward that may return one tensor: "
+                            "convert by hand")
+    body = body.visit(_ReturnTuple(count, signature.star_grads))
+    if signature.star_in is None:
+        params = [cst.Param(cst.Name(n)) for n in ("self", *inputs, out, dout)]
+    else:
+        args = _fresh(("args", "_args", "__args"), taken | {dout})
+        n = len(inputs)
+        values = [_item(args, i) for i in range(n)] + [_item(args, (n, -2)), _item(args, -2), _item(args, -1)]
+        read = _names(body.with_changes(body=[*unpack, *body.body])) if isinstance(body, cst.IndentedBlock) \
+            else _names(body)
+        used = [(t, v) for t, v in zip([*inputs, signature.star_in, out, dout], values) if t in read]
+        if used:  # what the body reads of bprop's arguments
+            unpack = [_assign_line([t for t, _ in used], [v for _, v in used]), *unpack]
+        params = [cst.Param(cst.Name("self"))]
     if isinstance(body, cst.IndentedBlock):
         body = body.with_changes(body=[*unpack, *body.body])
     elif unpack:
-        raise Unconvertible("a one-line backward with several output gradients: convert by hand")
-    params = [cst.Param(cst.Name(n)) for n in ("self", *inputs, out, dout)]
+        raise Unconvertible("a one-line backward that needs its gradients unpacked: convert by hand")
+    parameters = cst.Parameters(params=params)
+    if signature.star_in is not None:
+        parameters = parameters.with_changes(star_arg=cst.Param(cst.Name(args)))
     return backward.with_changes(
         name=cst.Name("bprop"),
         decorators=_without_staticmethod(backward),
-        params=cst.Parameters(params=params),
+        params=parameters,
         body=body,
     )
 
@@ -471,9 +667,10 @@ def _unread_gradients(forward: cst.FunctionDef, backward: cst.FunctionDef) -> bo
 
 
 def _kept_as_arguments(forward: cst.FunctionDef, backward: cst.FunctionDef, out: str) -> _Kept:
-    ctx_name, inputs = _params(forward)[0], _params(forward)[1:]
+    ctx_name, inputs, star = _params(forward)[0], _params(forward)[1:], _star(forward)
     rebound = _bound_names(forward.body)
     free = [name for name in inputs if name not in rebound]
+    star_free = [star] if star is not None and star not in rebound else []  # bprop is given it too
     saves, assigned = [], {}
     for statement in _simple_statements(forward.body):
         if isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call) \
@@ -490,9 +687,13 @@ def _kept_as_arguments(forward: cst.FunctionDef, backward: cst.FunctionDef, out:
         if all(n in free or n == returned for n in names):
             saved = [n if n in free else out for n in names]
     attributes = {a: values[0].value for a, values in assigned.items()
-                  if len(values) == 1 and isinstance(values[0], cst.Name) and values[0].value in free}
-    # backward must not rebind what these names are in bprop (the unpacking of saved_tensors aside)
+                  if len(values) == 1 and isinstance(values[0], cst.Name) and values[0].value in free + star_free}
     backward_ctx = _params(backward)[0] if _params(backward) else None
+    # MindSpore gives a bprop None for an input that is a function or a Cell (measured): what
+    # backward calls stays on the Cell
+    called = {_ctx_attribute(c.func, backward_ctx) for c in _calls(backward.body)} if backward_ctx else set()
+    attributes = {a: name for a, name in attributes.items() if a not in called}
+    # backward must not rebind what these names are in bprop (the unpacking of saved_tensors aside)
     bound = _bound_names(backward.body, skip_unpacking_of=backward_ctx)
     targets = set(attributes.values()) | set(saved or ())
     if bound & targets or _assigns_ctx(backward.body, backward_ctx):
@@ -892,6 +1093,8 @@ class _CtxToSelf(cst.CSTTransformer):
         if attribute in _CTX_UNSUPPORTED:
             raise Unconvertible(f"ctx.{attribute} has no MindSpore bprop counterpart")
         if attribute == "needs_input_grad":
+            if self.inputs is None:
+                raise Unconvertible("ctx.needs_input_grad of a forward taking *args: convert by hand")
             return cst.Tuple([cst.Element(cst.Name("True")) for _ in range(self.inputs)])
         if attribute == "saved_variables":
             return updated_node.with_changes(value=cst.Name("self"), attr=cst.Name("saved_tensors"))
@@ -993,14 +1196,19 @@ class _AlwaysTrue(cst.CSTTransformer):
 class _ReturnTuple(cst.CSTTransformer):
     """bprop returns one gradient per input, always as a tuple."""
 
-    def __init__(self, inputs: int):
+    def __init__(self, inputs: int | None, star_grads: str | None = None):
         super().__init__()
-        self.inputs = inputs
+        self.inputs = inputs  # None: forward takes *args
+        self.star_grads = star_grads  # backward's *grads: a tuple
 
     def leave_Return(self, original_node, updated_node):
         value = updated_node.value
-        if value is None or isinstance(value, cst.Tuple):
+        if value is None or isinstance(value, cst.Tuple) or _is_name(value, self.star_grads or "") \
+                or (isinstance(value, cst.Call) and _is_name(value.func, "tuple")):
             return updated_node
+        if self.inputs is None:
+            raise Unconvertible("the backward of a forward taking *args returns what may be one tensor: return a "
+                                "tuple, then convert")
         if self.inputs == 1:
             return updated_node.with_changes(value=cst.Tuple([cst.Element(value)]))
         return updated_node.with_changes(value=cst.Call(cst.Name("tuple"), [cst.Arg(value)]))
