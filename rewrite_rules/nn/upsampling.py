@@ -19,8 +19,9 @@ import libcst as cst
 
 from rewrite_rules.helpers import literal_or_none
 from rewrite_rules.nn.shared import P, layer_cases
-from rewrite_rules.api import ApiRule, Example, Unconvertible, code_of
+from rewrite_rules.api import ApiRule, Example, Unconvertible
 from rewrite_rules.nn.module_paths import with_module_paths
+from rewrite_rules.torch_functions.builders import atom
 
 
 def _is_none(expr) -> bool:
@@ -38,10 +39,10 @@ def scale_factor_hook(call, ctx, recompute_name: str = "recompute_scale_factor")
     known_r, recompute = literal_or_none(call, recompute_name)
     known, value = literal_or_none(call, "scale_factor")
     if not known:
-        v = code_of(factor)  # MindSpore rejects int factors
+        v = atom(factor)  # MindSpore rejects int factors; `a if c else b` reads as one operand
         call.set("scale_factor", f"None if {v} is None else tuple(map(float, {v})) if isinstance({v}, (tuple, list)) else float({v})")
         if not (known_r and recompute):
-            call.set(recompute_name, f"{code_of(factor)} is not None")
+            call.set(recompute_name, f"{v} is not None")
             ctx.warn(call.source, call.rule.torch,
                      "scale_factor in a variable: exact for integral factors; MindSpore maps coordinates by the size ratio")
         return
