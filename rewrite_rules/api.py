@@ -62,7 +62,8 @@ read them, never guess from a variable's name):
   Module) ...), or None when the file does not show it.
 - ``is_number(ctx, expr)``: the expression is a Python number, not a tensor.
 - ``assigned_value(ctx, name)``: the value last assigned to a name before this use
-  (None where the file does not show it); ``holds_numpy(ctx, expr)``: the
+  (None where the file does not show it); ``assigned_values(ctx, expr)``: every value
+  a name or ``self.attribute`` is assigned in the file (None where one is not shown); ``holds_numpy(ctx, expr)``: the
   expression holds a numpy, scipy or pandas object as the file shows.
 - ``is_device_string(expr)``, ``is_torch_name(qualified)``,
   ``dotted_parts(expr)`` (``a.b.c`` -> ``["a", "b", "c"]``), ``nullcontext(ctx)``.
@@ -167,6 +168,13 @@ def assigned_value(ctx, expr: cst.BaseExpression | None) -> cst.BaseExpression |
     return _tensor_properties.assigned_value(ctx, expr)
 
 
+def assigned_values(ctx, expr: cst.BaseExpression | None) -> list[cst.BaseExpression] | None:
+    """Every value the name or ``self.attribute`` ``expr`` (torch source) is assigned in the file;
+    None when some binding does not show its value (a parameter, a loop variable ...)."""
+    provenance = _provenance.provenance_of(ctx)
+    return provenance.values_of(expr) if provenance is not None and expr is not None else None
+
+
 def holds_numpy(ctx, expr: cst.BaseExpression | None) -> bool:
     """``expr`` (torch source) holds a numpy/scipy/pandas object, as the file shows."""
     return expr is not None and _tensor_properties.known_foreign(ctx, expr)
@@ -259,7 +267,7 @@ __all__ = [
     "apply_mapping", "bind", "code_of", "define", "defined", "is_literal", "keyword_arg", "literal_value", "parse_expr", "render",
     # what the file's analysis knows
     "CELL", "LAYER", "OPTIMIZER", "SCALER", "SCHEDULER", "WRITER", "Origin", "origin_of", "receiver_origin",
-    "is_number", "assigned_value", "holds_numpy", "is_device_string", "is_torch_name", "dotted_parts", "nullcontext",
+    "is_number", "assigned_value", "assigned_values", "holds_numpy", "is_device_string", "is_torch_name", "dotted_parts", "nullcontext",
     "is_mindspore_dataset", "dataset_columns", "default_columns", "split_seed_is_set",
     "LOAD_SUBSCRIPTED", "LOAD_DYNAMIC", "LOAD_VALUES_ONLY", "save_state_dicts", "is_state_dict",
     "checkpoint_load_use", "load_values", "load_checkpoint_file",

@@ -18,7 +18,7 @@ from rewrite_rules.index_notation.build import atom
 from rewrite_rules.index_notation.calls import evaluated_once, fresh_name
 from rewrite_rules.index_notation.contraction import lower_einsum
 from rewrite_rules.index_notation.equations import EquationError, parse_einops_equation
-from rewrite_rules.index_notation.literals import literal_string, not_literal, operand_list
+from rewrite_rules.index_notation.literals import argument_string, not_literal, operand_list
 from rewrite_rules.index_notation.patterns import REDUCTIONS, parse_pattern
 from rewrite_rules.index_notation.rearranging import lower_pattern
 from rewrite_rules.api import ApiRule, Example, Unconvertible, code_of, keyword_arg
@@ -27,12 +27,12 @@ _NOT_SIZES = {"tensor", "pattern", "reduction"}
 
 
 def _pattern_and_sizes(call, operation: str):
-    text = literal_string(call.get("pattern"))
+    text = argument_string(call, "pattern")
     if text is None:
         raise not_literal("pattern", call.get("pattern"))
     reduction = None
     if operation == "reduce":
-        reduction = literal_string(call.get("reduction"))
+        reduction = argument_string(call, "reduction")
         if reduction not in REDUCTIONS:
             raise Unconvertible(f"reduction {reduction or 'given as a function or variable'!r}: only the literal "
                                 f"names {', '.join(REDUCTIONS)} are lowered")
@@ -118,7 +118,7 @@ def _einsum(call, ctx):
     arguments = list(call.varargs)
     if not arguments or arguments[-1].star:
         raise Unconvertible("the pattern must be the last argument, as a string literal")
-    text = literal_string(arguments[-1].value)
+    text = argument_string(call, "tensors_and_pattern", len(arguments) - 1)
     if text is None:
         raise not_literal("pattern", arguments[-1].value)
     operands = operand_list(arguments[:-1])

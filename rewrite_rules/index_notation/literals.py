@@ -6,7 +6,7 @@ import ast
 
 import libcst as cst
 
-from rewrite_rules.api import Unconvertible, code_of
+from rewrite_rules.api import Unconvertible, assigned_values, code_of
 
 
 def literal_string(node: cst.BaseExpression | None) -> str | None:
@@ -19,6 +19,69 @@ def literal_string(node: cst.BaseExpression | None) -> str | None:
             return None
         return value if isinstance(value, str) else None
     return None
+
+
+def argument_string(call, name: str, position: int | None = None) -> str | None:
+    """The string argument ``name`` of the call (or its positional argument
+    ``position``, for a pattern among varargs): a literal, or what the file
+    shows it to be (``known_string``)."""
+    value = call.get(name) if position is None else call.varargs[position].value
+    text = literal_string(value)
+    if text is not None or call.source is None:
+        return text
+    return known_string(_source_argument(call, name, position), call.ctx)
+
+
+def known_string(node: cst.BaseExpression | None, ctx, depth: int = 0) -> str | None:
+    """The string ``node`` (torch source) holds as the file shows it: a literal;
+    a name or ``self.attribute`` every assignment of which in the file gives the
+    same known string (``eq = '... (n l) d -> ... n d'``); an f-string of known
+    strings and integer literals. None when any part is not shown."""
+    text = literal_string(node)
+    if text is not None or node is None or depth > 8:
+        return text
+    if isinstance(node, (cst.Name, cst.Attribute)):
+        values = assigned_values(ctx, node)
+        if not values:
+            return None
+        texts = {known_string(value, ctx, depth + 1) for value in values}
+        return texts.pop() if len(texts) == 1 and None not in texts else None
+    if isinstance(node, cst.FormattedString):
+        quote = "".join(c for c in node.start if c not in "fF")  # e.g. ', r", '''
+        parts = []
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringText):
+                try:  # the text as Python reads it ({{ and }} are braces)
+                    text = ast.literal_eval(quote + part.value.replace("{{", "{").replace("}}", "}") + node.end)
+                except (ValueError, SyntaxError):
+                    return None
+            elif part.conversion is not None or part.format_spec is not None or part.equal is not None:
+                return None
+            elif isinstance(part.expression, cst.Integer):
+                text = str(ast.literal_eval(part.expression.value))
+            else:
+                text = known_string(part.expression, ctx, depth + 1)
+            if text is None:
+                return None
+            parts.append(text)
+        return "".join(parts)
+    return None
+
+
+def _source_argument(call, name: str, position: int | None) -> cst.BaseExpression | None:
+    args = call.source.args
+    if position is not None:
+        positional = [a for a in args if a.keyword is None]
+        return positional[position].value if position < len(positional) and not positional[position].star else None
+    for arg in args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    names = [p.name for p in call.rule.params if p.kind == "positional"]
+    index = names.index(name) if name in names else None
+    positional = [a for a in args if a.keyword is None]
+    if index is None or index >= len(positional) or any(a.star for a in positional[:index + 1]):
+        return None
+    return positional[index].value
 
 
 def not_literal(what: str, node: cst.BaseExpression | None) -> Unconvertible:

@@ -6,13 +6,13 @@ from __future__ import annotations
 from rewrite_rules.index_notation.build import atom
 from rewrite_rules.index_notation.contraction import lower_einsum
 from rewrite_rules.index_notation.equations import EquationError, parse_torch_equation
-from rewrite_rules.index_notation.literals import literal_string, not_literal, operand_list
+from rewrite_rules.index_notation.literals import argument_string, not_literal, operand_list
 from rewrite_rules.api import ApiRule, Example, Unconvertible
 
 
 def _einsum(call, ctx):
     equation = call.get("equation")
-    text = literal_string(equation)
+    text = argument_string(call, "equation")
     if text is None:
         raise not_literal("equation", equation)
     operands = operand_list(call.varargs)

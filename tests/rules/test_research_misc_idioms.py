@@ -65,3 +65,58 @@ def test_where_of_a_uint8_mask(tmp_path):
         _close(expected, got)
     tags = np.zeros((2, 3), np.int64)
     _close(torch_mod.ones_mask(torch.from_numpy(tags)), ms_mod.ones_mask(mindspore.Tensor(tags)))
+
+
+PATTERN_NAMES = '''
+import torch
+from einops import rearrange, reduce
+
+POOL = 'b n d -> b d'
+
+
+class Landmarks(torch.nn.Module):
+    def __init__(self, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.split = 'b n (h d) -> b h n d'
+
+    def forward(self, x, l=2):
+        landmark_einops_eq = '... (n l) d -> ... n d'
+        landmarks = reduce(x, landmark_einops_eq, 'sum', l=l)
+        axes = 'h w'
+        reduction = 'max'
+        grid = rearrange(x, f'b ({axes}) d -> b d {axes}', h=2)
+        return (landmarks, grid, reduce(x, POOL, reduction), rearrange(x, self.split, h=self.heads),
+                torch.einsum(SIMILARITY, x, x))
+
+
+SIMILARITY = 'bid,bjd->bij'
+'''
+
+
+def test_einops_patterns_through_names_and_f_strings(tmp_path):
+    torch_mod, ms_mod, text = _pair(tmp_path, PATTERN_NAMES)
+    assert "TODO(ms-migrate)" not in text and "einops import" not in text and "import torch" not in text
+    x = np.random.default_rng(0).standard_normal((2, 4, 6)).astype(np.float32)
+    with torch.no_grad():
+        expected = torch_mod.Landmarks()(torch.from_numpy(x))
+    _close(expected, ms_mod.Landmarks()(mindspore.Tensor(x)), atol=1e-5)
+
+
+def test_a_pattern_name_assigned_two_strings_stays_marked(tmp_path):
+    source = '''
+    from einops import reduce
+
+
+    def pool(x, flag):
+        if flag:
+            pattern = 'b n d -> b d'
+        else:
+            pattern = 'b n d -> b n'
+        return reduce(x, pattern, 'mean')
+    '''
+    path = tmp_path / "model.py"
+    path.write_text(textwrap.dedent(source))
+    (tmp_path / "out").mkdir()
+    text = convert_to(path, tmp_path / "out").read_text()
+    assert "# TODO(ms-migrate): einops.reduce: the pattern (pattern) is not a string literal" in text
