@@ -15,7 +15,7 @@ import libcst as cst
 from rewrite_rules.torch_functions.creation import randperm_of
 from rewrite_rules.cases import P, call_cases
 from rewrite_rules.api import (ApiRule, Drop, Example, Unconvertible, Unsupported, code_of, dataset_columns, default_columns,
-                               is_mindspore_dataset, keyword_arg, split_seed_is_set)
+                               define, is_mindspore_dataset, keyword_arg, split_seed_is_set)
 
 _PERFORMANCE = Drop("loader performance option with no MindSpore counterpart; no effect on the data")
 
@@ -219,6 +219,49 @@ def _weighted_random_sampler(call, ctx):
     call.result = _drawing("WeightedRandomSampler", f"{ops}.multinomial({probs}, {count}, {replace}).tolist()", count)
 
 
+_TORCH_ORDER_SAMPLER = '''
+class {name}(%(base)s):
+    """MindSpore's DistributedSampler in torch's order: each rank reads torch's shard every epoch."""
+
+    # MindSpore's sampler pads and shards as torch's does, but shuffles with numpy's default_rng;
+    # torch shuffles with torch.randperm seeded with seed + epoch: a Fisher-Yates shuffle over
+    # 32-bit Mersenne Twister draws, which numpy's RandomState makes too (below 2**32 / 20 rows).
+    def __iter__(self):
+        if not self.shuffle:
+            return super().__iter__()
+        size = len(self.dataset)
+        draws = %(numpy)s.random.RandomState((self.seed + self.epoch) %% 2**32).randint(
+            0, 2**32, size=max(size - 1, 0), dtype=%(numpy)s.uint64
+        )
+        steps = %(numpy)s.arange(size, 1, -1, dtype=%(numpy)s.uint64)
+        swaps = %(numpy)s.arange(size - 1, dtype=%(numpy)s.uint64) + draws %% steps
+        order = list(range(size))
+        for i, j in enumerate(swaps.tolist()):
+            order[i], order[j] = order[j], order[i]
+        del order[self.total_samples :]  # drop_last: the rows that do not fill a round
+        while len(order) < self.total_samples:  # else: repeat the first rows
+            order += order[: self.total_samples - len(order)]
+        return iter(order[self.rank : self.total_samples : self.num_replicas])
+'''
+
+
+def _torch_order_sampler(base: str, numpy: str) -> str:
+    """The sampler class's text (a ``define`` template: ``{name}`` is its name), deriving from ``base``."""
+    return _TORCH_ORDER_SAMPLER % {"base": base, "numpy": numpy}
+
+
+def _distributed_sampler(call, ctx):
+    """torch's arguments carry over unchanged; a sampler that may shuffle draws torch's order."""
+    shuffle = call.get("shuffle")
+    if shuffle is not None and code_of(shuffle) == "False":
+        return
+    base, numpy = code_of(ctx.ref("mindspore.dataset.dataloader.DistributedSampler")), code_of(ctx.ref("numpy"))
+    call.func = define(ctx, "TorchOrderDistributedSampler", _torch_order_sampler(base, numpy))
+    ctx.converted(call.source, call.rule.torch,
+                  "DistributedSampler: MindSpore's sampler shuffles in another order; TorchOrderDistributedSampler "
+                  "draws torch's (torch.randperm of seed + epoch), so each rank reads torch's shard every epoch")
+
+
 _SAMPLED = "data = torch.arange(10).tolist()\n"
 
 
@@ -404,38 +447,29 @@ RULES = [
                       # without replacement: the harness's multinomial replay is off there (reported): the set only
                       Example("s = torch.utils.data.WeightedRandomSampler([0.1, 0.2, 0.3, 0.4], 4, replacement=False)\n"
                               "result = (sorted(s), len(s))", inputs={}))),
-    ApiRule("torch.utils.data.distributed.DistributedSampler", "mindspore.dataset.DistributedSampler",
+    ApiRule("torch.utils.data.distributed.DistributedSampler", "mindspore.dataset.dataloader.DistributedSampler",
             signature="dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False",
-            args={"dataset": Drop("the sampler is given to the dataset"), "num_replicas": "num_shards",
-                  "rank": "shard_id", "seed": Unsupported("seed: use mindspore.dataset.config.set_seed"),
-                  "drop_last": Unsupported("drop_last has no DistributedSampler counterpart")},
-            hook=lambda call, ctx: _require_shards(call),
-            aliases=("torch.utils.data.DistributedSampler",),
+            hook=_distributed_sampler, aliases=("torch.utils.data.DistributedSampler",),
+            notes="torch's arguments and defaults (the world size and the rank come from the process group); "
+                  "shuffled, in torch's order: a subclass drawing torch.randperm's permutation of seed + epoch "
+                  "(set_epoch kept)",
+            proven_by=("tests/training/test_distributed_sampler_order.py::test_converted_sampler_draws_torchs_shards",
+                       "tests/training/test_distributed_msrun.py::test_converted_ddp_script_matches_torchrun"),
             examples=(
                 # 10 rows over 3 replicas: both pad to 12 by repeating the first rows
                 _sampled("torch.utils.data.distributed.DistributedSampler(data, num_replicas=3, rank=1, shuffle=False)"),
                 _sampled("torch.utils.data.DistributedSampler(data, 2, 1, False)", notes="positional"),
+                _sampled("torch.utils.data.DistributedSampler(data, 3, 2, False, drop_last=True)", notes="drop_last"),
                 Example("s = torch.utils.data.DistributedSampler(ds, shuffle=False)",
-                        "s = mindspore.dataset.DistributedSampler(\n    num_shards=mindspore.communication.get_group_size(),\n"
-                        "    shard_id=mindspore.communication.get_rank(),\n    shuffle=False,\n)"),
-                _loaded("first = torch.utils.data.DistributedSampler(data, num_replicas=2, rank=0)\n"
-                        "second = torch.utils.data.DistributedSampler(data, num_replicas=2, rank=1)\n"
-                        + _two_parts("torch.utils.data.DataLoader(data, batch_size=3, sampler=first)",
-                                     "torch.utils.data.DataLoader(data, batch_size=3, sampler=second)"),
-                        results=("result", "sizes"), compare="structural",
-                        notes="the shuffled order is not compared; compared: the shard sizes and that the shards of "
-                              "the two replicas together hold every row once"),
+                        "s = mindspore.dataset.dataloader.DistributedSampler(ds, shuffle=False)"),
+                Example("s = torch.utils.data.DistributedSampler(ds, seed=7)",
+                        _torch_order_sampler("mindspore.dataset.dataloader.DistributedSampler", "np")
+                        .format(name="TorchOrderDistributedSampler").strip()
+                        + "\n\n\ns = TorchOrderDistributedSampler(ds, seed=7)"),
+                # the shuffled order: tests/training/test_distributed_sampler_order.py (torch's draws come from
+                # its own generator, which the harness replays into MindSpore's random ops; none are made here)
             )),
     ApiRule("torch.utils.data.BatchSampler", None, notes="BatchSampler cannot be converted automatically; use .batch()"),
     ApiRule("torch.utils.data.Subset", None,
             notes="Subset: pass mindspore.dataset.SubsetSampler(indices) as sampler= of the GeneratorDataset"),
 ]
-
-
-def _require_shards(call) -> None:
-    """torch reads the world size and the rank from the process group when they are not given; so does the
-    converted call (mindspore.communication, after init())."""
-    if not call.has("num_replicas"):
-        call.set("num_replicas", cst.Call(call.ref("mindspore.communication.get_group_size"), []))
-    if not call.has("rank"):
-        call.set("rank", cst.Call(call.ref("mindspore.communication.get_rank"), []))

@@ -25,6 +25,10 @@ with ``torchrun`` (or ``mp.spawn`` inside the script), MindSpore with ``msrun``:
   reduction of summed gradients equals the sum of reduced ones);
 - ``mp.spawn(fn, args, nprocs)`` -> ``fn(rank, *args)`` for the rank msrun
   started: msrun starts the processes.
+- ``DistributedSampler`` -> ``mindspore.dataset.dataloader.DistributedSampler``
+  (torch's arguments; shuffled, a subclass drawing torch's order:
+  rewrite_rules/training/data.py); ``sampler.set_epoch(epoch)`` stays, and
+  ``loader.sampler`` is the sampler the converted loader's GeneratorDataset holds.
 - the launchers' environment (``LOCAL_RANK``, ``RANK``, ``WORLD_SIZE``) is read
   under the names msrun sets (transpiler/convert/structural/launcher_env.py).
 
@@ -39,12 +43,13 @@ from dataclasses import dataclass
 import libcst as cst
 
 from rewrite_rules.api import (ApiRule, AttributeRule, Drop, Example, MethodRule, Unconvertible, Unsupported, define,
-                               nullcontext, receiver_origin)
+                               nullcontext, origin_of, receiver_origin)
 
 _PROVEN = ("tests/training/test_distributed_msrun.py::test_converted_ddp_script_matches_torchrun",)
 _LAUNCHER = Drop("msrun says how many processes there are and which one this is (RANK_SIZE, RANK_ID)")
 _GROUP = Unsupported("process groups other than the default one are not converted")
 _ASYNC = Unsupported("async_op=True: the MindSpore call is written synchronous")
+_LOADERS = ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
 _MSRUN = "msrun --worker_num=N --local_worker_num=N --master_port=PORT --join=True script.py"
 _DDP_SIGNATURE = ("module, device_ids=None, output_device=None, dim=0, broadcast_buffers=True, "
                   "init_sync=True, process_group=None, bucket_cap_mb=None, find_unused_parameters=False, "
@@ -113,15 +118,56 @@ def _no_sync(call, ctx):
 
 
 def _set_epoch(call, ctx):
-    origin = receiver_origin(call)
-    sampler = origin is not None and origin.qualified is not None and "DistributedSampler" in origin.qualified
-    if not (sampler or (origin is None and _uses_distributed_sampler(ctx))):
+    """``sampler.set_epoch(epoch)`` stays: the converted DistributedSampler has it and draws torch's
+    order of that epoch. ``loader.sampler.set_epoch(epoch)``: the converted loader is a batched
+    GeneratorDataset, which keeps its sampler (wrapped: ``IterSampler.sampler``) under the batching
+    step, as ``loader.dataset`` reads ``loader.children[0].source``."""
+    func = call.source.func if call.source is not None else None
+    read = func.value if isinstance(func, cst.Attribute) else None
+    if not (isinstance(read, cst.Attribute) and read.attr.value == "sampler") or origin_of(ctx, read) is not None:
+        return call.call  # a sampler, or an object of the file's own with set_epoch
+    loader = origin_of(ctx, read.value)
+    if loader is not None and loader.qualified not in _LOADERS:
         return call.call
-    return call.receiver  # a statement with nothing left to do is removed
+    if loader is None and (not _uses_distributed_sampler(ctx) or _sets_sampler_attributes(ctx)):
+        return call.call  # not surely a loader: self.sampler = DistributedSampler(...) is a sampler
+    converted = call.call.func.value
+    if not (isinstance(converted, cst.Attribute) and converted.attr.value == "sampler"):
+        return call.call
+    first = cst.Subscript(cst.Attribute(converted.value, cst.Name("children")),
+                          [cst.SubscriptElement(cst.Index(cst.Integer("0")))])
+    sampler = cst.Attribute(cst.Attribute(first, cst.Name("sampler")), cst.Name("sampler"))
+    ctx.converted(call.source, "torch.utils.data.DistributedSampler.set_epoch",
+                  "loader.sampler -> loader.children[0].sampler.sampler: the sampler given to the GeneratorDataset "
+                  "under the batching step")
+    return call.call.with_changes(func=call.call.func.with_changes(value=sampler))
 
 
 def _uses_distributed_sampler(ctx) -> bool:
     return any(name.endswith("DistributedSampler") for name in ctx.analysis.references.values())
+
+
+class _SamplerAttributes(cst.CSTVisitor):
+    def __init__(self):
+        super().__init__()
+        self.found = False
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self.found = self.found or (isinstance(node.target, cst.Attribute) and node.target.attr.value == "sampler")
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self.found = self.found or (isinstance(node.target, cst.Attribute) and node.target.attr.value == "sampler")
+
+
+def _sets_sampler_attributes(ctx) -> bool:
+    """The file assigns some ``x.sampler = ...`` (then an ``x.sampler`` of unknown origin may be a sampler)."""
+    found = ctx.facts.get("sets .sampler")
+    if found is None:
+        module, visitor = ctx.facts.get("module"), _SamplerAttributes()
+        if module is not None:
+            module.visit(visitor)
+        found = ctx.facts["sets .sampler"] = visitor.found or module is None
+    return found
 
 
 def _dist(name: str, target: str, signature: str, *, args=None, notes: str = "", examples=(), **more) -> ApiRule:
@@ -220,6 +266,19 @@ RULES = [
                notes="gradients are averaged over the ranks at every step: reducing each micro-step's gradients "
                      "and summing them equals reducing their sum (the proof runs the context; accumulation "
                      "under it is not compared)"),
-    MethodRule("set_epoch", hook=_set_epoch, arity=(1, 1), receiver="any", proven_by=_PROVEN,
-               notes="DistributedSampler.set_epoch: MindSpore's sampler draws a new order each epoch by itself"),
+    MethodRule("set_epoch", hook=_set_epoch, arity=(1, 1), receiver="any",
+               proven_by=_PROVEN + ("tests/training/test_distributed_sampler_order.py::"
+                                    "test_loader_reads_torchs_batches_each_epoch",),
+               notes="DistributedSampler.set_epoch: kept (the converted sampler draws torch's order of the epoch); "
+                     "loader.sampler is the sampler of the GeneratorDataset under the batching step",
+               examples=(Example("sampler.set_epoch(epoch)", "sampler.set_epoch(epoch)"),
+                         Example("from torch.utils.data.distributed import DistributedSampler\n"
+                                 "loader = torch.utils.data.DataLoader(ds, sampler=DistributedSampler(ds, shuffle=False))\n"
+                                 "loader.sampler.set_epoch(epoch)",
+                                 "loader = mindspore.dataset.GeneratorDataset(\n"
+                                 '    ds,\n'
+                                 '    column_names=["data", "label"],\n'
+                                 "    sampler=mindspore.dataset.dataloader.DistributedSampler(ds, shuffle=False),\n"
+                                 ").batch(1, drop_remainder=False)\n"
+                                 "loader.children[0].sampler.sampler.set_epoch(epoch)"))),
 ]
