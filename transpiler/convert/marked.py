@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from transpiler.convert.bindings import LocalBindings
+from transpiler.convert.codegen import code_for_node
 from transpiler.convert.context import SPELLINGS, FileContext, parse_expr
 from transpiler.convert.diagnostics import MARKER_PREFIX
 from transpiler.convert.markers import LINE, REASONS, is_marked
@@ -100,6 +101,7 @@ class MarkedStatements:
             return result, frozenset()
         imports: dict[str, str | None] = {}  # name bound -> import statement code (None: none to add), in order of first use
         respelled: dict[int, cst.BaseExpression] = {}
+        consumed: set[int] = set()
         for ref in present:
             binding = ref.binding
             if binding is None:
@@ -110,7 +112,9 @@ class MarkedStatements:
                 # conversion placed under this statement's marker
                 imports.setdefault(binding.local, None)
                 continue
-            self.ctx.consume(ref.original)
+            if id(ref.original) not in consumed:  # once for the reference, not for each copy of it
+                consumed.add(id(ref.original))
+                self.ctx.consume(ref.original)
             if _must_spell_out(binding, self.ctx):
                 respelled[id(ref.node)] = parse_expr(ref.qualified).deep_clone()
                 imports.setdefault(binding.module.split(".", 1)[0], f"import {binding.module}")
@@ -196,9 +200,22 @@ def _present(statement, left: dict[int, LeftReference]) -> list[LeftReference]:
     rewrite replaced afterwards, as part of a converted call, is not)."""
     if not left:
         return []
+    nodes = statement.nodes if isinstance(statement, cst.FlattenSentinel) else [statement]
     finder = _Finder(left)
-    for node in statement.nodes if isinstance(statement, cst.FlattenSentinel) else [statement]:
+    for node in nodes:
         walk(node, finder, prune=LAYOUT_TYPES)
+    # a hook that repeats an argument in its result (``torch.FloatTensor(x)`` -> ``ops.zeros(x, ...)
+    # if isinstance(x, int) else mindspore.Tensor(x, ...)``) leaves copies of the reference, not the
+    # node: each copy needs the import as much as the node would (a torch name that a MindSpore
+    # spelling shares, ``nn.ReLU``, is not looked for: the copy could be MindSpore's)
+    found = {id(ref) for ref in finder.found}
+    missing = {code_for_node(ref.node): ref for ref in left.values() if id(ref) not in found
+               and ref.binding is not None and ref.binding.local not in _MINDSPORE_LOCALS}
+    if missing:
+        copies = _Copies(missing)
+        for node in nodes:
+            walk(node, copies, prune=LAYOUT_TYPES)
+        finder.found.extend(copies.found)
     return finder.found
 
 
@@ -221,6 +238,30 @@ class _Finder(cst.CSTVisitor):
         ref = self.left.get(id(node))
         if ref is not None and ref.node is node:
             self.found.append(ref)
+            return False
+        return True
+
+
+class _Copies(cst.CSTVisitor):
+    """Names and attribute chains spelled as a missing left reference is (by its
+    code): copies a hook made of it."""
+
+    def __init__(self, missing: dict[str, LeftReference]):
+        super().__init__()
+        self.missing = missing
+        self.found: list[LeftReference] = []
+
+    def on_visit(self, node) -> bool:
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            ref = self.missing.get(code_for_node(node))
+            if ref is not None:
+                self.found.append(LeftReference(node, ref.original, ref.binding, ref.qualified))
+                return False
+        if isinstance(node, cst.Attribute):  # the attribute's name is no reference of its own
+            walk(node.value, self, prune=LAYOUT_TYPES)
+            return False
+        if isinstance(node, cst.Arg) and node.keyword is not None:
+            walk(node.value, self, prune=LAYOUT_TYPES)
             return False
         return True
 
