@@ -64,6 +64,21 @@ RULES = [
                 "    def bprop(self, x, out, grad):\n        x, norm = self.saved_tensors\n        y = x / norm\n"
                 "        return ((grad - y * (grad * y).sum()) / norm,)\n"
                 "result = Exp()(x, 2.0) + Norm()(x)", inputs={"x": "randn(3)"}),
+        # *args on both sides, written as classmethods: bprop(self, *args) unpacks what it reads
+        Example("class Scale(torch.autograd.Function):\n"
+                "    @classmethod\n    def forward(cls, ctx, factor, *xs):\n        ctx.factor = factor\n"
+                "        return tuple(x * factor for x in xs)\n\n"
+                "    @classmethod\n    def backward(cls, ctx, *grads):\n"
+                "        return (None, *[g * ctx.factor for g in grads])\n"
+                "a, b = Scale.apply(3.0, x, x + 1)\nresult = a * b",
+                "class Scale(nn.Cell):\n"
+                "    def construct(self, factor, *xs):\n        return tuple(x * factor for x in xs)\n\n"
+                "    def bprop(self, *args):\n        factor, grads = args[0], args[-1]\n"
+                "        return (None, *[g * factor for g in grads])\n"
+                "a, b = Scale()(3.0, x, x + 1)\nresult = a * b", inputs={"x": "randn(3)"}),
+        Example("class Fn(torch.autograd.Function):\n"
+                "    @staticmethod\n    def forward(ctx, x, **options):\n        return x\n\n"
+                "    @staticmethod\n    def backward(ctx, grad):\n        return grad", marked="**kwargs"),
     )),
     ApiRule("torch.autograd.function.once_differentiable", None, no_op=True,
             notes="dropped: it only forbids differentiating the backward again; first-order gradients are the same",

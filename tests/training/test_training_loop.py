@@ -166,11 +166,11 @@ class Clamp(torch.autograd.Function):
     def forward(ctx, x):
         return x.clamp(0, 1)
 """,
-    # bprop's signature is fixed: one output gradient per output, no *args (torch.distributed.nn)
-    "forward/backward take *args": """
+    # bprop is given its inputs by position: no **kwargs (*args: tests/rules/test_autograd_function_forms.py)
+    "forward/backward take **kwargs": """
 class Gather(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, dst, *tensors):
+    def forward(ctx, dst, **tensors):
         return torch.stack(tensors)
 
     @staticmethod

@@ -38,6 +38,19 @@ gradient backward reads) is marked. torch 2's ``forward(x)`` with
 ``setup_context(ctx, inputs, output)`` is one forward first: forward's body,
 its result as ``output``, then setup_context's body.
 
+``*args`` on either side (x-transformers' ``forward(ctx, *tensors)`` and
+``backward(ctx, *grads)``) gives ``bprop(self, *args)``, whose first line unpacks
+what the body reads (``tensors, out, grads = args[:-2], args[-2], args[-1]``);
+``*grads`` is the output's gradient when forward returns a tuple, and
+``dout if isinstance(dout, tuple) else (dout,)`` when that is not known. Such a
+bprop runs in PyNative mode; mindspore.jit compiles only a bprop with one
+parameter per input (measured), which the conversion reports. ``@classmethod``
+forward/backward are called by torch as the staticmethods are (one that reads
+its class is marked); ``t.requires_grad_()`` in forward goes (torch runs forward
+without recording: it changes no value). MindSpore gives a bprop ``None`` for
+an input that is a function or a Cell (measured), so an input that backward
+calls (``ctx.fn = fn``, ``ctx.fn(grad)``) stays on ``self``.
+
 Gradient checkpointing written as a Function (improved-diffusion's and
 consistency_models' ``CheckpointFunction``: ``forward`` runs a function it is
 given under ``torch.no_grad()``, ``backward`` runs it again and takes
@@ -1201,10 +1214,16 @@ class _ReturnTuple(cst.CSTTransformer):
         self.inputs = inputs  # None: forward takes *args
         self.star_grads = star_grads  # backward's *grads: a tuple
 
+    def _is_tuple(self, value: cst.BaseExpression) -> bool:
+        """A tuple display, ``tuple(...)``, backward's ``*grads``, or ``+`` of one of them."""
+        if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
+            return self._is_tuple(value.left) or self._is_tuple(value.right)
+        return isinstance(value, cst.Tuple) or _is_name(value, self.star_grads or "") \
+            or (isinstance(value, cst.Call) and _is_name(value.func, "tuple"))
+
     def leave_Return(self, original_node, updated_node):
         value = updated_node.value
-        if value is None or isinstance(value, cst.Tuple) or _is_name(value, self.star_grads or "") \
-                or (isinstance(value, cst.Call) and _is_name(value.func, "tuple")):
+        if value is None or self._is_tuple(value):
             return updated_node
         if self.inputs is None:
             raise Unconvertible("the backward of a forward taking *args returns what may be one tensor: return a "

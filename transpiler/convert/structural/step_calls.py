@@ -83,8 +83,8 @@ class StepCalls:
 
     def backward(self, statement) -> Backward | None:
         call = method_statement(statement, "backward")
-        if call is None:
-            return None
+        if call is None or self.analysis.qualified(call.func) is not None:
+            return None  # torch.autograd.backward(...): a torch function, not a tensor's backward
         receiver = call.func.value
         if (
             isinstance(receiver, cst.Call)
