@@ -2,11 +2,14 @@
 original does under torchrun (gloo) on 2 processes.
 
 Both start from the same weights (torch's initial state_dict, converted with
-``ms-migrate weights``) and the same data; each rank trains on its own shard
-(DistributedSampler, shuffle=False) for 3 steps. Compared: every rank's loss at
-every step, the all-reduced total, the launcher's LOCAL_RANK/WORLD_SIZE as read
-by the script, and the final parameters, which must be identical across the
-ranks. The sabotage drops the gradient averaging from the converted step
+``ms-migrate weights``) and the same data (13 rows); each rank trains on its own
+shard: one epoch of a DistributedSampler with shuffle=False (padded to 14 rows:
+4 steps), then two epochs of a shuffled one (seed=5, drop_last=True, the world
+size and rank from the process group: 3 steps each), with ``sampler.set_epoch``
+and ``loader.sampler.set_epoch`` before each. Compared: every rank's loss and
+rows at every step (the shuffled epochs in torch's order, a new one each epoch),
+the all-reduced total, the launcher's LOCAL_RANK/WORLD_SIZE as read by the
+script, and the final parameters, which must be identical across the ranks. The sabotage drops the gradient averaging from the converted step
 and shows the ranks' parameters then drift apart.
 """
 
@@ -25,9 +28,11 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIN = pathlib.Path(sys.executable).parent
 WORKERS = 2
+ROWS = 13
+STEPS = 4 + 3 + 3  # the unshuffled epoch (7 rows a rank), then two shuffled ones (6 rows a rank: drop_last)
 
 SCRIPT = '''\
-"""A tiny DDP training script: 2 processes, an MLP, 3 steps."""
+"""A tiny DDP training script: 2 processes, an MLP, 3 epochs (one unshuffled, two shuffled)."""
 import os
 import sys
 
@@ -62,17 +67,21 @@ def main(out_dir):
     dataset = TensorDataset(torch.tensor(data["x"]), torch.tensor(data["y"]))
     sampler = DistributedSampler(dataset, num_replicas=world_size, rank=rank, shuffle=False)
     loader = DataLoader(dataset, batch_size=2, sampler=sampler)
+    shuffled = DataLoader(dataset, batch_size=2, sampler=DistributedSampler(dataset, seed=5, drop_last=True))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
     criterion = nn.CrossEntropyLoss()
     losses = []
-    for epoch in range(1):
+    rows = []
+    for epoch, batches in [(0, loader), (0, shuffled), (1, shuffled)]:
         sampler.set_epoch(epoch)
-        for x, y in loader:
+        batches.sampler.set_epoch(epoch)
+        for x, y in batches:
             optimizer.zero_grad()
             loss = criterion(model(x), y)
             loss.backward()
             optimizer.step()
             losses.append(loss.item())
+            rows.append(x[:, 0].tolist())
     total = torch.tensor([sum(losses)])
     dist.all_reduce(total, op=dist.ReduceOp.SUM)
     top = torch.tensor([max(losses)])
@@ -85,6 +94,7 @@ def main(out_dir):
     with open(os.path.join(out_dir, f"losses_{rank}.txt"), "w") as f:
         f.write(f"{local_rank} {world_size} {total.item()} {top.item()} {low.item()}\\n")
         f.write(" ".join(repr(v) for v in losses) + "\\n")
+        f.write(" ".join(",".join(repr(round(v, 4)) for v in r) for r in rows) + "\\n")
         for name, param in model.module.state_dict().items():
             f.write(name + " " + " ".join(repr(float(v)) for v in param.flatten().tolist()) + "\\n")
     dist.destroy_process_group()
@@ -131,12 +141,12 @@ def read_results(out: pathlib.Path) -> list[dict]:
         lines = (out / f"losses_{rank}.txt").read_text().splitlines()
         local_rank, world, total, top, low = lines[0].split()
         params = {}
-        for line in lines[2:]:
+        for line in lines[3:]:
             name, *values = line.split()
             params[name] = np.array([float(v) for v in values])
         ranks.append({"local_rank": int(local_rank), "world": int(world), "total": float(total),
                       "top": float(top), "low": float(low),
-                      "losses": [float(v) for v in lines[1].split()], "params": params})
+                      "losses": [float(v) for v in lines[1].split()], "rows": lines[2].split(), "params": params})
     return ranks
 
 
@@ -152,8 +162,8 @@ def prepare(directory: pathlib.Path) -> None:
     finally:
         sys.path.remove(str(directory))
     rng = np.random.default_rng(0)
-    np.savez(directory / "data.npz", x=rng.standard_normal((12, 4)).astype(np.float32),
-             y=rng.integers(0, 3, 12).astype(np.int64))
+    np.savez(directory / "data.npz", x=rng.standard_normal((ROWS, 4)).astype(np.float32),
+             y=rng.integers(0, 3, ROWS).astype(np.int64))
 
 
 def convert(torch_dir: pathlib.Path, ms_dir: pathlib.Path) -> pathlib.Path:
@@ -187,14 +197,19 @@ def test_converted_ddp_script_matches_torchrun(tmp_path):
 def check_equal(torch_ranks, ms_ranks, converted):
     text = converted.read_text()
     for written in ("mindspore.communication.init()", "nn.DistributedGradReducer", "grads = grad_reducer(grads)",
-                    'os.environ["DEVICE_ID"]', "mindspore.mint.distributed.all_reduce(total"):
-        assert written in text
-    assert "torch" not in text.replace("torch's", "")
+                    'os.environ["DEVICE_ID"]', "mindspore.mint.distributed.all_reduce(total",
+                    "sampler=TorchOrderDistributedSampler(dataset, seed=5, drop_last=True)",
+                    "mindspore.dataset.dataloader.DistributedSampler(", "sampler.set_epoch(epoch)",
+                    "batches.children[0].sampler.sampler.set_epoch(epoch)"):
+        assert written in text, written
+    assert not [line for line in text.splitlines() if "torch" in line.split("#")[0].replace("torch's", "")]
     for rank, (theirs, ours) in enumerate(zip(torch_ranks, ms_ranks)):
         assert ours["local_rank"] == theirs["local_rank"] == rank
         assert ours["world"] == theirs["world"] == WORKERS
-        assert len(ours["losses"]) == len(theirs["losses"]) == 3
+        assert len(ours["losses"]) == len(theirs["losses"]) == STEPS
+        assert ours["rows"] == theirs["rows"]  # the same rows at every step: torch's shard and order
         np.testing.assert_allclose(ours["losses"], theirs["losses"], rtol=1e-5, atol=1e-6)
+        assert theirs["rows"][4:7] != theirs["rows"][7:]  # the shuffled epochs: a new order each
         for reduced in ("total", "top", "low"):
             np.testing.assert_allclose(ours[reduced], theirs[reduced], rtol=1e-5)
         assert ours["params"].keys() == theirs["params"].keys()
@@ -202,6 +217,9 @@ def check_equal(torch_ranks, ms_ranks, converted):
             np.testing.assert_allclose(ours["params"][name], theirs["params"][name], rtol=1e-5, atol=1e-6)
     # each rank trains on its own shard, and the total is summed over the ranks
     assert ms_ranks[0]["losses"] != ms_ranks[1]["losses"]
+    for epoch in (slice(4, 7), slice(7, None)):
+        shards = [",".join(rank["rows"][epoch]).split(",") for rank in ms_ranks]
+        assert len(set(shards[0] + shards[1])) == 12  # 13 rows, drop_last: 12 distinct rows, 6 a rank
     every = ms_ranks[0]["losses"] + ms_ranks[1]["losses"]
     assert ms_ranks[0]["total"] == pytest.approx(sum(every), rel=1e-5)
     assert (ms_ranks[0]["top"], ms_ranks[0]["low"]) == pytest.approx((max(every), min(every)), rel=1e-6)
