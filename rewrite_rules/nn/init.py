@@ -59,8 +59,20 @@ def _apply(call, ctx, initializer: cst.BaseExpression, shift: cst.BaseExpression
                                        cst.Name("init_data")), [])
         call.result = value if shift is None else expr(f"{code_of(value)} + {atom(shift)}")
         return
-    while isinstance(target, cst.Attribute) and target.attr.value == "data" and isinstance(target.value, (cst.Name, cst.Attribute)):
-        target = target.value  # w.data is w's storage in torch; MindSpore's Parameter.data is a Tensor without set_data
+    target = _stored(target)
+    base = _reshaped(target)
+    if base is not None:  # a view of the tensor: fill one of the view's shape, laid back out in the tensor's
+        value = cst.Call(cst.Attribute(cst.Call(ctx.ref(f"{_INIT}.initializer"), [
+            cst.Arg(initializer), cst.Arg(cst.Attribute(target, cst.Name("shape"))),
+            cst.Arg(cst.Attribute(base, cst.Name("dtype")))]), cst.Name("init_data")), [])
+        if shift is not None:
+            value = expr(f"({code_of(value)} + {atom(shift)})")
+        value = cst.Call(cst.Attribute(value, cst.Name("reshape")), [cst.Arg(cst.Attribute(base, cst.Name("shape")))])
+        if isinstance(base, cst.Attribute):
+            call.result = cst.Call(cst.Attribute(base, cst.Name("set_data")), [cst.Arg(value)])
+        else:
+            call.result = cst.Call(ctx.ref("mindspore.ops.assign"), [cst.Arg(base), cst.Arg(value)])
+        return
     if not isinstance(target, (cst.Name, cst.Attribute)):
         raise Unconvertible("apply the initializer to a named tensor or parameter (its shape and dtype are needed)")
     value: cst.BaseExpression = cst.Call(
@@ -77,6 +89,28 @@ def _apply(call, ctx, initializer: cst.BaseExpression, shift: cst.BaseExpression
         call.result = cst.Call(cst.Attribute(target, cst.Name("set_data")), [cst.Arg(value)])
     else:
         call.result = cst.Call(ctx.ref("mindspore.ops.assign"), [cst.Arg(target), cst.Arg(value)])
+
+
+def _stored(target: cst.BaseExpression) -> cst.BaseExpression:
+    """``w`` for ``w.data``: w.data is w's storage in torch; MindSpore's Parameter.data is a Tensor without set_data."""
+    while isinstance(target, cst.Attribute) and target.attr.value == "data" and isinstance(target.value, (cst.Name, cst.Attribute)):
+        target = target.value
+    return target
+
+
+# methods giving a view of a tensor with its elements in the same (row-major) order
+_RESHAPES = ("view", "reshape", "flatten")
+
+
+def _reshaped(target: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The named tensor ``w`` when ``target`` is ``w.view(...)`` (``.reshape``,
+    ``.flatten``; ``w.data.view(...)`` too): torch fills the view, so the
+    tensor's own elements change, laid out as the view's."""
+    if isinstance(target, cst.Call) and isinstance(target.func, cst.Attribute) and target.func.attr.value in _RESHAPES:
+        base = _stored(target.func.value)
+        if isinstance(base, (cst.Name, cst.Attribute)):
+            return base
+    return None
 
 
 def _init(ctx, name: str, *args: cst.Arg) -> cst.Call:
@@ -250,6 +284,11 @@ RULES = [
                     notes="through_a_layer"),
            Example("layer = nn.Linear(4, 2)\nr = nn.init.xavier_uniform_(layer.weight)\nresult = (r - layer.weight).abs().max().item()",
                    inputs={}, notes="returns_its_parameter"),
+           # a view of the tensor (DiT's patch embedding, initialised like a Linear): the fans are the view's
+           Example("nn.init.xavier_uniform_(w.view([w.shape[0], -1]))\nresult = w", inputs=CONV_W, rtol=0.0, atol=0.0,
+                   notes="a_view"),
+           Example("layer = nn.Conv2d(3, 4, 2)\nw = layer.weight.data\nnn.init.xavier_uniform_(w.view([w.shape[0], -1]))\n"
+                   "result = layer(x)", inputs={"x": "randn(2, 3, 5, 5)"}, rtol=1e-6, atol=1e-6, notes="a_layer_view"),
            Example("w = nn.init.xavier_uniform_(torch.empty(3, 5))",
                    "w = mindspore.common.initializer.initializer(\n"
                    "    mindspore.common.initializer.XavierUniform(), (3, 5), mindspore.float32\n).init_data()"),
@@ -279,7 +318,9 @@ RULES = [
                   [P("tensor", "w"), P("mean", "0.5", True), P("std", "2.0", True), P("a", "-1.0", True), P("b", "1.5", True)],
                   MATRIX_W)),
     _rule("uniform_", "tensor, a=0.0, b=1.0, generator=None", _uniform,
-          _values("nn.init.uniform_({args})", [P("tensor", "w"), P("a", "-1.0", True), P("b", "3.0", True)], MATRIX_W),
+          (*_values("nn.init.uniform_({args})", [P("tensor", "w"), P("a", "-1.0", True), P("b", "3.0", True)], MATRIX_W),
+           Example("layer = nn.Linear(6, 4)\nnn.init.uniform_(layer.weight.reshape(-1), 1.0, 2.0)\nresult = layer.weight * 1",
+                   inputs={}, rtol=0.0, atol=0.0, notes="a_view")),
           notes="MindSpore's Uniform(scale) is symmetric: shifted by (a + b) / 2"),
     _rule("constant_", "tensor, val", _simple("Constant", ("val", "value", "")),
           (*call_cases("nn.init.constant_({args})\nresult = w", [P("tensor", "w"), P("val", "0.25")], {"w": "zeros(3, 4)"}),

@@ -6,7 +6,11 @@ same inputs:
   run time (a constructor argument, as TCN libraries take it): torch's
   function is written above the file's code;
 - NumPy's keyword names that torch's functions take (``torch.stack(xs,
-  axis=-1)`` in RAFT's correlation lookup, ``keepdims=``, ``x=``).
+  axis=-1)`` in RAFT's correlation lookup, ``keepdims=``, ``x=``);
+- ``nn.init`` applied to a view of a weight (DiT initialises its patch
+  embedding's Conv2d like a Linear: ``nn.init.xavier_uniform_(w.view([w.shape[0],
+  -1]))``): the fans are the view's; torch's random draws are replayed to
+  MindSpore's initializers, so the initialised models are compared as built.
 """
 
 from __future__ import annotations
@@ -18,7 +22,10 @@ import numpy as np
 import torch
 
 from tests.conversion import convert_to, load
+from transpiler.proof import replay
 from transpiler.proof.weights import map_weights
+
+replay.install()
 
 
 def _pair(tmp_path, source: str):
@@ -125,3 +132,47 @@ def test_numpy_keyword_names_of_torch_functions(tmp_path):
     x = np.random.default_rng(1).standard_normal((2, 3, 4)).astype(np.float32)
     expected, got = _outputs(torch_mod.Lookup(), ms_mod.Lookup(), x, move_weights=False)
     _close(expected, got)
+
+
+VIEW_INIT = '''
+import torch
+import torch.nn as nn
+
+
+class PatchEmbed(nn.Module):
+    def __init__(self, channels=3, dim=8, patch=2):
+        super().__init__()
+        self.proj = nn.Conv2d(channels, dim, patch, stride=patch)
+        self.head = nn.Linear(dim, 4)
+        w = self.proj.weight.data
+        nn.init.xavier_uniform_(w.view([w.shape[0], -1]))
+        nn.init.constant_(self.proj.bias, 0)
+        nn.init.normal_(self.head.weight.view(-1), std=0.02)
+        nn.init.uniform_(self.head.bias.data.reshape(2, 2), -0.5, 1.5)
+
+    def forward(self, x):
+        return self.head(self.proj(x).flatten(2).transpose(1, 2))
+'''
+
+
+def test_init_of_a_view_of_a_weight(tmp_path):
+    torch_mod, ms_mod, text = _pair(tmp_path, VIEW_INIT)
+    assert "TODO(ms-migrate)" not in text and "import torch" not in text
+    x = np.random.default_rng(2).standard_normal((2, 3, 4, 4)).astype(np.float32)
+    tape = replay.Tape(0)
+    torch.manual_seed(0)
+    with tape.recording():
+        model = torch_mod.PatchEmbed()
+    with tape.replaying_mindspore():
+        cell = ms_mod.PatchEmbed()
+    weight = model.proj.weight.detach().numpy()
+    out_channels, fan_in, kernel = weight.shape[0], weight[0].size, weight[0, 0].size
+    view_bound = np.sqrt(6.0 / (fan_in + out_channels))  # the view's fans ...
+    weight_bound = np.sqrt(6.0 / (fan_in + out_channels * kernel))  # ... not the 4-D weight's
+    assert weight_bound < np.abs(weight).max() <= view_bound
+    parameters = {p.name: p.asnumpy() for p in cell.get_parameters()}
+    assert sorted(parameters) == sorted(model.state_dict())
+    for name, value in model.state_dict().items():  # every parameter as torch initialised it
+        np.testing.assert_array_equal(parameters[name], value.numpy())
+    expected, got = _outputs(model, cell, x, move_weights=False)
+    _close(expected, got, atol=1e-6)
