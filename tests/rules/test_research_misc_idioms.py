@@ -120,3 +120,47 @@ def test_a_pattern_name_assigned_two_strings_stays_marked(tmp_path):
     (tmp_path / "out").mkdir()
     text = convert_to(path, tmp_path / "out").read_text()
     assert "# TODO(ms-migrate): einops.reduce: the pattern (pattern) is not a string literal" in text
+
+
+ALL_REDUCE_VALUE = '''
+import torch
+import torch.distributed as distributed
+from torch import nn
+
+
+def noop(*args, **kwargs):
+    pass
+
+
+class Codebook(nn.Module):
+    def __init__(self, use_ddp=False):
+        super().__init__()
+        self.all_reduce_fn = distributed.all_reduce if use_ddp else noop
+        self.embed = nn.Parameter(torch.linspace(0, 1, 12).reshape(3, 4))
+
+    def forward(self, x):
+        total = x.sum(0)
+        self.all_reduce_fn(total)
+        return total * self.embed
+'''
+
+
+def test_a_collective_chosen_as_a_value(tmp_path):
+    """``fn = distributed.all_reduce if use_ddp else noop`` (quantizers syncing codebooks):
+    torch's signature over mint.distributed.all_reduce, whose default op is MindSpore's sum."""
+    torch_mod, ms_mod, text = _pair(tmp_path, ALL_REDUCE_VALUE)
+    assert "TODO(ms-migrate)" not in text and "import torch" not in text
+    assert "def all_reduce(tensor, op=ops.ReduceOp.SUM, group=None, async_op=False):" in text
+    assert "self.all_reduce_fn = torch_distributed.all_reduce if use_ddp else noop" in text
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    with torch.no_grad():
+        expected = torch_mod.Codebook()(torch.from_numpy(x))
+    _close(expected, ms_mod.Codebook()(mindspore.Tensor(x)))
+    adapter = ms_mod.torch_distributed.all_reduce
+    assert adapter.__defaults__ == (mindspore.ops.ReduceOp.SUM, None, False)
+    try:  # what cannot be carried is refused where it arrives, before any collective runs
+        adapter(mindspore.Tensor(x), async_op=True)
+    except NotImplementedError as exc:
+        assert "async_op" in str(exc)
+    else:
+        raise AssertionError("async_op=True was accepted")

@@ -49,6 +49,7 @@ class _Adapter:
 @dataclass
 class Adapters:
     ctx: FileContext
+    attributes: dict = field(default_factory=dict)  # torch constant -> its AttributeRule (defaults naming one)
     made: dict[str, _Adapter | None] = field(default_factory=dict)  # torch name -> adapter (None: impossible)
     used: dict[str, None] = field(default_factory=dict)  # torch names whose adapter the output refers to
 
@@ -61,7 +62,7 @@ class Adapters:
         if qualified not in self.made:
             before = set(self.ctx.imports_needed)
             try:
-                adapter = _build(qualified, rule, self.ctx)
+                adapter = _build(qualified, rule, self.ctx, self.attributes)
                 self.made[qualified] = replace(adapter, imports=frozenset(self.ctx.imports_needed - before))
             except Unconvertible:
                 self.made[qualified] = None
@@ -111,16 +112,21 @@ def _namespace(name: str, members: list[_Adapter], module: cst.Module) -> cst.Cl
     return cst.ClassDef(name=cst.Name(name), body=cst.IndentedBlock(body))
 
 
-def _build(qualified: str, rule: ApiRule, ctx: FileContext) -> _Adapter:
+def _build(qualified: str, rule: ApiRule, ctx: FileContext, attributes: dict | None = None) -> _Adapter:
     # torch.zeros(*size, size=None, ...): the size by keyword too, which a Python signature
     # cannot say; the adapter takes it positionally (as torch.zeros(2, 3) or ((2, 3)))
     varargs = next((p.name for p in rule.params if p.kind == "varargs"), None)
     params = [p for p in rule.params if p.kind == "varargs" or p.name != varargs]
     if any(p.kind == "varkw" for p in params):
         raise Unconvertible("torch's signature takes **kwargs")
+    # a default naming a torch constant (all_reduce's op=ReduceOp.SUM) is its MindSpore constant
+    converted_defaults = {}
     for param in params:
         if param.default is not None and not is_literal(parse_expr(param.default)):
-            raise Unconvertible(f"torch's default of {param.name} is not a literal")
+            constant = _constant_target(qualified, param.default, attributes or {})
+            if constant is None:
+                raise Unconvertible(f"torch's default of {param.name} is not a literal")
+            converted_defaults[param.name] = constant
     unsupported = {p.name: spec.reason for p in params if isinstance(spec := rule.args.get(p.name), Unsupported)}
     # Parameters whose value the rule must see as a literal are fixed to
     # torch's default, with a check (the fewest such parameters that work).
@@ -159,6 +165,8 @@ def _build(qualified: str, rule: ApiRule, ctx: FileContext) -> _Adapter:
     while namespace in ctx.analysis.bound_names or namespace in ctx.analysis.imports:
         namespace += "_"  # the file has a name of its own like it
     signature = parse_stmt(f"def f(self, {rule.signature}):\n    pass\n").params
+    if converted_defaults:
+        signature = _with_defaults(signature, {name: ctx.ref(target) for name, target in converted_defaults.items()})
     if varargs is not None:
         signature = signature.with_changes(kwonly_params=[p for p in signature.kwonly_params if p.name.value != varargs])
     # a layer: torch's class over the Cell (so isinstance, subclassing and weights behave);
@@ -198,6 +206,25 @@ def _build(qualified: str, rule: ApiRule, ctx: FileContext) -> _Adapter:
         decorators=[cst.Decorator(cst.Name("staticmethod"))],
     )
     return _Adapter(name, namespace, definition, False, checked)
+
+
+def _constant_target(qualified: str, default: str, attributes: dict) -> str | None:
+    """The MindSpore constant for a torch signature's default naming a torch constant,
+    written in full (``torch.float16``) or from the API's module (``ReduceOp.SUM`` of
+    torch.distributed.all_reduce); None when no rule converts it."""
+    module = qualified.rsplit(".", 1)[0]
+    for name in (default, f"{module}.{default}"):
+        attribute = attributes.get(name)
+        if attribute is not None and attribute.target is not None:
+            return attribute.target
+    return None
+
+
+def _with_defaults(signature: cst.Parameters, defaults: dict[str, cst.BaseExpression]) -> cst.Parameters:
+    def changed(params):
+        return [p.with_changes(default=defaults[p.name.value]) if p.name.value in defaults else p for p in params]
+
+    return signature.with_changes(params=changed(signature.params), kwonly_params=changed(signature.kwonly_params))
 
 
 # Cell methods that return the Cell: ``nn.BatchNorm2d(...).set_train()`` is the

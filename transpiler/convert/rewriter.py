@@ -31,6 +31,7 @@ from transpiler.convert.structural.autograd_function import (apply_as_value, con
 from transpiler.convert.structural import mapped_calls, numpy_scalars
 from transpiler.convert.structural.launcher_env import LauncherEnvironment
 from transpiler.convert.structural.cells import LAYER_METHOD_NAMES, layer_method_call, parent_layer_call
+from transpiler.convert.structural.class_tables import indexed_tuples
 from transpiler.convert.structural.feature_checks import answer as feature_answer
 from transpiler.convert.structural.feature_checks import FeatureCheck, feature_check, membership_check
 from transpiler.convert.names import catches_import_error, chain_parts
@@ -72,6 +73,7 @@ class Rewriter(Transformer):
         self.rules = rules
         self.module = module
         self._written_namespaces: frozenset[str] | None = None  # found when first needed
+        self._indexed_tuples: set[int] | None = None  # tuples of torch classes that are indexed
         self.analysis = ctx.analysis
         self.frames: list[_Frame] = []
         self.depth = 0
@@ -103,7 +105,7 @@ class Rewriter(Transformer):
         # autograd Function classes converted to Cells (here or in another file of the project)
         self.function_cells: set[str] = set(sibling_functions) | function_classes(module, ctx.analysis)
         self.stateless_functions = stateless_functions(module, ctx.analysis)  # fn = Fn.apply -> Fn() (see apply_as_value)
-        self.adapters = Adapters(ctx)  # torch signatures for layers used as values, bases, with **kwargs
+        self.adapters = Adapters(ctx, rules.attributes)  # torch signatures for layers used as values, bases, with **kwargs
         self._header_comments = {line.comment.value for line in module.header if line.comment is not None}
 
     # -- infrastructure -------------------------------------------------------
@@ -273,10 +275,19 @@ class Rewriter(Transformer):
     def visit_Tuple(self, node: cst.Tuple) -> None:
         # a tuple of torch classes and nothing else, e.g. minGPT's whitelist = (torch.nn.Linear,):
         # classes for isinstance(), which must also accept the layers converted directly
+        # (one that is indexed is a table of layers to build: values, see structural/class_tables.py)
+        if self._is_class_tuple(node) and id(node) not in self._class_tables():
+            self.type_context.update(id(element.value) for element in node.elements)
+
+    def _is_class_tuple(self, node: cst.Tuple) -> bool:
         values = [element.value for element in node.elements]
-        if values and all(isinstance(v, (cst.Name, cst.Attribute)) and _is_torch_class(self.analysis.qualified(v))
-                          for v in values):
-            self.type_context.update(id(v) for v in values)
+        return bool(values) and all(isinstance(v, (cst.Name, cst.Attribute))
+                                    and _is_torch_class(self.analysis.qualified(v)) for v in values)
+
+    def _class_tables(self) -> set[int]:
+        if self._indexed_tuples is None:  # found when first needed: few files hold tuples of torch classes
+            self._indexed_tuples = indexed_tuples(self.module, self._is_class_tuple)
+        return self._indexed_tuples
 
     def visit_Call(self, node: cst.Call) -> None:
         self.call_funcs.add(id(node.func))
