@@ -4,7 +4,11 @@ inputs with torch's weights moved by the weight converter:
 
 - ``nn.Upsample(scale_factor=None if size else factor_)``: a conditional
   expression as the factor stays one operand in the run-time conversion of
-  the factor (it made upsample.py fail to parse after conversion).
+  the factor (it made upsample.py fail to parse after conversion);
+- layer factories: a tuple of torch layer classes that is indexed
+  (``types = (nn.Conv1d, nn.Conv2d, nn.Conv3d); return types[dim - 1]``) is a
+  table of layers built later with torch's arguments, not a type for
+  ``isinstance`` (which a tuple that is not indexed stays).
 """
 
 from __future__ import annotations
@@ -60,3 +64,56 @@ def test_upsample_conditional_scale_factor(tmp_path):
     x = np.random.default_rng(0).standard_normal((1, 2, 4, 5)).astype(np.float32)
     for kwargs in ({}, {"size": (6, 7)}):
         _compare(torch_mod.Up(**kwargs), ms_mod.Up(**kwargs), x)
+
+
+FACTORIES = '''
+import torch
+import torch.nn as nn
+
+WEIGHTED = (nn.Conv1d, nn.Conv2d, nn.Linear)
+
+
+def conv_factory(dim):
+    types = (nn.Conv1d, nn.Conv2d, nn.Conv3d)
+    return types[dim - 1]
+
+
+def norm_factory(dim):
+    return (nn.InstanceNorm1d, nn.InstanceNorm2d, nn.InstanceNorm3d)[dim - 1]
+
+
+def pool_factory(dim):
+    types = (nn.AdaptiveAvgPool1d, nn.AdaptiveAvgPool2d, nn.AdaptiveAvgPool3d)
+
+    def pick():
+        return types[dim - 1]
+
+    return pick()
+
+
+class Net(nn.Module):
+    def __init__(self, dim=2):
+        super().__init__()
+        self.conv = conv_factory(dim)(2, 4, kernel_size=3, padding=1, bias=False)
+        self.norm = norm_factory(dim)(4, affine=True)
+        self.pool = pool_factory(dim)(1)
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.fc(self.pool(self.norm(self.conv(x))).flatten(1))
+
+
+def weighted(model):
+    return isinstance(model.conv, WEIGHTED) and isinstance(model.fc, WEIGHTED) and not isinstance(model.norm, WEIGHTED)
+'''
+
+
+def test_indexed_tuple_of_layer_classes_is_a_table(tmp_path):
+    torch_mod, ms_mod, code = _pair(tmp_path, FACTORIES)
+    assert "TODO(ms-migrate)" not in code
+    rng = np.random.default_rng(0)
+    for dim, shape in ((1, (2, 2, 7)), (2, (2, 2, 5, 6))):
+        x = rng.standard_normal(shape).astype(np.float32)
+        model, cell = torch_mod.Net(dim), ms_mod.Net(dim)
+        _compare(model, cell, x)
+        assert torch_mod.weighted(model) and ms_mod.weighted(cell)
