@@ -27,6 +27,7 @@ from rewrite_rules.cases import P, call_cases
 from rewrite_rules.api import Example, MethodRule, PropertyRule
 from rewrite_rules.tensor.binding import atom, code_of, expr, method, same
 from rewrite_rules.torch_functions.builders import IN, case, fn
+from rewrite_rules.torch_functions.integer_inputs import is_complex_tensor, source_argument
 
 C = {"x": "tensor([[1 + 2j, 3 - 1j], [0.5j, 2 + 0j]], dtype='complex128')"}
 C64 = {"x": "tensor([[1 + 2j, 3 - 1j], [0.5j, 2 + 0j]], dtype='complex64')"}
@@ -52,7 +53,11 @@ def angle_of(x: cst.BaseExpression, ctx) -> cst.BaseExpression:
 
 
 def _angle(bound, call, ctx):
-    bound.result = angle_of(call.receiver, ctx)
+    source = call.source.func.value if call.source is not None and isinstance(call.source.func, cst.Attribute) else None
+    if is_complex_tensor(source, ctx):  # the source shows a complex tensor: the plain call
+        bound.result = cst.Call(ctx.ref("mindspore.ops.angle"), [cst.Arg(call.receiver)])
+    else:
+        bound.result = angle_of(call.receiver, ctx)
 
 
 def _same_property(name: str, examples) -> PropertyRule:
@@ -82,7 +87,10 @@ def _torch(name: str, target: str, hook=None, inputs=C, params=(IN,), **kw):
 
 
 def _torch_angle(call, ctx):
-    call.result = angle_of(call.get("input"), ctx)
+    if is_complex_tensor(source_argument(call, "input"), ctx):
+        call.result = cst.Call(ctx.ref("mindspore.ops.angle"), [cst.Arg(call.get("input"))])
+    else:
+        call.result = angle_of(call.get("input"), ctx)
 
 
 def _torch_identity(call, ctx):
@@ -177,7 +185,12 @@ RULES = [
            examples=(*call_cases("result = x.angle()", [], C), Example("result = x.angle()", inputs=REAL),
                      Example("result = x.angle()", inputs={"x": "tensor([1, -2, 0])"}),
                      Example("result = x.angle()", inputs={"x": "randn(3, 4)"}),
-                     Example("result = x.angle().sum()", inputs=REAL))),
+                     Example("result = x.angle().sum()", inputs=REAL),
+                     # a complex tensor the source shows: the plain call
+                     Example("c = torch.tensor([1 + 2j, -1j])\ny = c.angle()",
+                             "c = mindspore.Tensor([1 + 2j, -1j], dtype=mindspore.complex64)\ny = ops.angle(c)"),
+                     Example("v = [1j, 2, -3]\nresult = (torch.as_tensor(v).angle(), torch.angle(torch.tensor(v)))",
+                             inputs={}))),
     method("resolve_conj", "", hook=_identity, notes="MindSpore conjugates eagerly: nothing to resolve",
            examples=(Example("result = x.conj().resolve_conj()", inputs=C),)),
     method("resolve_neg", "", hook=_identity, notes="MindSpore negates eagerly: nothing to resolve",

@@ -12,7 +12,7 @@ from rewrite_rules.cases import P, call_cases
 from rewrite_rules.api import Example, Unconvertible, define
 from rewrite_rules.spec import MethodRule
 from rewrite_rules.tensor.binding import atom, code_of, expr, keyword, literal, method, same
-from rewrite_rules.torch_functions.integer_inputs import FLOAT_RESULT, float_receiver
+from rewrite_rules.torch_functions.integer_inputs import FLOAT_RESULT, float_receiver, is_complex_tensor
 
 X = {"x": "randn(3, 4)"}
 XY = {"x": "randn(3, 4)", "y": "randn(3, 4)"}
@@ -20,8 +20,31 @@ UNIT = {"x": "rand(3, 4)"}  # (0, 1): acos, atanh, erfinv, logit
 POSITIVE = "p = x.abs() + 0.5\n"
 
 
+def _complex_abs(call, ctx):
+    """x.abs() of a tensor the source shows to be complex: MindSpore's abs of one is complex64
+    (|x| + 0j), torch's float32; the ComplexAbs primitive gives torch's dtype."""
+    source = call.source.func.value if call.source is not None and isinstance(call.source.func, cst.Attribute) else None
+    if is_complex_tensor(source, ctx):
+        return cst.Call(cst.Call(ctx.ref("mindspore.ops.ComplexAbs"), []), [cst.Arg(call.receiver)])
+    return call.call
+
+
+_COMPLEX_ABS_CASES = tuple(
+    Example(f"{made}\nresult = {read}", inputs={}) for made, read in (
+        ("c = torch.tensor([3 + 4j, -1j, 0.5])", "c.abs()"),
+        ("c = torch.tensor([[3 + 4j, -1j], [2, 1j]])", "(c.conj().abs(), c[0].absolute(), c.mT.abs())"),
+        ("c = torch.view_as_complex(torch.ones(3, 2))", "c.abs()"),
+        ("c = torch.full((2,), 1 - 1j)\nd = -c", "(d.abs(), torch.abs(d))"),
+        ("c = torch.zeros(2, dtype=torch.cfloat)", "c.abs()"),
+    ))
+
+
 def _unary(name: str, inputs=X, prefix: str = "", receiver: str = "x", **kw):
     examples = call_cases(f"{prefix}result = {receiver}.{name}({{args}})", [], inputs, **kw)
+    if name in ("abs", "absolute"):
+        return MethodRule(name, rename=name, hook=_complex_abs, examples=(*examples, *_COMPLEX_ABS_CASES),
+                          notes="of a tensor the source shows to be complex: ops.ComplexAbs()(x), float32 as in "
+                                "torch (MindSpore's abs of a complex tensor is complex64)")
     if name in FLOAT_RESULT:
         # MindSpore's CPU kernels refuse integer and bool inputs where torch computes in float32:
         # the receiver is cast where the source shows an integer tensor (see integer_inputs)

@@ -12,7 +12,7 @@ from rewrite_rules.api import (ApiRule, Arg, Example, MethodRule, Unconvertible,
                                holds_numpy, literal_value, render, define)
 from rewrite_rules.tensor.inplace import bernoulli_of
 from rewrite_rules.torch_functions.builders import IN, X, arg_text, case, compose, fn, ms
-from rewrite_rules.torch_functions.integer_inputs import source_argument
+from rewrite_rules.torch_functions.integer_inputs import holds_python_complex, source_argument
 from rewrite_rules.torch_functions.numpy_scalars import python_numbers
 
 # torch also takes the size by keyword (torch.empty(size=(2, 3))): the keyword-only ``size`` below
@@ -97,7 +97,7 @@ _BUILTIN_CASTS = {"float": "float32", "int": "int64", "bool": "bool_"}
 
 def _fill_dtype(expr, ctx) -> str | None:
     """The dtype torch infers from a fill value the source shows: bool, int64, float32 or complex64."""
-    if _holds_complex(expr):
+    if holds_python_complex(expr):
         return "complex64"
     try:
         value = literal_value(expr)
@@ -115,12 +115,17 @@ def _fill_dtype(expr, ctx) -> str | None:
     return None
 
 
+def _is_none(node) -> bool:
+    """``dtype=None`` written out: torch infers the dtype as if it were omitted."""
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
 def _full_dtype(call, ctx):
     """torch infers bool/int64/float32 from the fill value; MindSpore's ops.full makes int64
     whatever the value (measured: ops.full((2,), 0.5) is [0, 0], float("-inf") the int64 minimum).
     A fill value the source does not show takes the dtype MindSpore infers for it as a Tensor
     (float32 for a Python float, int64 for an int, bool for a bool)."""
-    if call.has("dtype"):
+    if call.has("dtype") and not _is_none(call.get("dtype")):
         return
     source = source_argument(call, "fill_value", 1)
     name = _fill_dtype(source, ctx) if source is not None else None
@@ -302,31 +307,22 @@ def _manual_seed(call, ctx):
     return cst.Call(cst.Attribute(receiver, cst.Name("seed")), [cst.Arg(seed)])
 
 
-def _holds_complex(data) -> bool:
-    """Whether the data written in torch.tensor(...) holds a Python complex number (``1 + 2j``, ``complex(a, b)``)."""
-    if isinstance(data, cst.Imaginary):
-        return True
-    if isinstance(data, (cst.List, cst.Tuple)):
-        return any(isinstance(e, cst.Element) and _holds_complex(e.value) for e in data.elements)
-    if isinstance(data, (cst.ListComp, cst.GeneratorExp)):  # [k * 1j for k in ...]
-        return _holds_complex(data.elt)
-    if isinstance(data, cst.BinaryOperation):
-        return _holds_complex(data.left) or _holds_complex(data.right)
-    if isinstance(data, cst.UnaryOperation):
-        return _holds_complex(data.expression)
-    return isinstance(data, cst.Call) and isinstance(data.func, cst.Name) and data.func.value == "complex"
-
-
 def _complex64(call, ctx):
     """Python complex numbers make complex64 in torch (its default dtype's complex), complex128 in MindSpore."""
-    if not call.has("dtype") and call.has("data") and _holds_complex(call.get("data")):
+    if (call.has("dtype") and not _is_none(call.get("dtype"))) or not call.has("data"):
+        return
+    data = source_argument(call, "data")
+    if isinstance(data, cst.Name):  # values = [1 + 2j, 3]; torch.tensor(values)
+        data = assigned_value(ctx, data)
+    if data is not None and holds_python_complex(data):
         call.set("dtype", code_of(ctx.ref("mindspore.complex64")))
 
 
 def _cast_result(call, ctx):
     """dtype= the function has not: the result cast (``.astype(dtype)``)."""
     dtype = call.get("dtype")
-    if dtype is None:
+    if dtype is None or _is_none(dtype):
+        call.remove("dtype")
         return
     call.remove("dtype")
     call.result = cst.Call(cst.Attribute(render(call, ctx.ref(call.target)), cst.Name("astype")), [cst.Arg(dtype)])
@@ -365,6 +361,8 @@ RULES = [
               case("v = False\nresult = torch.full((2,), fill_value=v)"),
               # Python complex numbers: complex64 as in torch (MindSpore's Tensor(1 + 1j) is complex128)
               case("result = torch.full((2,), 1 - 2j)"), case("result = torch.full((2, 1), -1j)"),
+              # dtype=None written out: inferred as when omitted (ops.full(..., dtype=None) is int64: 0.5 -> 0)
+              case("result = torch.full((2,), 0.5, dtype=None)"), case("result = torch.full((2,), -1j, dtype=None)"),
               Example("m = torch.full((n, n), float('-inf'))", "m = ops.full((n, n), float(\"-inf\"), dtype=mindspore.float32)"),
               Example("m = torch.full(shape, v)", "m = ops.full(shape, v, dtype=mindspore.Tensor(v).dtype)"))),
     _random("rand", hook=_random_draw("random_sample({size})"),
@@ -456,6 +454,8 @@ RULES = [
               case("result = torch.tensor([True, False])"), case("result = torch.tensor(x.tolist())", X),
               case("result = torch.tensor([1 + 2j, -0.5j])"), case("result = torch.tensor([[1 + 2j, 0.5], [3, -1j]])"),
               case("result = torch.tensor(complex(1, -2))"), case("result = torch.tensor([k * 1j for k in range(3)])"),
+              case("values = [1 + 2j, 3 - 1j]\nresult = torch.tensor(values)"),
+              case("result = torch.tensor([1 + 2j, 3], dtype=None)"),
               case("result = torch.tensor([1 + 2j, 3j], dtype=torch.complex128)"))),
     fn("torch.as_tensor", "mindspore.Tensor", "data, dtype=None, device=None", args={**FACTORY_ARGS, "data": "input_data"},
        positional=1, hook=_complex64,

@@ -102,18 +102,73 @@ _COMPLEX_FACTORIES = frozenset({
 _COMPLEX_DTYPES = frozenset({"torch.complex64", "torch.complex128", "torch.cfloat", "torch.cdouble"})
 
 
-def is_complex_tensor(node: cst.BaseExpression | None, ctx) -> bool:
+def holds_python_complex(data) -> bool:
+    """Whether ``data`` as written holds a Python complex number (``1 + 2j``, ``complex(a, b)``,
+    ``[k * 1j for k in ...]``): torch makes complex64 of it (its default dtype's complex)."""
+    if isinstance(data, cst.Imaginary):
+        return True
+    if isinstance(data, (cst.List, cst.Tuple)):
+        return any(isinstance(e, cst.Element) and holds_python_complex(e.value) for e in data.elements)
+    if isinstance(data, (cst.ListComp, cst.GeneratorExp)):
+        return holds_python_complex(data.elt)
+    if isinstance(data, cst.BinaryOperation):
+        return holds_python_complex(data.left) or holds_python_complex(data.right)
+    if isinstance(data, cst.UnaryOperation):
+        return holds_python_complex(data.expression)
+    return isinstance(data, cst.Call) and isinstance(data.func, cst.Name) and data.func.value == "complex"
+
+
+# what keeps a complex receiver complex, besides _SAME_DTYPE_METHODS
+_COMPLEX_KEEPING = frozenset({"conj", "conj_physical", "resolve_conj", "resolve_neg", "adjoint", "neg", "negative"})
+
+
+def is_complex_tensor(node: cst.BaseExpression | None, ctx, depth: int = 0) -> bool:
     """``node`` (torch source) is a complex tensor, as the source shows (an FFT, view_as_complex,
-    polar, a complex cast)."""
+    polar, a complex cast, a factory with a complex dtype, torch.tensor of Python complex numbers),
+    one of those conjugated, negated, indexed or reshaped, or a name last assigned one of those."""
+    if node is None or depth > 8:
+        return False
+    deeper = depth + 1
+    if isinstance(node, cst.Name):
+        return is_complex_tensor(assigned_value(ctx, node), ctx, deeper)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        return is_complex_tensor(node.expression, ctx, deeper)
+    if isinstance(node, cst.Subscript):
+        return is_complex_tensor(node.value, ctx, deeper)
+    if isinstance(node, cst.Attribute) and node.attr.value in ("T", "mT", "H", "mH") and _qualified(ctx, node) is None:
+        return is_complex_tensor(node.value, ctx, deeper)
     if not isinstance(node, cst.Call):
         return False
     func = node.func
     if isinstance(func, cst.Attribute) and _qualified(ctx, func) is None:
-        if func.attr.value in ("cfloat", "cdouble") and not node.args:
+        method = func.attr.value
+        if method in ("cfloat", "cdouble") and not node.args:
             return True
-        return func.attr.value in ("to", "type") and len(node.args) == 1 and \
+        if method in _SAME_DTYPE_METHODS | _COMPLEX_KEEPING:
+            return is_complex_tensor(func.value, ctx, deeper)
+        return method in ("to", "type") and len(node.args) == 1 and \
             _qualified(ctx, node.args[0].value) in _COMPLEX_DTYPES
-    return _qualified(ctx, func) in _COMPLEX_FACTORIES
+    qualified = _qualified(ctx, func)
+    if qualified in _COMPLEX_FACTORIES:
+        return True
+    if qualified is None or not qualified.startswith("torch."):
+        return False
+    dtype = _keyword(node, "dtype")
+    if dtype is not None and not (isinstance(dtype, cst.Name) and dtype.value == "None"):
+        return _qualified(ctx, dtype) in _COMPLEX_DTYPES
+    positional = [a.value for a in node.args if a.keyword is None and not a.star]
+    if qualified in _DATA_FACTORIES:
+        data = positional[0] if positional else _keyword(node, "data")
+        if isinstance(data, cst.Name):
+            data = assigned_value(ctx, data)
+        return data is not None and holds_python_complex(data)
+    if qualified == "torch.full":
+        fill = _keyword(node, "fill_value") or (positional[1] if len(positional) > 1 else None)
+        return fill is not None and holds_python_complex(fill)
+    if qualified in ("torch.conj", "torch.conj_physical", "torch.resolve_conj", "torch.resolve_neg", "torch.adjoint",
+                     "torch.neg", "torch.clone"):
+        return bool(positional) and is_complex_tensor(positional[0], ctx, deeper)
+    return False
 
 
 def source_argument(call, name: str, position: int = 0) -> cst.BaseExpression | None:
