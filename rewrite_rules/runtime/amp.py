@@ -84,6 +84,8 @@ def _device_condition(call, ctx):
     """When torch's scaler is on: a CUDA scaler (``torch.cuda.amp``, ``torch.amp`` for "cuda", its
     default device) disables itself where CUDA is not available, scaling by 1 (measured on torch
     2.13); a "cpu" scaler always scales. MindSpore's counterpart: scale off the CPU."""
+    if call.rule.torch == "torch.cpu.amp.GradScaler":
+        return None
     accelerator = f'{code_of(ctx.ref("mindspore.get_context"))}("device_target") != "CPU"'
     if call.rule.torch == "torch.cuda.amp.GradScaler" or not call.has("device"):
         return cst.parse_expression(accelerator)
@@ -186,6 +188,23 @@ RULES = [
             Example("use_amp = True\nscaler = torch.cuda.amp.GradScaler(init_scale=1024.0, enabled=use_amp)\n"
                     "result = (scaler.scale(loss), scaler.get_scale())", inputs={"loss": "tensor(2.5)"},
                     notes="cuda_unavailable"),
+        ),
+    ),
+    ApiRule(
+        "torch.cpu.amp.GradScaler",
+        "mindspore.amp.DynamicLossScaler",
+        signature="init_scale=65536.0, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000, enabled=True",
+        hook=_scaler,
+        notes="torch.amp.GradScaler(\"cpu\", ...) (torch's deprecated spelling): mindspore.amp.DynamicLossScaler; "
+              "a disabled scaler: StaticLossScaler(1.0)",
+        examples=(
+            Example("scaler = torch.cpu.amp.GradScaler(init_scale=1024.0)",
+                    "scaler = mindspore.amp.DynamicLossScaler(\n    scale_value=1024.0, scale_factor=2, "
+                    "scale_window=2000\n)"),
+            Example("scaler = torch.cpu.amp.GradScaler(init_scale=4.0)\nresult = (scaler.scale(loss), scaler.get_scale())",
+                    inputs={"loss": "tensor(2.5)"}),
+            Example("scaler = torch.cpu.amp.GradScaler(enabled=False)\nresult = (scaler.scale(loss), scaler.get_scale())",
+                    inputs={"loss": "tensor(2.5)"}, notes="disabled"),
         ),
     ),
     MethodRule("is_enabled", hook=_is_enabled, arity=(0, 0), receiver="any",
