@@ -13,7 +13,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.cases import P, call_cases, marking
-from rewrite_rules.api import Arg, Example, InPlace, Unconvertible, Unsupported
+from rewrite_rules.api import Arg, Example, InPlace, MethodRule, Unconvertible, Unsupported
 from rewrite_rules.nn.float_args import int_literal_as_float
 from rewrite_rules.tensor.binding import atom, code_of, expr, is_call_of, literal, method, owner, same
 from rewrite_rules.torch_functions.misc import unique_of
@@ -44,6 +44,18 @@ def _expand(bound, call, ctx):
     else:
         size = cst.Tuple([cst.StarredElement(a.value) if a.star else cst.Element(a.value) for a in sizes])
     bound.result = cst.Call(ctx.ref("mindspore.ops.broadcast_to"), [cst.Arg(call.receiver), cst.Arg(size)])
+
+
+def _split(call, ctx):
+    """x.split(2, dim=1) -> x.split(2, 1): with dim= MindSpore's Tensor.split takes a SplitTensor primitive
+    that graph mode has no CPU kernel for ("Kernel select failed: PrimFunc_SplitTensor", measured on 2.10).
+    Other keywords are not torch's (a dataset's ``split(sizes, randomize=True)``): the call is left as is."""
+    args = list(call.call.args)
+    dim = next((a for a in args if a.keyword is not None and a.keyword.value == "dim"), None)
+    positional = [a for a in args if a.keyword is None and not a.star]
+    if dim is None or len(positional) != 1 or len(args) != 2:
+        return call.call
+    return call.call.with_changes(args=[positional[0], dim.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)])
 
 
 def _flip(bound, call, ctx):
@@ -267,9 +279,8 @@ RULES = [
     # mode has no CPU kernel for ("Unsupported op [Chunk] on CPU", measured on 2.10)
     method("chunk", "chunks, dim=0", as_positional=True,
            examples=call_cases("result = x.chunk({args})", [P("chunks", "2"), P("dim", "1", True)], X)),
-    # by position as well: with dim= MindSpore's Tensor.split takes a SplitTensor primitive that graph mode
-    # has no CPU kernel for ("Kernel select failed: PrimFunc_SplitTensor", measured on 2.10)
-    method("split", "split_size, dim=0", as_positional=True, examples=(
+    MethodRule("split", hook=_split, notes="dim by position: with dim= MindSpore's Tensor.split takes a "
+               "SplitTensor primitive that graph mode has no CPU kernel for", examples=(
         *call_cases("result = x.split({args})", [P("split_size", "2"), P("dim", "1", True)], X),
         *call_cases("result = x.split({args})", [P("split_size", "[1, 3]"), P("dim", "1")], X, shapes=("positional", "variables")))),
     method("tensor_split", "sections=None, dim=0, *, indices=None, tensor_indices_or_sections=None", hook=_one_slot(

@@ -117,6 +117,14 @@ def test_the_marked_statements_import_stands_above_the_code_guarded(converted):
     assert lines[at + 1].strip() == "y = torch.distributions.Gamma(y, y).sample()", text
 
 
+def test_converting_the_output_again_leaves_the_guarded_import_unmarked(converted):
+    # `torch = None` assigns the name: it is no use of torch's API to mark
+    from transpiler.convert.pipeline import convert_source
+
+    text = converted.read_text()
+    assert convert_source(text, "again.py").output == text
+
+
 def test_graph_mode_compiles_it_and_the_marked_line_fails_where_it_runs(converted, tmp_path):
     script = tmp_path / "child.py"  # a file: graph mode reads the source of what it compiles
     script.write_text(_CHILD)

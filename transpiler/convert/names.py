@@ -267,7 +267,7 @@ class NameAnalyzer(StatementVisitor):
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
                     self.result.bound_names.add(target.target.value)
-                    if self._rebinds_import(target.target):
+                    if target.target.value in self.result.imports:  # the name assigned, not a use of the import
                         self._skip.add(id(target.target))
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
