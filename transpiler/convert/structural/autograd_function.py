@@ -49,7 +49,8 @@ forward/backward are called by torch as the staticmethods are (one that reads
 its class is marked); ``t.requires_grad_()`` in forward goes (torch runs forward
 without recording: it changes no value). MindSpore gives a bprop ``None`` for
 an input that is a function or a Cell (measured), so an input that backward
-calls (``ctx.fn = fn``, ``ctx.fn(grad)``) stays on ``self``.
+calls (``ctx.fn = fn``, ``ctx.fn(grad)``), or that forward calls or runs what it
+holds (``for block in blocks: x = block(x)``), stays on ``self``.
 
 Gradient checkpointing written as a Function (improved-diffusion's and
 consistency_models' ``CheckpointFunction``: ``forward`` runs a function it is
@@ -705,13 +706,40 @@ def _kept_as_arguments(forward: cst.FunctionDef, backward: cst.FunctionDef, out:
     # MindSpore gives a bprop None for an input that is a function or a Cell (measured): what
     # backward calls stays on the Cell
     called = {_ctx_attribute(c.func, backward_ctx) for c in _calls(backward.body)} if backward_ctx else set()
-    attributes = {a: name for a, name in attributes.items() if a not in called}
+    callables = _called_inputs(forward.body, free + star_free)
+    attributes = {a: name for a, name in attributes.items() if a not in called and name not in callables}
     # backward must not rebind what these names are in bprop (the unpacking of saved_tensors aside)
     bound = _bound_names(backward.body, skip_unpacking_of=backward_ctx)
     targets = set(attributes.values()) | set(saved or ())
     if bound & targets or _assigns_ctx(backward.body, backward_ctx):
         return _Kept()
     return _Kept(saved, attributes)
+
+
+def _called_inputs(body: cst.CSTNode, inputs: list[str]) -> set[str]:
+    """The inputs forward calls: ``fn(...)``, ``fns[i](...)``, or, iterating them,
+    what they hold (``for block in blocks: x = block(x)``): functions and Cells."""
+    found: set[str] = set()
+
+    def input_of(node) -> str | None:
+        if isinstance(node, cst.Subscript):
+            node = node.value
+        return node.value if isinstance(node, cst.Name) and node.value in inputs else None
+
+    class Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            name = input_of(node.func)
+            if name is not None:
+                found.add(name)
+
+        def visit_For(self, node: cst.For) -> None:
+            name = input_of(node.iter)
+            if name is not None and isinstance(node.target, cst.Name) \
+                    and any(_is_name(c.func, node.target.value) for c in _calls(node.body)):
+                found.add(name)
+
+    body.visit(Calls())
+    return found
 
 
 def _returned_name(forward: cst.FunctionDef, rebound: set[str]) -> str | None:
