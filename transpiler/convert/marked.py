@@ -99,6 +99,10 @@ class MarkedStatements:
         present = _present(result, left)
         if not present:
             return result, frozenset()
+        if guard and inside is None and _all_stored(result, present):
+            held = self._holding(original, result, present)
+            if held is not None:
+                return held
         imports: dict[str, str | None] = {}  # name bound -> import statement code (None: none to add), in order of first use
         respelled: dict[int, cst.BaseExpression] = {}
         consumed: set[int] = set()
@@ -147,6 +151,42 @@ class MarkedStatements:
             statements = [*new, first.with_changes(leading_lines=()), *statements[1:]]
         result = statements[0] if len(statements) == 1 else cst.FlattenSentinel(statements)
         return result, frozenset(already)
+
+    def _holding(self, original, result, present: list[LeftReference]):
+        """A module-level statement that only stores torch names in a value
+        (``encoders = {"resnet18": {"block": BasicBlock, ...}}``, a registry of
+        layers) runs without torch: the names it stores are imported under the
+        marker in ``try: ... except ImportError:``, each a stand-in without
+        torch that fails where it is used, naming the marker. The rest of the
+        value (the other entries) is there as the code wrote it. None when the
+        names are imported otherwise (the statement is guarded as a whole)."""
+        bindings = [ref.binding for ref in present]
+        if any(binding is None for binding in bindings):
+            return None
+        before = self.previous.get(id(original))
+        if all(binding.optional for binding in bindings) and isinstance(before, cst.Try):
+            return result, frozenset(_comments(before))  # converted before: the stand-ins stand above it
+        if any(binding.optional or not binding.module_level or _must_spell_out(binding, self.ctx)
+               for binding in bindings):
+            return None
+        imports: dict[str, str] = {}
+        consumed: set[int] = set()
+        for ref in present:
+            if id(ref.original) not in consumed:
+                consumed.add(id(ref.original))
+                self.ctx.consume(ref.original)
+            imports.setdefault(ref.binding.local, _import_as_written(ref.binding))
+        new = []
+        for code in imports.values():
+            statement = cst.parse_statement(code + "\n")
+            self.ctx.kept_imports.add(statement.body[0])
+            new.append(statement)
+        where = f"{os.path.basename(self.ctx.path)}:{LINE}: {REASONS}"
+        self.ctx.facts[_STAND_INS] = True
+        stand_ins = [_stand_in(name, define_not_converted(self.ctx), where) for name in imports]
+        handler = cst.ExceptHandler(body=cst.IndentedBlock(stand_ins), type=cst.Name("ImportError"))
+        holding = cst.Try(body=cst.IndentedBlock(new), handlers=[handler], leading_lines=result.leading_lines)
+        return cst.FlattenSentinel([holding, result.with_changes(leading_lines=())]), frozenset()
 
     def _guarded(self, body: list, new: list, leading_lines) -> cst.Try:
         """``try: <body> except ImportError: <stand-ins>``: without torch, each
@@ -217,6 +257,28 @@ def _present(statement, left: dict[int, LeftReference]) -> list[LeftReference]:
             walk(node, copies, prune=LAYOUT_TYPES)
         finder.found.extend(copies.found)
     return finder.found
+
+
+def _all_stored(statement, present: list[LeftReference]) -> bool:
+    """Whether each reference is an entry of the value the statement assigns
+    (the value itself, an item of a list or tuple, a value of a dict, nested):
+    stored, not called or read when the statement runs (nor hashed: not a key)."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return False
+    assignment = statement.body[0]
+    if not isinstance(assignment, (cst.Assign, cst.AnnAssign)) or assignment.value is None:
+        return False
+    entries: set[int] = set()
+    pending = [assignment.value]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, cst.Dict):
+            pending.extend(element.value for element in value.elements if isinstance(element, cst.DictElement))
+        elif isinstance(value, (cst.List, cst.Tuple)):
+            pending.extend(element.value for element in value.elements if isinstance(element, cst.Element))
+        else:
+            entries.add(id(value))
+    return all(id(ref.node) in entries for ref in present)
 
 
 def present_nodes(statement, nodes: list[cst.CSTNode]) -> set[int]:
