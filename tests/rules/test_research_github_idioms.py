@@ -10,7 +10,10 @@ same inputs:
 - ``nn.init`` applied to a view of a weight (DiT initialises its patch
   embedding's Conv2d like a Linear: ``nn.init.xavier_uniform_(w.view([w.shape[0],
   -1]))``): the fans are the view's; torch's random draws are replayed to
-  MindSpore's initializers, so the initialised models are compared as built.
+  MindSpore's initializers, so the initialised models are compared as built;
+- a Conv1d weight assigned a 3-D tensor (WaveGlow's invertible 1x1
+  convolution: ``self.conv.weight.data = W.view(c, c, 1)``; also
+  ``nn.Parameter(W)``): MindSpore stores it 4-D, so the axis is inserted.
 """
 
 from __future__ import annotations
@@ -176,3 +179,40 @@ def test_init_of_a_view_of_a_weight(tmp_path):
         np.testing.assert_array_equal(parameters[name], value.numpy())
     expected, got = _outputs(model, cell, x, move_weights=False)
     _close(expected, got, atol=1e-6)
+
+
+ASSIGNED_CONV1D = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Invertible1x1Conv(nn.Module):
+    def __init__(self, c=4):
+        super().__init__()
+        self.conv = nn.Conv1d(c, c, kernel_size=1, stride=1, padding=0, bias=False)
+        W = torch.eye(c).flip(0) * 0.5 + 0.1
+        if torch.det(W) < 0:
+            W[:, 0] = -1 * W[:, 0]
+        W = W.view(c, c, 1)
+        self.conv.weight.data = W
+        self.mix = nn.Conv1d(c, c, 1, bias=False)
+        self.mix.weight = nn.Parameter(torch.arange(c * c, dtype=torch.float32).view(c, c, 1) / 10)
+
+    def forward(self, z):
+        batch_size, group_size, n_of_groups = z.size()
+        W = self.conv.weight.squeeze()
+        log_det_W = batch_size * n_of_groups * torch.logdet(W)
+        return self.mix(self.conv(z)), log_det_W
+'''
+
+
+def test_conv1d_weight_assigned_a_3d_tensor(tmp_path):
+    torch_mod, ms_mod, text = _pair(tmp_path, ASSIGNED_CONV1D)
+    assert "TODO(ms-migrate)" not in text and "import torch" not in text
+    z = np.random.default_rng(3).standard_normal((2, 4, 5)).astype(np.float32)
+    model, cell = torch_mod.Invertible1x1Conv(), ms_mod.Invertible1x1Conv()
+    expected, got = _outputs(model, cell, z, move_weights=False)  # as built
+    _close(expected, got)
+    expected, got = _outputs(model, cell, z)  # torch's weights moved onto the Cell
+    _close(expected, got)

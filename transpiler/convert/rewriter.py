@@ -345,6 +345,9 @@ class Rewriter(Transformer):
         structural.record_known_kinds(node, self.ctx)
         self.properties.note_targets(t.target for t in node.targets)
 
+    def leave_Assign(self, original_node, updated_node):
+        return self.attributes.rewrite_assignment(original_node, updated_node)
+
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self.properties.note_targets([node.target])
 

@@ -16,7 +16,11 @@ parameter renames of ``ApiRule.weights``):
 Assignments through a renamed attribute follow the rename (weight tying:
 ``self.wte.weight = self.head.weight``); attributes whose value MindSpore
 stores differently can only be read, and attributes it does not keep are
-marked. Objects whose origin the file does not show keep their attributes.
+marked. A parameter MindSpore stores with an extra axis (``WeightMove.insert_axis``:
+Conv1d's 4-D weight) gets the axis inserted into the value assigned to it
+(``conv.weight.data = w`` -> ``conv.weight.data = w.unsqueeze(2)``, also through
+``nn.Parameter(w)``). Objects whose origin the file does not show keep their
+attributes.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ class Attributes:
         self.rewriter = rewriter
         self.ctx = rewriter.ctx
         self.planned: dict[int, tuple[str, object]] = {}  # id(Attribute node) -> (how, data)
+        # id(Assign node) -> (axis the parameter's MindSpore layout inserts, API named in reports)
+        self.assigned_axes: dict[int, tuple[int, str]] = {}
         self.names = rewriter.rules.attribute_read_names | {"module", "dataset"}
 
     def plan(self, module: cst.Module) -> None:
@@ -42,10 +48,16 @@ class Attributes:
             return
         finder = _Candidates(self.names)
         walk(module, finder, prune=LAYOUT_TYPES)
-        if not finder.found:
+        if not finder.found and not finder.assignments:
             return
         remember_module(self.ctx, module)
         provenance = provenance_of(self.ctx, module)
+        for assign, parameter, statements in finder.assignments:
+            axis = self._inserted_axis(parameter, provenance)
+            if axis is not None:
+                self.assigned_axes[id(assign)] = axis
+                for statement in statements:
+                    analysis.interesting.add(id(statement))
         for node, statements, is_target in finder.found:
             decision = self._decide(node, provenance, is_target)
             if decision is None:
@@ -84,6 +96,38 @@ class Attributes:
             reason = read.reason or "MindSpore stores this value differently: it can be read, not assigned"
             return ("mark", (f"{origin.qualified}.{attr}", reason))
         return ("template", (read, origin.qualified))
+
+    def _inserted_axis(self, parameter: cst.Attribute, provenance) -> tuple[int, str] | None:
+        """(axis, API) when ``parameter`` (``layer.weight``) is a parameter its layer's
+        MindSpore Cell stores with an extra axis."""
+        origin = provenance.origin(parameter.value)
+        if origin is None or origin.kind != LAYER:
+            return None
+        axes = set()
+        for qualified in (origin.qualified, *origin.alternatives):
+            rule = self.rewriter.rules.calls.get(qualified)
+            move = rule.weight_moves.get(parameter.attr.value) if rule is not None else None
+            axes.add(move.insert_axis if move is not None else None)
+        axis = axes.pop() if len(axes) == 1 else None
+        return None if axis is None else (axis, f"{origin.qualified}.{parameter.attr.value}")
+
+    def rewrite_assignment(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
+        """``layer.weight.data = w`` with the axis MindSpore's layout inserts put into ``w``."""
+        planned = self.assigned_axes.get(id(original))
+        if planned is None:
+            return updated
+        axis, api = planned
+        value = updated.value
+        parameter = self.ctx.analysis.qualified(original.value.func) if isinstance(original.value, cst.Call) else None
+        if parameter in ("torch.nn.Parameter", "torch.nn.parameter.Parameter") and isinstance(value, cst.Call) \
+                and value.args and value.args[0].keyword is None:  # nn.Parameter(w): the axis goes into w
+            first = value.args[0]
+            value = value.with_changes(args=[first.with_changes(value=_unsqueezed(first.value, axis)), *value.args[1:]])
+        else:
+            value = _unsqueezed(value, axis)
+        self._report(original, api, f"the value assigned gets axis {axis} (MindSpore stores this parameter with "
+                                    f"an extra length-1 axis)")
+        return updated.with_changes(value=value)
 
     def rewrite(self, original: cst.Attribute, updated: cst.Attribute):
         """The MindSpore form of an attribute read (or None: not one of ours)."""
@@ -156,6 +200,12 @@ def _same_object(provenance, source: cst.BaseExpression, call: cst.Call, use: cs
     return None
 
 
+def _unsqueezed(value: cst.BaseExpression, axis: int) -> cst.Call:
+    if _needs_parentheses(value) or isinstance(value, (cst.Integer, cst.Float)):
+        value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return cst.Call(cst.Attribute(value, cst.Name("unsqueeze")), [cst.Arg(cst.Integer(str(axis)))])
+
+
 def _needs_parentheses(expr: cst.BaseExpression) -> bool:
     return not isinstance(expr, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
 
@@ -167,7 +217,18 @@ class _Candidates(StatementVisitor):
         super().__init__()
         self.names = names
         self.found: list[tuple[cst.Attribute, tuple, bool]] = []
+        # (Assign, layer.weight, statements) for ``layer.weight = ...`` and ``layer.weight.data = ...``
+        self.assignments: list[tuple[cst.Assign, cst.Attribute, tuple]] = []
         self._targets: set[int] = set()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) != 1:
+            return
+        target = node.targets[0].target
+        if isinstance(target, cst.Attribute) and target.attr.value == "data" and isinstance(target.value, cst.Attribute):
+            target = target.value
+        if isinstance(target, cst.Attribute):
+            self.assignments.append((node, target, tuple(self.statements)))
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self._targets.add(id(node.target))
