@@ -83,7 +83,7 @@ class StepCalls:
 
     def backward(self, statement) -> Backward | None:
         call = method_statement(statement, "backward")
-        if call is None or self.analysis.qualified(call.func) is not None:
+        if call is None or (self.analysis.qualified(call.func) or "").startswith("torch."):
             return None  # torch.autograd.backward(...): a torch function, not a tensor's backward
         receiver = call.func.value
         if (
