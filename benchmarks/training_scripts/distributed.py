@@ -27,13 +27,11 @@ The table: the torchrun result, the msrun result after conversion, the losses
 each rank printed (first -> last), and whether they match per step and rank
 (within the precision the script prints).
 
-Where they do not match, the data order does: torch's ``DistributedSampler``
-(shuffle=True, the default) permutes with ``torch.randperm`` under torch's
-generator, MindSpore's sampler with its own. The same rasbt script with
-``shuffle=False`` matches torchrun at every step on both ranks (measured, 6 of
-6). torch's permutation is a Fisher-Yates over a Mersenne Twister seeded with
-``seed + epoch`` (``numpy.random.MT19937`` with legacy seeding gives the same
-draws, measured); a sampler drawing it is not written yet.
+The data order is torch's: a shuffled ``DistributedSampler`` converts to a
+sampler that draws torch's permutation (a Fisher-Yates over the Mersenne
+Twister seeded with ``seed + epoch``, drawn with numpy) and shards it as torch
+does, so both rasbt scripts match torchrun at every step on both ranks
+(measured). The elvin scripts print no loss, so they are compared by running.
 """
 
 from __future__ import annotations
