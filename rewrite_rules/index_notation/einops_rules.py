@@ -21,7 +21,7 @@ from rewrite_rules.index_notation.equations import EquationError, parse_einops_e
 from rewrite_rules.index_notation.literals import argument_string, not_literal, operand_list
 from rewrite_rules.index_notation.patterns import REDUCTIONS, parse_pattern
 from rewrite_rules.index_notation.rearranging import lower_pattern
-from rewrite_rules.api import ApiRule, Example, Unconvertible, code_of, keyword_arg
+from rewrite_rules.api import ApiRule, Example, Unconvertible, code_of, define, keyword_arg, render
 
 _NOT_SIZES = {"tensor", "pattern", "reduction"}
 
@@ -126,6 +126,50 @@ def _einsum(call, ctx):
         call.result = atom(lower_einsum(parse_einops_equation(text), operands, ctx.ref))
     except EquationError as error:
         raise Unconvertible(f"pattern {text!r}: {error}") from None
+
+
+_PACK = '''
+def {name}(tensors, pattern):
+    """einops.pack: the tensors joined along the axis '*' stands for, and the shapes it packed."""
+    axes = pattern.split()
+    star = axes.index("*")
+    after = len(axes) - star - 1
+    joined, shapes = [], []
+    for tensor in tensors:
+        end = tensor.ndim - after
+        if end < star:
+            raise ValueError(f"pack: a tensor of {{tensor.ndim}} dimensions does not fit the pattern {{pattern!r}}")
+        shapes.append(tuple(tensor.shape[star:end]))
+        joined.append(tensor.reshape(*tensor.shape[:star], -1, *tensor.shape[end:]))
+    return CAT(joined, axis=star), shapes
+'''
+
+_UNPACK = '''
+def {name}(tensor, packed_shapes, pattern):
+    """einops.unpack: the tensor split along the axis '*' stands for into the packed shapes (one may hold -1)."""
+    star = pattern.split().index("*")
+    sizes = [PROD(shape) for shape in packed_shapes]
+    if any(-1 in shape for shape in packed_shapes):
+        known = sum(size for shape, size in zip(packed_shapes, sizes) if -1 not in shape)
+        sizes = [tensor.shape[star] - known if -1 in shape else size for shape, size in zip(packed_shapes, sizes)]
+    parts = SPLIT(tensor, sizes, star)
+    return [part.reshape(*tensor.shape[:star], *shape, *tensor.shape[star + 1:])
+            for part, shape in zip(parts, packed_shapes)]
+'''
+
+
+def _packing(operation: str, source: str):
+    """einops.pack / unpack through a function written above the file's code: the
+    pattern (often a variable, as in pack_one(t, pattern) helpers) is read at run time."""
+    def hook(call, ctx):
+        names = {"CAT": "mindspore.ops.cat", "SPLIT": "mindspore.ops.split", "PROD": "math.prod"}
+        text = source
+        for placeholder, name in names.items():
+            if placeholder in text:
+                text = text.replace(placeholder, code_of(ctx.ref(name)))
+        call.result = render(call, define(ctx, f"einops_{operation}", text))
+
+    return hook
 
 
 def _rule(name: str, signature: str, hook, aliases=(), notes: str = "", examples=()) -> ApiRule:
@@ -250,8 +294,23 @@ RULES = [
               _run(_LAYERS + "layer = Reduce('b c (h 2) (w 2) -> b c h w', reduction='max')\nresult = layer(x)",
                    {"x": "randn(2, 3, 4, 6)"}),
           )),
-    ApiRule("einops.pack", None, notes="einops.pack has no lowering yet; concatenate with ops.cat and record the shapes"),
-    ApiRule("einops.unpack", None, notes="einops.unpack has no lowering yet; split with ops.split by the packed shapes"),
+    _rule("einops.pack", "tensors, pattern", _packing("pack", _PACK), aliases=("einops.packing.pack",),
+          notes="einops_pack, written above the file's code: the tensors reshaped to one axis where '*' stands and "
+                "joined along it (ops.cat), with the shapes it packed; the pattern is read at run time",
+          examples=(
+              _run("from einops import pack, unpack\npacked, ps = pack([x, y], 'b * d')\n"
+                   "a, b = unpack(packed * 2, ps, 'b * d')\nresult = (packed, a, b)",
+                   {"x": "randn(2, 3, 4, 5)", "y": "randn(2, 5)"}),
+          )),
+    _rule("einops.unpack", "tensor, packed_shapes, pattern", _packing("unpack", _UNPACK),
+          aliases=("einops.packing.unpack",),
+          notes="einops_unpack, written above the file's code: ops.split along the axis '*' stands for by the "
+                "packed shapes (one may hold -1), each part reshaped to its shape",
+          examples=(
+              _run("from einops import pack, unpack\npattern = '* n'\npacked, ps = pack([x], pattern)\n"
+                   "out, = unpack(packed, ps, pattern)\nrest = unpack(packed, [(2,), (-1,)], pattern)\n"
+                   "result = (packed, out, *rest)", {"x": "randn(2, 3, 4)"}),
+          )),
     ApiRule("einops.parse_shape", None, notes="einops.parse_shape has no lowering yet; read x.shape by hand"),
     ApiRule("einops.layers.torch.EinMix", None, notes="EinMix has weights; no MindSpore layer is generated for it"),
 ]

@@ -164,3 +164,37 @@ def test_a_collective_chosen_as_a_value(tmp_path):
         assert "async_op" in str(exc)
     else:
         raise AssertionError("async_op=True was accepted")
+
+
+PACK_ONE = '''
+import torch
+from einops import pack, unpack
+
+
+def pack_one(t, pattern):
+    packed, ps = pack([t], pattern)
+
+    def unpack_one(to_unpack, unpack_pattern=None):
+        unpacked, = unpack(to_unpack, ps, unpack_pattern or pattern)
+        return unpacked
+
+    return packed, unpack_one
+
+
+def quantize(x, codes):
+    x, unpack_one = pack_one(x, 'b * d')
+    distances = torch.cdist(x, codes)
+    joined, shapes = pack([x, distances], 'b n *')
+    first, second = unpack(joined * 2, shapes, 'b n *')
+    return unpack_one(first), unpack_one(second, 'b * c'), joined
+'''
+
+
+def test_einops_pack_with_a_run_time_pattern(tmp_path):
+    """lucidrains' pack_one(t, pattern) helper: the pattern is a parameter, read at run time."""
+    torch_mod, ms_mod, text = _pair(tmp_path, PACK_ONE)
+    assert "TODO(ms-migrate)" not in text and "einops import" not in text and "import torch" not in text
+    rng = np.random.default_rng(0)
+    x, codes = rng.standard_normal((2, 3, 4, 5)).astype(np.float32), rng.standard_normal((2, 6, 5)).astype(np.float32)
+    expected = torch_mod.quantize(torch.from_numpy(x), torch.from_numpy(codes))
+    _close(expected, ms_mod.quantize(mindspore.Tensor(x), mindspore.Tensor(codes)), atol=1e-5)
