@@ -79,3 +79,17 @@ def test_adapter_classes_are_what_black_writes_for_the_whole_class(tmp_path):
     # the second file reuses the members formatted for the first: the same text
     second = convert_to("block2.py", tmp_path, text=ADAPTED.replace("dim, dim, 3", "dim, dim, 5"))
     assert _namespace_classes(second) == classes
+
+
+def test_a_docstring_marked_for_formatting_keeps_its_indentation():
+    # black, given a lone string, takes it for a module docstring and strips its lines' indentation
+    import libcst as cst
+
+    from transpiler.convert.formatting import render
+    from transpiler.convert.node_sets import NodeSet
+
+    source = 'class A:\n    def f(self):\n        """Doc.\n\n        More.\n        """\n        return 1\n'
+    module = cst.parse_module(source)
+    to_format = NodeSet()
+    to_format.add(module.body[0].body.body[0].body.body[0])
+    assert render(module, to_format).code == source

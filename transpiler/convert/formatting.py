@@ -82,9 +82,14 @@ def format_statement(statement: cst.SimpleStatementLine, depth: int, module: cst
 def _blacked(statement: cst.SimpleStatementLine, depth: int,
              module: cst.Module) -> tuple[cst.SimpleStatementLine, str, str | None]:
     """The statement without the comment lines above it, its code, and
-    black's text of that code (None where black refuses it)."""
+    black's text of that code (None where black refuses it). A lone string (a
+    docstring) is left as written: black, given it alone, takes it for a module
+    docstring and strips the indentation of its lines."""
     body = statement.with_changes(leading_lines=())
     code = code_for_node(body, module)
+    if len(body.body) == 1 and isinstance(body.body[0], cst.Expr) and isinstance(
+            body.body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+        return body, code, None
     return body, code, _black(code, _line_length(module, depth))
 
 
