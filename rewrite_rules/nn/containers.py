@@ -138,9 +138,18 @@ def _plain_layer(ctx, value: cst.BaseExpression) -> bool:
     return origin.kind == CELL
 
 
+def _holder(ctx) -> cst.Name:
+    """The CellDict written above the code that holds containers too."""
+    source_text = _HOLDS_CONTAINERS
+    for name in ("CellList", "CellDict", "SequentialCell"):
+        source_text = source_text.replace(name.upper(), code_of(ctx.ref(f"mindspore.nn.{name}")))
+    return define(ctx, "ModuleDict", source_text)
+
+
 def _module_dict(call, ctx):
-    if call.for_adapter:
+    if call.for_adapter:  # torch's ModuleDict subclassed or passed around: its values are known at run time only
         _positional_modules(call, ctx)
+        call.result = call.result.with_changes(func=_holder(ctx))
         return
     source = call.source if call.source is not None else call.original
     try:
@@ -156,12 +165,8 @@ def _module_dict(call, ctx):
     _positional_modules(call, ctx)
     if entries is not None and all(_plain_layer(ctx, value) for _, value in entries):
         return  # CellDict holds them
-    source_text = _HOLDS_CONTAINERS
-    for name in ("CellList", "CellDict", "SequentialCell"):
-        source_text = source_text.replace(name.upper(), code_of(ctx.ref(f"mindspore.nn.{name}")))
-    holder = define(ctx, "ModuleDict", source_text)
     result = call.result if call.result is not None else cst.Call(ctx.ref(call.rule.target), [])
-    call.result = result.with_changes(func=holder)
+    call.result = result.with_changes(func=_holder(ctx))
 
 
 RULES = [

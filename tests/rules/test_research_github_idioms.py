@@ -13,7 +13,11 @@ same inputs:
   MindSpore's initializers, so the initialised models are compared as built;
 - a Conv1d weight assigned a 3-D tensor (WaveGlow's invertible 1x1
   convolution: ``self.conv.weight.data = W.view(c, c, 1)``; also
-  ``nn.Parameter(W)``): MindSpore stores it 4-D, so the axis is inserted.
+  ``nn.Parameter(W)``): MindSpore stores it 4-D, so the axis is inserted;
+- torchvision's ``IntermediateLayerGetter`` as DeepLab copies it: a subclass
+  of ``nn.ModuleDict`` filled with a backbone's children (containers among
+  them, which MindSpore's CellDict refuses), run in order through
+  ``named_children()`` in forward, returning an OrderedDict of features.
 """
 
 from __future__ import annotations
@@ -216,3 +220,72 @@ def test_conv1d_weight_assigned_a_3d_tensor(tmp_path):
     _close(expected, got)
     expected, got = _outputs(model, cell, z)  # torch's weights moved onto the Cell
     _close(expected, got)
+
+
+LAYER_GETTER = '''
+from collections import OrderedDict
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Backbone(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU())
+        self.layer1 = nn.Sequential(nn.Conv2d(4, 6, 3, stride=2, padding=1), nn.ReLU())
+        self.layer2 = nn.Conv2d(6, 8, 3, padding=1)
+        self.head = nn.Linear(8, 2)
+
+
+class IntermediateLayerGetter(nn.ModuleDict):
+    def __init__(self, model, return_layers, hrnet_flag=False):
+        if not set(return_layers).issubset([name for name, _ in model.named_children()]):
+            raise ValueError("return_layers are not present in model")
+        self.hrnet_flag = hrnet_flag
+        orig_return_layers = return_layers
+        return_layers = {k: v for k, v in return_layers.items()}
+        layers = OrderedDict()
+        for name, module in model.named_children():
+            layers[name] = module
+            if name in return_layers:
+                del return_layers[name]
+            if not return_layers:
+                break
+        super(IntermediateLayerGetter, self).__init__(layers)
+        self.return_layers = orig_return_layers
+
+    def forward(self, x):
+        out = OrderedDict()
+        for name, module in self.named_children():
+            x = module(x)
+            if name in self.return_layers:
+                out[self.return_layers[name]] = x
+        return out
+
+
+class Segmenter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone = IntermediateLayerGetter(Backbone(), {"layer2": "out", "stem": "low_level"})
+        self.classifier = nn.Conv2d(8 + 4, 3, 1)
+
+    def forward(self, x):
+        features = self.backbone(x)
+        out = F.interpolate(features["out"], size=features["low_level"].shape[2:], mode="bilinear",
+                            align_corners=False)
+        return self.classifier(torch.cat([features["low_level"], out], dim=1))
+'''
+
+
+def test_module_dict_subclass_holding_containers(tmp_path):
+    torch_mod, ms_mod, text = _pair(tmp_path, LAYER_GETTER)
+    assert "TODO(ms-migrate)" not in text and "import torch" not in text
+    x = np.random.default_rng(4).standard_normal((2, 3, 8, 8)).astype(np.float32)
+    model, cell = torch_mod.Segmenter(), ms_mod.Segmenter()
+    assert list(cell.backbone.name_cells()) == ["stem", "layer1", "layer2"]  # head left out, as torch does
+    expected, got = _outputs(model, cell, x)
+    _close(expected, got)
+    features = cell.backbone(mindspore.Tensor(x))
+    assert list(features) == ["low_level", "out"]
