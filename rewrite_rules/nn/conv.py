@@ -179,10 +179,35 @@ def _conv(torch_name: str, target: str, ndim: int, examples=()) -> ApiRule:
     )
 
 
+_FOLD_OUTPUT_PADDING = '''
+def {name}(padding, output_padding):
+    """torch.nn.ConvTranspose2d's padding and output_padding as MindSpore's padding (written by ms-migrate)."""
+    # one padding less at the end adds torch's output_padding rows (MindSpore's own output_padding differs)
+    pads = tuple(padding) if isinstance(padding, (tuple, list)) else (padding, padding)
+    extra = tuple(output_padding) if isinstance(output_padding, (tuple, list)) else (output_padding, output_padding)
+    if any(o > p for p, o in zip(pads, extra)):
+        raise ValueError(f"output_padding {{output_padding}} larger than padding {{padding}}: cannot be folded into MindSpore's padding")
+    return tuple(v for p, o in zip(pads, extra) for v in (p, p - o))
+'''
+
+
+def _fold_at_run_time(call, ctx) -> None:
+    """ConvTranspose2d with a padding or output_padding known only at run time (monai's
+    ``output_padding=stride - 1`` in a variable): folded when the layer is built."""
+    fold = code_of(define(ctx, "transpose_padding", _FOLD_OUTPUT_PADDING))
+    padding, output_padding = (code_of(call.get(name)) if call.has(name) else "0" for name in ("padding", "output_padding"))
+    call.remove("output_padding")
+    call.add_keyword("pad_mode", '"pad"', before="padding")
+    call.set("padding", f"{fold}({padding}, {output_padding})")
+
+
 def _transpose_padding(ndim: int):
     def hook(call, ctx):
         known_p, padding = literal_or_none(call, "padding")
         known_o, output_padding = literal_or_none(call, "output_padding")
+        if ndim == 2 and (not known_o or (not known_p and any(_as_tuple(output_padding, ndim)))):
+            _fold_at_run_time(call, ctx)
+            return
         if not known_o and ndim != 3:
             raise UnknownValue("output_padding through a variable: MindSpore needs it folded into the padding")
         if ndim == 3:
@@ -222,6 +247,12 @@ def _transpose_padding(ndim: int):
     return hook
 
 
+# MindSpore's Conv1d/2dTranspose read their own self.output_padding (0: torch's is folded into the
+# padding); an adapter keeping torch's value there would add MindSpore's output padding on top
+_OUTPUT_PADDING = AttributeRead(reason="MindSpore folds torch's output_padding into the padding per side; "
+                                       "read the value the layer was built with")
+
+
 def _conv_transpose(ndim: int, examples=()) -> ApiRule:
     return ApiRule(
         f"torch.nn.ConvTranspose{ndim}d",
@@ -238,7 +269,7 @@ def _conv_transpose(ndim: int, examples=()) -> ApiRule:
         positional=4,
         hook=_transpose_padding(ndim),
         weights=_CONV1D_WEIGHT if ndim == 1 else {},
-        attributes=_conv_attributes(ndim),
+        attributes={**_conv_attributes(ndim), **({} if ndim == 3 else {"output_padding": _OUTPUT_PADDING})},
         reset_parameters=KAIMING_RESET,
         notes="pad_mode and has_bias are always written; output_padding is folded into asymmetric padding (2d)."
         + (" The weight is stored 4-D (in, out, 1, k)." if ndim == 1 else ""),
@@ -271,7 +302,8 @@ def _transpose_cases(ndim: int, x: str):
     pad = "1" if ndim != 2 else "(1, 2)"
     with_out_pad = () if ndim == 1 else layer_cases(
         name, [P("in_channels", "4"), P("out_channels", "6"), P("kernel_size", "3"), P("stride", "2"),
-               P("padding", pad), P("output_padding", out_pad)], {"x": x}, shapes=("positional", "keywords", "reordered"))
+               P("padding", pad), P("output_padding", out_pad)], {"x": x},
+        shapes=("positional", "keywords", "reordered") + (("variables",) if ndim == 2 else ()))
     return (
         reset_example(name, "4, 6, 3, stride=2, groups=2", x),
         *layer_cases(name, [P("in_channels", "4"), P("out_channels", "6"), P("kernel_size", "3"),
