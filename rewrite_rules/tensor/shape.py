@@ -46,6 +46,26 @@ def _expand(bound, call, ctx):
     bound.result = cst.Call(ctx.ref("mindspore.ops.broadcast_to"), [cst.Arg(call.receiver), cst.Arg(size)])
 
 
+def _repeat(bound, call, ctx):
+    """x.repeat([1, n, 1, 1][:ndim]) -> x.tile(tuple(...)): MindSpore's tile takes ints or a tuple,
+    not a list (monai's VNet passes a sliced list)."""
+    sizes = bound.varargs
+    if len(sizes) == 1 and not sizes[0].star and _is_list(sizes[0].value):
+        value = sizes[0].value
+        if isinstance(value, cst.List) and value.elements:
+            value = cst.Tuple([e.with_changes(comma=cst.MaybeSentinel.DEFAULT) for e in value.elements])
+        else:
+            value = cst.Call(cst.Name("tuple"), [cst.Arg(value)])
+        sizes[0] = sizes[0].with_changes(value=value)
+
+
+def _is_list(expr: cst.BaseExpression) -> bool:
+    """A list display, a list comprehension, or a slice of one."""
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    return isinstance(expr, (cst.List, cst.ListComp))
+
+
 def _split(call, ctx):
     """x.split(2, dim=1) -> x.split(2, 1): with dim= MindSpore's Tensor.split takes a SplitTensor primitive
     that graph mode has no CPU kernel for ("Kernel select failed: PrimFunc_SplitTensor", measured on 2.10).
@@ -270,9 +290,13 @@ RULES = [
         *call_cases("result = x[:, :1].expand({args})", [P("a", "3", kind="positional"), P("b", "4", kind="positional")], X),
         *call_cases("result = x.expand({args})", [P("size", "(2, -1, 4)", kind="positional")], X))),
     same("expand_as", examples=call_cases("result = x[:, :1].expand_as({args})", [P("other", "y")], XY)),
-    method("repeat", "*sizes", "tile", notes="Tensor.repeat has no CPU kernel; tile has torch's repeat semantics",
+    method("repeat", "*sizes", "tile", hook=_repeat,
+           notes="Tensor.repeat has no CPU kernel; tile has torch's repeat semantics (a list of sizes as a tuple)",
            examples=(*call_cases("result = x.repeat({args})", [P("a", "2", kind="positional"), P("b", "1", kind="positional")], X),
-                     *call_cases("result = x.repeat({args})", [P("sizes", "(2, 1, 2)", kind="positional")], X))),
+                     *call_cases("result = x.repeat({args})", [P("sizes", "(2, 1, 2)", kind="positional")], X),
+                     *call_cases("result = x.repeat({args})", [P("sizes", "[2, 1, 2, 1][:3]", kind="positional")], X,
+                                 shapes=("positional",), notes="a sliced list (monai's VNet)"),
+                     Example("result = x.repeat([1, 2])", "result = x.tile((1, 2))", inputs=X))),
     same("tile", examples=call_cases("result = x.tile({args})", [P("dims", "(2, 1)", kind="positional")], X)),
     same("repeat_interleave", examples=call_cases("result = x.repeat_interleave({args})", [P("repeats", "2"), P("dim", "1", True)], X)),
     # by position: with torch's keyword (dim=) MindSpore's Tensor.chunk takes a Chunk primitive that graph
