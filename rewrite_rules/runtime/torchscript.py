@@ -97,6 +97,17 @@ def _false(call, ctx) -> None:
     call.result = cst.Name("False")
 
 
+def _isinstance(call, ctx) -> None:
+    """torch.jit.isinstance(obj, T) -> isinstance(obj, T) (monai's BasicUNet); a typing generic
+    (List[int], Dict[str, Tensor]) checks the elements in TorchScript, which Python's isinstance refuses."""
+    import libcst as cst
+
+    target = call.get("target_type")
+    if isinstance(target, cst.Subscript):
+        raise Unconvertible(f"{_code(target)}: Python's isinstance cannot check a typing generic's elements")
+    call.result = cst.Call(cst.Name("isinstance"), [cst.Arg(call.get("obj")), cst.Arg(target)])
+
+
 _X = {"x": "randn(3, 4)"}
 
 _NO_OPS = (
@@ -171,6 +182,20 @@ RULES = [
         examples=(
             Example("result = x if torch.jit.is_scripting() else x * 2", "result = x if False else x * 2", inputs=_X),
             Example("if not torch.jit.is_tracing():\n    result = x + 1", "if not False:\n    result = x + 1", inputs=_X),
+        ),
+    ),
+    ApiRule(
+        "torch.jit.isinstance",
+        None,
+        signature="obj, target_type",
+        hook=_isinstance,
+        notes="Python's isinstance (a typing generic such as List[int] is marked)",
+        examples=(
+            Example("result = x * 2 if torch.jit.isinstance(x, torch.Tensor) else x",
+                    "result = x * 2 if isinstance(x, mindspore.Tensor) else x", inputs=_X),
+            Example("y = None\nresult = x + 1 if y is not None and torch.jit.isinstance(y, torch.Tensor) else x",
+                    inputs=_X),
+            Example("ok = torch.jit.isinstance(x, List[int])", marked="typing generic"),
         ),
     ),
     ApiRule(
