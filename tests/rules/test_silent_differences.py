@@ -54,6 +54,9 @@ COMPLEX_CASES = [
     _case("abs", "c = torch.tensor([3 + 4j, -1j])\nresult = (c.abs(), torch.abs(c), c.absolute(), torch.absolute(c))"),
     _case("abs-of-reads", "c = torch.tensor([[3 + 4j, -1j], [1, 1j]])\n"
           "result = (c.conj().abs(), c.mT.abs(), c[0].abs(), torch.abs(-c), c.adjoint().abs().sum())"),
+    # a spectrum's magnitude and phase (Fourier features, audio): float32 as in torch
+    _case("spectrum", "f = torch.fft.rfft(x)\npower = f.abs() ** 2\nresult = (power, f.angle(), torch.abs(f[1:]))",
+          {"x": "randn(2, 8)"}, rtol=1e-5, atol=1e-5),
     _case("mT-3d", "c = torch.tensor([[[1 + 2j, 3], [4j, 1]]])\nresult = (c.mT, c.mH, c.adjoint())"),
 ]
 
