@@ -191,6 +191,16 @@ RULES = [
                             Example('from packaging import version\n'
                                     'result = version.parse(torch.__version__) >= version.parse("1.8")', inputs={}),
                             Example("result = torch.version.__version__.startswith('2.')", inputs={}))),
+    # torch.meshgrid took indexing= from 1.10: code asks its keyword defaults (monai's SwinUNETR)
+    AttributeRule("torch.meshgrid.__kwdefaults__", "{'indexing': None}",
+                  reason="torch 2.x's meshgrid keyword defaults: feature checks take the branch that passes indexing=",
+                  examples=(Example("defaults = torch.meshgrid.__kwdefaults__", 'defaults = {"indexing": None}'),
+                            Example("mesh_args = torch.meshgrid.__kwdefaults__\n"
+                                    "if mesh_args is not None:\n"
+                                    "    result = torch.stack(torch.meshgrid(torch.arange(2), torch.arange(3), indexing='ij'))\n"
+                                    "else:\n"
+                                    "    result = torch.stack(torch.meshgrid(torch.arange(2), torch.arange(3)))",
+                                    inputs={}))),
     ApiRule("torch.cuda.current_device", None, signature="", hook=_current_device,
             notes="the index of MindSpore's current device",
             examples=(Example("index = torch.cuda.current_device()", "index = mindspore.get_current_device().device_id"),
