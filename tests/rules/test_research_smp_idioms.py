@@ -148,3 +148,26 @@ def test_a_registry_storing_unconverted_classes_is_built_without_torch(tmp_path)
     # converting the output again changes nothing
     again = convert_to(tmp_path / "out" / "registry.py", tmp_path / "out", text=text)
     assert again.read_text() == text
+
+
+ATTRIBUTE_READ = '''
+import torch
+import torch.distributions as D
+
+PRIORS = {"gamma": D.Gamma, "scale": 2.0}
+'''
+
+
+def test_a_registry_reading_an_attribute_of_a_torch_module_stays_guarded_whole(tmp_path):
+    """``D.Gamma`` reads an attribute when the statement runs: a stand-in for ``D``
+    would fail at import, so the statement is guarded as a whole (its name a stand-in)."""
+    _, text = _convert(tmp_path, "priors.py", ATTRIBUTE_READ)
+    assert "D = NotConverted" not in text and 'PRIORS = NotConverted("PRIORS"' in text
+    result = _run_without_torch(tmp_path / "out", """
+        import priors
+        try:
+            priors.PRIORS["scale"]
+        except NotImplementedError as error:
+            result["error"] = str(error)
+    """)
+    assert "torch.distributions.Gamma" in result["error"]

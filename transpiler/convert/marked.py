@@ -169,6 +169,8 @@ class MarkedStatements:
         if any(binding.optional or not binding.module_level or _must_spell_out(binding, self.ctx)
                for binding in bindings):
             return None
+        if any(not isinstance(ref.node, cst.Name) or ref.node.value != ref.binding.local for ref in present):
+            return None  # ``torchvision.models.resnet18`` reads an attribute of the name: it runs
         imports: dict[str, str] = {}
         consumed: set[int] = set()
         for ref in present:
