@@ -459,15 +459,17 @@ MODELS: list[Model] = [
           kwargs=dict(in_channels=8, out_channels=16, kernel_size=3, padding=1, r=4, dropout_p=0.1, scale=0.5),
           inputs=_image(16, channels=8),
           note="lora_up zero-initialised: compared with it perturbed"),
-    # princeton-vl/RAFT: optical flow (correlation pyramid, grid_sample lookups, convex upsampling)
+    # princeton-vl/RAFT: optical flow (correlation pyramid, grid_sample lookups, convex upsampling).
+    # 128x128 images: at 64x64 the 4-level pyramid ends 1x1 and bilinear_sampler divides by W - 1 = 0
+    # (torch's own output is all NaN)
     Model("raft_small", "princeton-vl/RAFT", "raft", "RAFT", "optical-flow",
           args=(_args(small=True, dropout=0.0, alternate_corr=False, mixed_precision=False),),
-          inputs=(Input((1, 3, 64, 64)), Input((1, 3, 64, 64))),
+          inputs=(Input((1, 3, 128, 128)), Input((1, 3, 128, 128))),
           keyword_inputs=dict(iters=2, test_mode=True),
           note="instance-normalised encoder, ConvGRU updates, bilinear sampling of the correlation volume"),
     Model("raft", "princeton-vl/RAFT", "raft", "RAFT", "optical-flow",
           args=(_args(small=False, dropout=0.0, alternate_corr=False, mixed_precision=False),),
-          inputs=(Input((1, 3, 64, 64)), Input((1, 3, 64, 64))),
+          inputs=(Input((1, 3, 128, 128)), Input((1, 3, 128, 128))),
           keyword_inputs=dict(iters=2, test_mode=True),
           note="learned convex upsampling (unfold, softmax over 9 neighbours)"),
     # lucidrains/CoCa-pytorch: vision-language (contrastive captioner) on given image tokens
