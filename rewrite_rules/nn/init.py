@@ -59,7 +59,7 @@ def _apply(call, ctx, initializer: cst.BaseExpression, shift: cst.BaseExpression
                                        cst.Name("init_data")), [])
         call.result = value if shift is None else expr(f"{code_of(value)} + {atom(shift)}")
         return
-    target = _stored(target)
+    target = _stored(_shared(call, ctx, target))
     base = _reshaped(target)
     if base is not None:  # a view of the tensor: fill one of the view's shape, laid back out in the tensor's
         value = cst.Call(cst.Attribute(cst.Call(ctx.ref(f"{_INIT}.initializer"), [
@@ -89,6 +89,26 @@ def _apply(call, ctx, initializer: cst.BaseExpression, shift: cst.BaseExpression
         call.result = cst.Call(cst.Attribute(target, cst.Name("set_data")), [cst.Arg(value)])
     else:
         call.result = cst.Call(ctx.ref("mindspore.ops.assign"), [cst.Arg(target), cst.Arg(value)])
+
+
+# torch functions whose result, without dtype or device, is their tensor argument itself
+_SHARING = ("torch.as_tensor", "torch.asarray")
+
+
+def _shared(call, ctx, target: cst.BaseExpression) -> cst.BaseExpression:
+    """``w`` for ``torch.as_tensor(w)`` (monai's DenseNet initialises ``torch.as_tensor(m.weight)``):
+    as_tensor returns w itself, which torch's initialiser fills."""
+    source = call.source
+    written = None
+    if source is not None:
+        written = next((a.value for a in source.args if a.keyword is not None and a.keyword.value == "tensor"), None)
+        if written is None and source.args and source.args[0].keyword is None and not source.args[0].star:
+            written = source.args[0].value
+    if (isinstance(written, cst.Call) and ctx.analysis.qualified(written.func) in _SHARING
+            and len(written.args) == 1 and written.args[0].keyword is None and not written.args[0].star
+            and isinstance(target, cst.Call) and len(target.args) == 1 and target.args[0].keyword is None):
+        return target.args[0].value
+    return target
 
 
 def _stored(target: cst.BaseExpression) -> cst.BaseExpression:

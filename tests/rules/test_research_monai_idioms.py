@@ -11,7 +11,9 @@ inputs with torch's weights moved by the weight converter:
   ``isinstance`` (which a tuple that is not indexed stays);
 - ``nn.ConvTranspose2d(..., output_padding=stride - 1)`` with the output
   padding in a variable (monai's Convolution): folded into MindSpore's padding
-  when the layer is built, directly and through the layer's adapter.
+  when the layer is built, directly and through the layer's adapter;
+- ``nn.init.kaiming_normal_(torch.as_tensor(m.weight))`` (monai's DenseNet):
+  as_tensor returns the parameter itself, which the initialiser fills.
 """
 
 from __future__ import annotations
@@ -154,3 +156,42 @@ def test_transposed_conv_output_padding_in_a_variable(tmp_path):
         _compare(torch_mod.Up(**kwargs), ms_mod.Up(**kwargs), x)
     with pytest.raises(ValueError, match="output_padding"):
         ms_mod.Up(strides=2, padding=0)  # torch's extra rows beyond the padding: MindSpore's padding cannot say it
+
+
+AS_TENSOR_INIT = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(16, 16, 3, bias=False)
+        self.norm = nn.BatchNorm2d(16)
+        self.fc = nn.Linear(16, 3)
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(torch.as_tensor(m.weight))
+            elif isinstance(m, nn.BatchNorm2d):
+                nn.init.constant_(torch.as_tensor(m.weight), 0.5)
+                nn.init.constant_(torch.as_tensor(m.bias), 0.25)
+            elif isinstance(m, nn.Linear):
+                nn.init.constant_(tensor=torch.as_tensor(m.bias), val=-1.0)
+
+    def forward(self, x):
+        return self.fc(self.norm(self.conv(x)).mean((2, 3)))
+'''
+
+
+def test_init_through_as_tensor_fills_the_parameter(tmp_path):
+    torch_mod, ms_mod, code = _pair(tmp_path, AS_TENSOR_INIT)
+    assert "TODO(ms-migrate)" not in code
+    model, cell = torch_mod.Net(), ms_mod.Net()
+    np.testing.assert_array_equal(cell.norm.gamma.asnumpy(), model.norm.weight.detach().numpy())
+    np.testing.assert_array_equal(cell.norm.beta.asnumpy(), model.norm.bias.detach().numpy())
+    np.testing.assert_array_equal(cell.fc.bias.asnumpy(), model.fc.bias.detach().numpy())
+    # He normal, fan_in 16 * 3 * 3: std sqrt(2 / 144) (2304 draws)
+    weight = cell.conv.weight.asnumpy()
+    assert abs(weight.std() - (2 / 144) ** 0.5) < 0.01 and abs(weight.mean()) < 0.01
+    x = np.random.default_rng(0).standard_normal((2, 16, 5, 5)).astype(np.float32)
+    _compare(model, cell, x, atol=1e-4)
