@@ -175,6 +175,20 @@ def assigned_values(ctx, expr: cst.BaseExpression | None) -> list[cst.BaseExpres
     return provenance.values_of(expr) if provenance is not None and expr is not None else None
 
 
+def added_to(ctx, made: cst.Call | None) -> list[cst.BaseExpression] | None:
+    """What ``x.append(v)`` / ``x.extend([...])`` add in the file to the object the call ``made``
+    (torch source) makes, assigned to a name or ``self.x``; None when not shown."""
+    provenance = _provenance.provenance_of(ctx)
+    return provenance.added_to(made) if provenance is not None and made is not None else None
+
+
+def may_be_none(ctx, expr: cst.BaseExpression | None) -> bool:
+    """The file shows ``expr`` (torch source) may be None: ``None``, ``a if c else None``, or a
+    name or ``self.attribute`` some assignment of which is such a value."""
+    provenance = _provenance.provenance_of(ctx)
+    return provenance is not None and expr is not None and provenance.may_be_none(expr)
+
+
 def holds_numpy(ctx, expr: cst.BaseExpression | None) -> bool:
     """``expr`` (torch source) holds a numpy/scipy/pandas object, as the file shows."""
     return expr is not None and _tensor_properties.known_foreign(ctx, expr)

@@ -21,8 +21,8 @@ import libcst as cst
 from rewrite_rules.cases import P, call_cases
 import re
 
-from rewrite_rules.api import (CELL, LAYER, ApiRule, Arg, Example, Unconvertible, assigned_values, bind, code_of, define,
-                               origin_of)
+from rewrite_rules.api import (CELL, LAYER, ApiRule, Arg, Example, Unconvertible, added_to, bind, code_of, define,
+                               may_be_none, origin_of)
 from rewrite_rules.nn.module_paths import with_module_paths
 
 _X = {"x": "randn(2, 4)"}
@@ -109,39 +109,29 @@ class {name}(CELLLIST):
 '''
 
 
-def _may_be_none(ctx, expr: cst.BaseExpression, follow: bool = True) -> bool:
-    """The file shows ``expr`` (torch source) may be None: ``None``, ``a if c else None``,
-    or a name assigned such a value."""
-    if isinstance(expr, cst.Name):
-        if expr.value == "None":
-            return True
-        values = assigned_values(ctx, expr) if follow else None
-        return any(_may_be_none(ctx, value, follow=False) for value in values or ())
-    if isinstance(expr, cst.IfExp):
-        return _may_be_none(ctx, expr.body, follow) or _may_be_none(ctx, expr.orelse, follow)
-    return False
-
-
 def _list_may_hold_none(ctx, modules: cst.BaseExpression | None) -> bool:
     if isinstance(modules, (cst.List, cst.Tuple)):
-        return any(isinstance(e, cst.Element) and _may_be_none(ctx, e.value) for e in modules.elements)
+        return any(isinstance(e, cst.Element) and may_be_none(ctx, e.value) for e in modules.elements)
     if isinstance(modules, (cst.ListComp, cst.GeneratorExp)):
-        return _may_be_none(ctx, modules.elt)
+        return may_be_none(ctx, modules.elt)
     return False
 
 
 def _cell_list(call, ctx):
     _positional_modules(call, ctx, list_only=True)
-    if call.for_adapter or call.result is None:
+    if call.for_adapter:
         return
     source = call.source if call.source is not None else call.original
     try:
         modules = bind(call.rule, source, ctx).get("modules")
     except Unconvertible:
         return
-    if _list_may_hold_none(ctx, modules):  # CellList refuses None: the list written above the code holds it
+    added = added_to(ctx, source) or ()  # filled later: self.skips.append(skip_or_None)
+    if _list_may_hold_none(ctx, modules) or any(may_be_none(ctx, value) for value in added):
+        # CellList refuses None: the list written above the code holds it
         text = _HOLDS_NONE.replace("CELLLIST", code_of(ctx.ref("mindspore.nn.CellList")))
-        call.result = call.result.with_changes(func=define(ctx, "ModuleList", text))
+        result = call.result if call.result is not None else cst.Call(ctx.ref(call.rule.target), [])
+        call.result = result.with_changes(func=define(ctx, "ModuleList", text))
 
 
 _CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Sequential",

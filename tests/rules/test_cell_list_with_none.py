@@ -2,7 +2,9 @@
 (x-transformers: ``nn.ModuleList([pre_norm_or_None, post_norm_or_None, ...])``):
 MindSpore 2.10's CellList refuses None (``each cell must be subclass of Cell,
 but got NoneType``, measured), so a list the file shows may hold None becomes a
-small CellList subclass written above the code. It must behave as torch's
+small CellList subclass written above the code; so does one the file fills
+later by ``append``/``extend`` with such values (``self.skips.append(skip)``
+where ``skip = None`` on some path). It must behave as torch's
 list does: indexing and iteration give None, len counts it, slicing, append
 and extend take it, and the weights' names skip its index
 (``norms.2.weight``), so torch's state dict loads strictly; the model gives
@@ -58,10 +60,22 @@ PROGRAM = textwrap.dedent(
             self.heads = nn.ModuleList([None, nn.Linear(dim, 3)])
             self.heads.append(None)
             self.heads.extend([nn.Linear(dim, 2), None])
+            # filled later, some entries None (x-transformers' skip_combines), and with layers only
+            self.skips = nn.ModuleList([])
+            self.extra = nn.ModuleList([])
+            for i in range(3):
+                skip = None
+                if i > 0:
+                    skip = nn.Linear(dim, dim)
+                self.skips.append(skip)
+                self.extra.append(nn.Tanh())
 
         def forward(self, x):
             for block in self.blocks:
                 x = block(x)
+            for skip, act in zip(self.skips, self.extra):
+                if skip is not None:
+                    x = act(skip(x))
             outs = []
             for head in self.heads:
                 if head is not None:
@@ -72,7 +86,7 @@ PROGRAM = textwrap.dedent(
     def facts(net):
         heads = net.heads
         return (len(heads), [h is None for h in heads], heads[0] is None, heads[-1] is None,
-                len(heads[1:3]), heads[1:3][1] is None, len(net.blocks[0].layers[0]))
+                len(heads[1:3]), heads[1:3][1] is None, len(net.blocks[0].layers[0]), net.skips[0] is None)
     '''
 )
 
@@ -92,6 +106,7 @@ def test_list_shown_to_hold_none_gets_the_subclass_a_list_of_layers_stays_cell_l
     assert "norms = ModuleList([pre_branch_norm, post_branch_norm, post_main_norm])" in code
     assert "self.heads = ModuleList([None, nn.Dense(dim, 3)])" in code
     assert "self.blocks = nn.CellList([Block(dim, True, True), Block(dim, False, False)])" in code
+    assert "self.skips = ModuleList([])" in code and "self.extra = nn.CellList([])" in code
     plain = convert_source("import torch.nn as nn\nlayers = nn.ModuleList([nn.Linear(4, 4), nn.ReLU()])\n", "m.py")
     assert "class ModuleList" not in plain.output and "nn.CellList([nn.Dense(4, 4), nn.ReLU()])" in plain.output
 
@@ -116,13 +131,13 @@ def test_indexing_iteration_len_slicing_and_weights_match_torch(tmp_path):
     assert not any(not_loaded) if isinstance(not_loaded, tuple) else not not_loaded
     # torch's keys skip the None entries' indices: blocks.0.layers.0.0.weight, heads.1.weight, heads.3.weight
     torch_keys = sorted(net.state_dict())
-    assert "heads.1.weight" in torch_keys and "heads.3.weight" in torch_keys
+    assert "heads.1.weight" in torch_keys and "heads.3.weight" in torch_keys and "skips.2.weight" in torch_keys
     # the layers' paths are torch's (LayerNorm's own names differ: gamma/beta for weight/bias)
     assert sorted({n.rsplit(".", 1)[0] for n, _ in cell.parameters_and_names()}) == sorted(
         {k.rsplit(".", 1)[0] for k in torch_keys})
     assert len(params) == len(torch_keys)
     assert converted.facts(cell) == original.facts(net) == (5, [True, False, True, False, True], True, True,
-                                                            2, True, 3)
+                                                            2, True, 3, True)
     x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
     with torch.no_grad():
         expected = [t.numpy() for t in net(torch.from_numpy(x))]

@@ -194,20 +194,34 @@ class Provenance:
     def values_of(self, expr: cst.BaseExpression) -> list[cst.BaseExpression] | None:
         """The expressions a name (or ``self.attribute``) is assigned from in the file;
         None when some binding does not show its value (a loop variable, a parameter ...)."""
+        entries = self._entries(expr)
+        if any(entry is UNKNOWN or isinstance(entry, _Param) for entry in entries):
+            return None
+        return [entry[0] for entry in entries if isinstance(entry, tuple)]
+
+    def may_be_none(self, expr: cst.BaseExpression, follow: bool = True) -> bool:
+        """The file shows ``expr`` may be None: ``None``, ``a if c else None``, or a name
+        (``self.attribute``) some assignment of which is such a value."""
+        if _is_none(expr):
+            return True
+        if isinstance(expr, cst.IfExp):
+            return self.may_be_none(expr.body, follow) or self.may_be_none(expr.orelse, follow)
+        if not follow or not isinstance(expr, (cst.Name, cst.Attribute)):
+            return False
+        return any(entry is None or (isinstance(entry, tuple) and self.may_be_none(entry[0], False))
+                   for entry in self._entries(expr))
+
+    def _entries(self, expr: cst.BaseExpression) -> list:
         scope = self.scope_of(expr)
         if scope is None:
             return []
         if isinstance(expr, cst.Name):
             owner = _binding_scope(expr.value, scope)
-            entries = owner.bindings.get(expr.value, []) if owner is not None else []
-        elif isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) \
+            return owner.bindings.get(expr.value, []) if owner is not None else []
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) \
                 and expr.value.value == scope.self_name and scope.class_name:
-            entries = self.class_attrs.get((scope.class_name, expr.attr.value), [])
-        else:
-            entries = []
-        if any(entry is UNKNOWN or isinstance(entry, _Param) for entry in entries):
-            return None
-        return [entry[0] for entry in entries if isinstance(entry, tuple)]
+            return self.class_attrs.get((scope.class_name, expr.attr.value), [])
+        return []
 
     def returned_by(self, call: cst.Call) -> list[cst.BaseExpression] | None:
         """What the file's function called here returns (None: not a function of this file)."""
@@ -245,6 +259,37 @@ class Provenance:
                 if len(call.args) != 1:
                     return None
                 found.append(call.args[0].value)
+        return found
+
+    def added_to(self, made: cst.Call) -> list[cst.BaseExpression] | None:
+        """What ``x.append(v)`` / ``x.extend(vs)`` add to the object the call ``made`` makes, where
+        it is assigned to ``self.x`` (in any method of its class) or a name (in its scope);
+        None when the file does not show where it goes."""
+        scope = self.scope_of(made)
+        attrs = [key for key, entries in self.class_attrs.items()
+                 if any(isinstance(e, tuple) and e[0] is made for e in entries)]
+        names = [name for name, entries in (scope.bindings.items() if scope is not None else ())
+                 if any(isinstance(e, tuple) and e[0] is made for e in entries)]
+        if len(attrs) + len(names) != 1:
+            return None
+        found = []
+        for method in ("append", "extend"):
+            for call, call_scope in self.calls_by_name.get(method, ()):
+                receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+                if attrs:
+                    ok = isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) \
+                        and receiver.value.value == call_scope.self_name \
+                        and (call_scope.class_name, receiver.attr.value) == attrs[0]
+                else:
+                    ok = isinstance(receiver, cst.Name) and receiver.value == names[0] \
+                        and _binding_scope(names[0], call_scope) is scope
+                if not ok or not call.args:
+                    continue
+                value = call.args[0].value
+                if method == "append":
+                    found.append(value)
+                elif isinstance(value, (cst.List, cst.Tuple)):
+                    found.extend(e.value for e in value.elements if isinstance(e, cst.Element))
         return found
 
     def scope_of(self, expr: cst.CSTNode) -> "_Scope | None":
