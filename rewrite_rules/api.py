@@ -63,7 +63,9 @@ read them, never guess from a variable's name):
 - ``is_number(ctx, expr)``: the expression is a Python number, not a tensor.
 - ``assigned_value(ctx, name)``: the value last assigned to a name before this use
   (None where the file does not show it); ``assigned_values(ctx, expr)``: every value
-  a name or ``self.attribute`` is assigned in the file (None where one is not shown); ``holds_numpy(ctx, expr)``: the
+  a name or ``self.attribute`` is assigned in the file (None where one is not shown); ``may_be_none(ctx, expr)``:
+  the file shows it may be None; ``added_to(ctx, call)``: what ``append``/``extend`` add to the object a call
+  makes; ``holds_numpy(ctx, expr)``: the
   expression holds a numpy, scipy or pandas object as the file shows.
 - ``is_device_string(expr)``, ``is_torch_name(qualified)``,
   ``dotted_parts(expr)`` (``a.b.c`` -> ``["a", "b", "c"]``), ``nullcontext(ctx)``.
@@ -281,7 +283,7 @@ __all__ = [
     "apply_mapping", "bind", "code_of", "define", "defined", "is_literal", "keyword_arg", "literal_value", "parse_expr", "render",
     # what the file's analysis knows
     "CELL", "LAYER", "OPTIMIZER", "SCALER", "SCHEDULER", "WRITER", "Origin", "origin_of", "receiver_origin",
-    "is_number", "assigned_value", "assigned_values", "holds_numpy", "is_device_string", "is_torch_name", "dotted_parts", "nullcontext",
+    "is_number", "assigned_value", "assigned_values", "may_be_none", "added_to", "holds_numpy", "is_device_string", "is_torch_name", "dotted_parts", "nullcontext",
     "is_mindspore_dataset", "dataset_columns", "default_columns", "split_seed_is_set",
     "LOAD_SUBSCRIPTED", "LOAD_DYNAMIC", "LOAD_VALUES_ONLY", "save_state_dicts", "is_state_dict",
     "checkpoint_load_use", "load_values", "load_checkpoint_file",
