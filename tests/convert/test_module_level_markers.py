@@ -359,7 +359,7 @@ from torch.autograd import Function
 
 class DetachMultiple(Function):
     @staticmethod
-    def forward(ctx, *tensors):
+    def forward(ctx, *tensors, **options):
         return tuple(t.detach() for t in tensors)
 
     @staticmethod
@@ -374,7 +374,7 @@ zeros = torch.zeros(2)
 
 def test_a_marked_autograd_function_read_through_apply_at_module_level(tmp_path):
     """x-transformers' ``detach_multiple = DetachMultiple.apply`` under a Function
-    the conversion marks: the module imports without torch, and calling the
+    the conversion marks (here for its ``**options``): the module imports without torch, and calling the
     function raises naming the marker (before, ``DetachMultiple()`` ran at import)."""
     code = _convert(tmp_path, "fns.py", MARKED_FUNCTION)
     assert "detach_multiple = DetachMultiple.apply" in code
