@@ -61,7 +61,7 @@ class CausalSelfAttention(nn.Cell):
 
     def construct(self, x):
         B, T, C = x.shape
-        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+        q, k, v = self.c_attn(x).split(self.n_embd, 2)
         k = k.view(B, T, self.n_head, C // self.n_head).swapaxes(1, 2)
         q = q.view(B, T, self.n_head, C // self.n_head).swapaxes(1, 2)
         v = v.view(B, T, self.n_head, C // self.n_head).swapaxes(1, 2)
