@@ -488,7 +488,23 @@ def _returns_tuple(forward: cst.FunctionDef) -> bool:
     return True
 
 
-class _DropRequiresGrad(cst.CSTTransformer):
+class _OneBody(cst.CSTTransformer):
+    """A transformer of one function's body, not of the functions or lambdas in it
+    (they have their own names); a block it leaves empty holds ``pass``."""
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        if not updated_node.body:
+            return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
+        return updated_node
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+
+class _DropRequiresGrad(_OneBody):
     """forward's ``t.requires_grad_()`` statements go (see ``_requires_grad_call``), and a
     ``for t in ts:`` loop that held nothing else."""
 
@@ -505,17 +521,6 @@ class _DropRequiresGrad(cst.CSTTransformer):
         if len(original_node.body) == 1 and _requires_grad_call(original_node.body[0]):
             return cst.RemoveFromParent()
         return updated_node
-
-    def leave_IndentedBlock(self, original_node, updated_node):
-        if not updated_node.body:
-            return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
-        return updated_node
-
-    def visit_FunctionDef(self, node) -> bool:
-        return False
-
-    def visit_Lambda(self, node) -> bool:
-        return False
 
 
 def _construct(forward: cst.FunctionDef, ctx_name: str, inputs: int | None, kept: "_Kept",
@@ -650,7 +655,6 @@ class _Kept:
     def __init__(self, saved: list[str] | None = None, attributes: dict[str, str] | None = None):
         self.saved = saved
         self.attributes = attributes or {}
-
 
 
 def _unread_gradients(forward: cst.FunctionDef, backward: cst.FunctionDef) -> bool:
@@ -822,7 +826,7 @@ def _assigns_ctx(body: cst.CSTNode, ctx_name: str | None) -> bool:
         for s in _simple_statements(body))
 
 
-class _PlainAssignments(cst.CSTTransformer):
+class _PlainAssignments(_OneBody):
     """What reading bprop's arguments left: ``x, = (x,)`` goes, ``a, b = (x, out)`` is
     ``a, b = x, out``, ``(x,)[0]`` is ``x``."""
 
@@ -861,17 +865,6 @@ class _PlainAssignments(cst.CSTTransformer):
         if not updated_node.body:
             return cst.RemoveFromParent()
         return updated_node
-
-    def leave_IndentedBlock(self, original_node, updated_node):
-        if not updated_node.body:
-            return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
-        return updated_node
-
-    def visit_FunctionDef(self, node) -> bool:
-        return False
-
-    def visit_Lambda(self, node) -> bool:
-        return False
 
 
 # -- gradient checkpointing written as a Function ---------------------------------
@@ -1021,7 +1014,7 @@ class _CtxAttributes(cst.CSTVisitor):
             self.read.add(attribute)
 
 
-class _RecomputeForward(cst.CSTTransformer):
+class _RecomputeForward(_OneBody):
     """A checkpoint Function's forward as a construct: ``ctx.A = fn`` goes
     (``ctx.A`` is ``fn``), what forward keeps on ctx for itself is a local
     variable, what it keeps for backward goes, and ``fn(...)`` runs under
@@ -1075,17 +1068,6 @@ class _RecomputeForward(cst.CSTTransformer):
             )
         return updated_node
 
-    def leave_IndentedBlock(self, original_node, updated_node):
-        if not updated_node.body:
-            return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
-        return updated_node
-
-    def visit_FunctionDef(self, node) -> bool:
-        return False
-
-    def visit_Lambda(self, node) -> bool:
-        return False
-
 
 def _names(node: cst.CSTNode) -> set[str]:
     """The names used in ``node`` (not the attribute names of ``a.b``)."""
@@ -1103,7 +1085,7 @@ def _names(node: cst.CSTNode) -> set[str]:
     return found
 
 
-class _CtxToSelf(cst.CSTTransformer):
+class _CtxToSelf(_OneBody):
     """``ctx.x`` -> ``self.x``; ``ctx.save_for_backward(a, b)`` -> ``self.saved_tensors = (a, b)``;
     ``ctx.needs_input_grad`` -> True for each input (a bprop gives every input's gradient);
     ``ctx.set_materialize_grads(...)`` goes (MindSpore passes zeros, which is what None means)."""
@@ -1182,17 +1164,6 @@ class _CtxToSelf(cst.CSTTransformer):
         if not updated_node.body:
             return cst.RemoveFromParent()
         return updated_node
-
-    def leave_IndentedBlock(self, original_node, updated_node):
-        if not updated_node.body:
-            return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
-        return updated_node
-
-    def visit_FunctionDef(self, node) -> bool:
-        return False  # a nested function has its own names
-
-    def visit_Lambda(self, node) -> bool:
-        return False
 
 
 class _AlwaysTrue(cst.CSTTransformer):
