@@ -247,7 +247,9 @@ def _seeded_draw(call, ctx, draw: str, dtype: str) -> bool:
     """With generator=g: ``mindspore.Tensor(g.<draw>, dtype)``; False without one."""
     if not call.has("generator"):
         return False
-    fields = {name: code_of(call.get(name)) for name in ("n", "low", "high") if call.has(name)}
+    # an argument left out (randint(high=n, ...): low) is torch's default
+    fields = {name: code_of(call.get(name)) if call.has(name) else arg_text(call, name)
+              for name in ("n", "low", "high") if "{" + name + "}" in draw}
     text = draw.format(size=_size_of(call) if "{size}" in draw else "", **fields)
     dtype_text = arg_text(call, "dtype") if call.has("dtype") else code_of(ctx.ref(f"mindspore.{dtype}"))
     call.result = cst.parse_expression(

@@ -65,3 +65,9 @@ def test_integer_index_made_a_receiver_keeps_its_parentheses():
     out = _convert("import torch\n\ndef f(x):\n    return x.index_add(x, 0, x), x.index_copy(0, 1, x)\n")
     cst.parse_module(out)
     assert "(0).int()" in out and "(1).int()" in out, out
+
+
+def test_a_seeded_randint_without_low_draws_from_zero():
+    # torch/utils/data/sampler.py: torch.randint(high=n, size=(32,), generator=generator) (an internal error before)
+    out = _convert("import torch\n\ndef f(n, g):\n    return torch.randint(high=n, size=(32,), dtype=torch.int64, generator=g)\n")
+    assert "g.randint(0, n, (32,))" in out, out
