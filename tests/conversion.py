@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
+import textwrap
 import warnings
 
 from transpiler.convert.pipeline import convert_source
@@ -37,6 +38,16 @@ _counter = iter(range(10**9))
 
 def load(path) -> object:
     return load_module(str(path), f"_ms_migrate_test_{next(_counter)}")
+
+
+def converted_pair(folder: pathlib.Path, source: str) -> tuple[object, object, str]:
+    """``source`` (dedented) written to folder/model.py and converted into folder/out:
+    the torch module, the converted module, and the converted text."""
+    path = folder / "model.py"
+    path.write_text(textwrap.dedent(source))
+    (folder / "out").mkdir()
+    converted = convert_to(path, folder / "out")
+    return load(path), load(converted), converted.read_text()
 
 
 def with_rule(rules, torch_name: str, **changes):

@@ -23,17 +23,8 @@ import pytest
 import torch
 
 from rewrite_rules.nn.module_paths import SUBMODULES, module_paths
-from tests.conversion import convert_to, load
+from tests.conversion import converted_pair
 from transpiler.proof.weights import convert_state_dict, map_weights
-
-
-def _pair(tmp_path, source: str):
-    folder = tmp_path
-    path = folder / "model.py"
-    path.write_text(textwrap.dedent(source))
-    (folder / "out").mkdir()
-    converted = convert_to(path, folder / "out")
-    return load(path), load(converted), converted.read_text()
 
 
 def _compare(model, cell, *inputs, atol=1e-5):
@@ -86,7 +77,7 @@ class WN(nn.Module):
 
 
 def test_weight_norm_converts_loads_torch_weights_and_matches(tmp_path):
-    torch_module, ms_module, text = _pair(tmp_path, VOCODER)
+    torch_module, ms_module, text = converted_pair(tmp_path, VOCODER)
     assert "TODO(ms-migrate)" not in text and "import torch" not in text and "def weight_norm" in text
     torch.manual_seed(0)
     model, cell = torch_module.WN(), ms_module.WN()
@@ -108,7 +99,7 @@ def test_weight_norm_converts_loads_torch_weights_and_matches(tmp_path):
 
 
 def test_weight_norm_trains_g_and_v_like_torch(tmp_path):
-    torch_module, ms_module, _ = _pair(tmp_path, VOCODER)
+    torch_module, ms_module, _ = converted_pair(tmp_path, VOCODER)
     torch.manual_seed(0)
     model, cell = torch_module.WN(), ms_module.WN()
     mindspore.load_param_into_net(cell, convert_state_dict(model, cell), strict_load=True)
@@ -146,7 +137,7 @@ class Block(nn.Module):
 
 @pytest.mark.parametrize("act", ["prelu", "relu", "elu"])
 def test_layers_named_by_module_path_convert_and_match(tmp_path, act):
-    torch_module, ms_module, text = _pair(tmp_path, FACTORY)
+    torch_module, ms_module, text = converted_pair(tmp_path, FACTORY)
     assert "TODO(ms-migrate)" not in text and "import torch" not in text
     torch.manual_seed(0)
     model, cell = torch_module.Block(act), ms_module.Block(act)
@@ -204,7 +195,7 @@ class Encoder(nn.Module):
 
 
 def test_norm_layers_initialised_in_an_isinstance_loop(tmp_path):
-    torch_module, ms_module, text = _pair(tmp_path, INIT_LOOP)
+    torch_module, ms_module, text = converted_pair(tmp_path, INIT_LOOP)
     assert "TODO(ms-migrate)" not in text and "m.gamma.set_data(" in text
     torch.manual_seed(0)
     model, cell = torch_module.Encoder(), ms_module.Encoder()

@@ -22,25 +22,16 @@ same inputs:
 
 from __future__ import annotations
 
-import textwrap
 
 import mindspore
 import numpy as np
 import torch
 
-from tests.conversion import convert_to, load
+from tests.conversion import converted_pair
 from transpiler.proof import replay
 from transpiler.proof.weights import map_weights
 
 replay.install()
-
-
-def _pair(tmp_path, source: str):
-    path = tmp_path / "model.py"
-    path.write_text(textwrap.dedent(source))
-    (tmp_path / "out").mkdir()
-    converted = convert_to(path, tmp_path / "out")
-    return load(path), load(converted), converted.read_text()
 
 
 def _outputs(model, cell, *inputs, move_weights=True):
@@ -91,7 +82,7 @@ class Block(nn.Module):
 
 
 def test_calculate_gain_of_a_run_time_nonlinearity(tmp_path):
-    torch_mod, ms_mod, text = _pair(tmp_path, GAIN)
+    torch_mod, ms_mod, text = converted_pair(tmp_path, GAIN)
     assert "TODO(ms-migrate)" not in text and "import torch" not in text
     x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
     for args in (("relu",), ("tanh",), ("leaky_relu", 0.2), ("leaky_relu",), ("conv2d",), ("selu",)):
@@ -134,7 +125,7 @@ class Lookup(nn.Module):
 
 
 def test_numpy_keyword_names_of_torch_functions(tmp_path):
-    torch_mod, ms_mod, text = _pair(tmp_path, NUMPY_KEYWORDS)
+    torch_mod, ms_mod, text = converted_pair(tmp_path, NUMPY_KEYWORDS)
     assert "TODO(ms-migrate)" not in text and "import torch" not in text
     x = np.random.default_rng(1).standard_normal((2, 3, 4)).astype(np.float32)
     expected, got = _outputs(torch_mod.Lookup(), ms_mod.Lookup(), x, move_weights=False)
@@ -163,7 +154,7 @@ class PatchEmbed(nn.Module):
 
 
 def test_init_of_a_view_of_a_weight(tmp_path):
-    torch_mod, ms_mod, text = _pair(tmp_path, VIEW_INIT)
+    torch_mod, ms_mod, text = converted_pair(tmp_path, VIEW_INIT)
     assert "TODO(ms-migrate)" not in text and "import torch" not in text
     x = np.random.default_rng(2).standard_normal((2, 3, 4, 4)).astype(np.float32)
     tape = replay.Tape(0)
@@ -212,7 +203,7 @@ class Invertible1x1Conv(nn.Module):
 
 
 def test_conv1d_weight_assigned_a_3d_tensor(tmp_path):
-    torch_mod, ms_mod, text = _pair(tmp_path, ASSIGNED_CONV1D)
+    torch_mod, ms_mod, text = converted_pair(tmp_path, ASSIGNED_CONV1D)
     assert "TODO(ms-migrate)" not in text and "import torch" not in text
     z = np.random.default_rng(3).standard_normal((2, 4, 5)).astype(np.float32)
     model, cell = torch_mod.Invertible1x1Conv(), ms_mod.Invertible1x1Conv()
@@ -280,7 +271,7 @@ class Segmenter(nn.Module):
 
 
 def test_module_dict_subclass_holding_containers(tmp_path):
-    torch_mod, ms_mod, text = _pair(tmp_path, LAYER_GETTER)
+    torch_mod, ms_mod, text = converted_pair(tmp_path, LAYER_GETTER)
     assert "TODO(ms-migrate)" not in text and "import torch" not in text
     x = np.random.default_rng(4).standard_normal((2, 3, 8, 8)).astype(np.float32)
     model, cell = torch_mod.Segmenter(), ms_mod.Segmenter()

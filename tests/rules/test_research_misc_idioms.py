@@ -16,15 +16,7 @@ import mindspore
 import numpy as np
 import torch
 
-from tests.conversion import convert_to, load
-
-
-def _pair(tmp_path, source: str):
-    path = tmp_path / "model.py"
-    path.write_text(textwrap.dedent(source))
-    (tmp_path / "out").mkdir()
-    converted = convert_to(path, tmp_path / "out")
-    return load(path), load(converted), converted.read_text()
+from tests.conversion import convert_to, converted_pair
 
 
 def _close(expected, got, atol=1e-6):
@@ -54,7 +46,7 @@ def ones_mask(tags):
 
 
 def test_where_of_a_uint8_mask(tmp_path):
-    torch_mod, ms_mod, text = _pair(tmp_path, WHERE_MASK)
+    torch_mod, ms_mod, text = converted_pair(tmp_path, WHERE_MASK)
     assert "torch" not in text
     assert "where(shown, x, 0.0)" in text  # a condition the source shows bool is left as written
     rng = np.random.default_rng(0)
@@ -95,7 +87,7 @@ SIMILARITY = 'bid,bjd->bij'
 
 
 def test_einops_patterns_through_names_and_f_strings(tmp_path):
-    torch_mod, ms_mod, text = _pair(tmp_path, PATTERN_NAMES)
+    torch_mod, ms_mod, text = converted_pair(tmp_path, PATTERN_NAMES)
     assert "TODO(ms-migrate)" not in text and "einops import" not in text and "import torch" not in text
     x = np.random.default_rng(0).standard_normal((2, 4, 6)).astype(np.float32)
     with torch.no_grad():
@@ -148,7 +140,7 @@ class Codebook(nn.Module):
 def test_a_collective_chosen_as_a_value(tmp_path):
     """``fn = distributed.all_reduce if use_ddp else noop`` (quantizers syncing codebooks):
     torch's signature over mint.distributed.all_reduce, whose default op is MindSpore's sum."""
-    torch_mod, ms_mod, text = _pair(tmp_path, ALL_REDUCE_VALUE)
+    torch_mod, ms_mod, text = converted_pair(tmp_path, ALL_REDUCE_VALUE)
     assert "TODO(ms-migrate)" not in text and "import torch" not in text
     assert "def all_reduce(tensor, op=ops.ReduceOp.SUM, group=None, async_op=False):" in text
     assert "self.all_reduce_fn = torch_distributed.all_reduce if use_ddp else noop" in text
@@ -192,7 +184,7 @@ def quantize(x, codes):
 
 def test_einops_pack_with_a_run_time_pattern(tmp_path):
     """lucidrains' pack_one(t, pattern) helper: the pattern is a parameter, read at run time."""
-    torch_mod, ms_mod, text = _pair(tmp_path, PACK_ONE)
+    torch_mod, ms_mod, text = converted_pair(tmp_path, PACK_ONE)
     assert "TODO(ms-migrate)" not in text and "einops import" not in text and "import torch" not in text
     rng = np.random.default_rng(0)
     x, codes = rng.standard_normal((2, 3, 4, 5)).astype(np.float32), rng.standard_normal((2, 6, 5)).astype(np.float32)

@@ -18,23 +18,14 @@ inputs with torch's weights moved by the weight converter:
 
 from __future__ import annotations
 
-import textwrap
 
 import mindspore
 import numpy as np
 import pytest
 import torch
 
-from tests.conversion import convert_to, load
+from tests.conversion import converted_pair
 from transpiler.proof.weights import map_weights
-
-
-def _pair(tmp_path, source: str):
-    path = tmp_path / "model.py"
-    path.write_text(textwrap.dedent(source))
-    (tmp_path / "out").mkdir()
-    converted = convert_to(path, tmp_path / "out")
-    return load(path), load(converted), converted.read_text()
 
 
 def _compare(model, cell, *inputs, atol=1e-5):
@@ -66,7 +57,7 @@ class Up(nn.Module):
 
 
 def test_upsample_conditional_scale_factor(tmp_path):
-    torch_mod, ms_mod, code = _pair(tmp_path, UPSAMPLE)
+    torch_mod, ms_mod, code = converted_pair(tmp_path, UPSAMPLE)
     x = np.random.default_rng(0).standard_normal((1, 2, 4, 5)).astype(np.float32)
     for kwargs in ({}, {"size": (6, 7)}):
         _compare(torch_mod.Up(**kwargs), ms_mod.Up(**kwargs), x)
@@ -115,7 +106,7 @@ def weighted(model):
 
 
 def test_indexed_tuple_of_layer_classes_is_a_table(tmp_path):
-    torch_mod, ms_mod, code = _pair(tmp_path, FACTORIES)
+    torch_mod, ms_mod, code = converted_pair(tmp_path, FACTORIES)
     assert "TODO(ms-migrate)" not in code
     rng = np.random.default_rng(0)
     for dim, shape in ((1, (2, 2, 7)), (2, (2, 2, 5, 6))):
@@ -149,7 +140,7 @@ class Up(nn.Module):
 
 
 def test_transposed_conv_output_padding_in_a_variable(tmp_path):
-    torch_mod, ms_mod, code = _pair(tmp_path, TRANSPOSED)
+    torch_mod, ms_mod, code = converted_pair(tmp_path, TRANSPOSED)
     assert "TODO(ms-migrate)" not in code
     x = np.random.default_rng(0).standard_normal((2, 3, 5, 6)).astype(np.float32)
     for kwargs in ({}, {"strides": (2, 1)}, {"strides": 1, "padding": (1, 0)}):
@@ -184,7 +175,7 @@ class Net(nn.Module):
 
 
 def test_init_through_as_tensor_fills_the_parameter(tmp_path):
-    torch_mod, ms_mod, code = _pair(tmp_path, AS_TENSOR_INIT)
+    torch_mod, ms_mod, code = converted_pair(tmp_path, AS_TENSOR_INIT)
     assert "TODO(ms-migrate)" not in code
     model, cell = torch_mod.Net(), ms_mod.Net()
     np.testing.assert_array_equal(cell.norm.gamma.asnumpy(), model.norm.weight.detach().numpy())
