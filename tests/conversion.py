@@ -50,6 +50,30 @@ def converted_pair(folder: pathlib.Path, source: str) -> tuple[object, object, s
     return load(path), load(converted), converted.read_text()
 
 
+def move_torch_weights(model, cell):
+    """torch ``model``'s weights mapped onto ``cell`` (every key placed) and loaded strictly; the report."""
+    import mindspore
+
+    from transpiler.proof.weights import map_weights
+
+    params, report = map_weights(model, cell)
+    assert report.ok, report.problems()
+    assert mindspore.load_param_into_net(cell, params, strict_load=True) == ([], [])
+    return report
+
+
+def eval_outputs(model, cell, *inputs):
+    """torch ``model`` and MindSpore ``cell``, both in eval mode, on the same NumPy ``inputs``."""
+    import mindspore
+    import torch
+
+    model.eval()
+    cell.set_train(False)
+    with torch.no_grad():
+        expected = model(*(torch.from_numpy(x) for x in inputs))
+    return expected, cell(*(mindspore.Tensor(x) for x in inputs))
+
+
 def with_rule(rules, torch_name: str, **changes):
     """A copy of ``rules`` with one ApiRule changed (for wrong-rule tests), under each
     name it answers to (``torch.nn.BatchNorm1d`` is also ``torch.nn.modules.BatchNorm1d``)."""

@@ -23,20 +23,14 @@ import pytest
 import torch
 
 from rewrite_rules.nn.module_paths import SUBMODULES, module_paths
-from tests.conversion import converted_pair
-from transpiler.proof.weights import convert_state_dict, map_weights
+from tests.conversion import converted_pair, eval_outputs, move_torch_weights
+from transpiler.proof.weights import convert_state_dict
 
 
 def _compare(model, cell, *inputs, atol=1e-5):
-    params, report = map_weights(model, cell)
-    assert report.ok, report.problems()
-    assert mindspore.load_param_into_net(cell, params, strict_load=True) == ([], [])
-    model.eval()
-    cell.set_train(False)
-    with torch.no_grad():
-        expected = model(*(torch.from_numpy(x) for x in inputs)).numpy()
-    got = cell(*(mindspore.Tensor(x) for x in inputs)).asnumpy()
-    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=atol)
+    report = move_torch_weights(model, cell)
+    expected, got = eval_outputs(model, cell, *inputs)
+    np.testing.assert_allclose(got.asnumpy(), expected.numpy(), rtol=1e-4, atol=atol)
     return report
 
 

@@ -27,24 +27,16 @@ import mindspore
 import numpy as np
 import torch
 
-from tests.conversion import converted_pair
+from tests.conversion import converted_pair, eval_outputs, move_torch_weights
 from transpiler.proof import replay
-from transpiler.proof.weights import map_weights
 
 replay.install()
 
 
 def _outputs(model, cell, *inputs, move_weights=True):
     if move_weights:
-        params, report = map_weights(model, cell)
-        assert report.ok, report.problems()
-        assert mindspore.load_param_into_net(cell, params, strict_load=True) == ([], [])
-    model.eval()
-    cell.set_train(False)
-    with torch.no_grad():
-        expected = model(*(torch.from_numpy(x) for x in inputs))
-    got = cell(*(mindspore.Tensor(x) for x in inputs))
-    return expected, got
+        move_torch_weights(model, cell)
+    return eval_outputs(model, cell, *inputs)
 
 
 def _close(expected, got, atol=1e-5):

@@ -19,24 +19,16 @@ inputs with torch's weights moved by the weight converter:
 from __future__ import annotations
 
 
-import mindspore
 import numpy as np
 import pytest
 import torch
 
-from tests.conversion import converted_pair
-from transpiler.proof.weights import map_weights
+from tests.conversion import converted_pair, eval_outputs, move_torch_weights
 
 
 def _compare(model, cell, *inputs, atol=1e-5):
-    params, report = map_weights(model, cell)
-    assert report.ok, report.problems()
-    assert mindspore.load_param_into_net(cell, params, strict_load=True) == ([], [])
-    model.eval()
-    cell.set_train(False)
-    with torch.no_grad():
-        expected = model(*(torch.from_numpy(x) for x in inputs))
-    got = cell(*(mindspore.Tensor(x) for x in inputs))
+    move_torch_weights(model, cell)
+    expected, got = eval_outputs(model, cell, *inputs)
     np.testing.assert_allclose(got.asnumpy(), expected.numpy(), rtol=1e-4, atol=atol)
 
 
