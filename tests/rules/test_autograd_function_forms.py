@@ -146,14 +146,26 @@ class PlainSTE(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.clamp(-1, 1)
+
+
+class Halve(Function):
+    """backward's gradient has the name of forward's input (as in the framework's own tests)."""
+
+    @staticmethod
+    def forward(ctx, input):
+        return input * 0.5
+
+    @staticmethod
+    def backward(ctx, input):
+        return input * 0.5
 ''')
 
 MODEL = textwrap.dedent('''
 import torch
 import torch.nn as nn
 
-from af_forms_functions import (ApplyFn, DetachMultiple, MulAdd, PlainSTE, ScaleAll, Softsign, WeightedSum,
-                                detach_multiple)
+from af_forms_functions import (ApplyFn, DetachMultiple, Halve, MulAdd, PlainSTE, ScaleAll, Softsign,
+                                WeightedSum, detach_multiple)
 
 weighted_sum = WeightedSum.apply  # apply read as a value in another file
 
@@ -187,6 +199,10 @@ def mul_add(x, y):
     return MulAdd.apply(x, y) + PlainSTE.apply(x)
 
 
+def halve(x):
+    return Halve.apply(x) * x
+
+
 class Belief(nn.Module):
     def __init__(self):
         super().__init__()
@@ -213,6 +229,7 @@ def _cases() -> list[Case]:
         Case("apply_fn", [randn(2, 3)]),
         Case("mul_add", [randn(2, 3), randn(2, 3)]),
         Case("mul_add", [randn(2, 3), randn(2, 3)], jit=True),
+        Case("halve", [randn(2, 3)]),
         Case("Belief", [randn(2, 3), randn(2, 3)], args=[]),
     ]
 
@@ -248,7 +265,7 @@ def test_the_forms_become_cells_with_a_bprop(converted):
     functions = (out / "af_forms_functions.py").read_text()
     model = (out / "af_forms_model.py").read_text()
     assert "TODO(ms-migrate)" not in functions + model and "torch" not in functions + model, functions + model
-    assert functions.count("(nn.Cell):") == 7 and functions.count("def bprop(self") == 7
+    assert functions.count("(nn.Cell):") == 8 and functions.count("def bprop(self") == 8
     assert "classmethod" not in functions and "requires_grad" not in functions
     assert textwrap.dedent('''
         class DetachMultiple(nn.Cell):
@@ -270,6 +287,7 @@ def test_the_forms_become_cells_with_a_bprop(converted):
     assert "detach_multiple = DetachMultiple()\n" in functions  # keeps nothing on self: one instance serves
     # one that keeps state on self gets an instance per call
     assert "weighted_sum = lambda *args: WeightedSum()(" in model
+    assert "    def bprop(self, input, out, grad_input):\n        return (grad_input * 0.5,)\n" in functions
     assert "DetachMultiple()(self.proj(a), b)" in model and "ScaleAll()(1.5, a, b)" in model
 
 

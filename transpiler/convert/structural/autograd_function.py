@@ -254,6 +254,11 @@ def convert_function_class(ctx, node: cst.ClassDef, base: cst.Arg) -> cst.ClassD
     if function is not None:
         return _recompute_cell(ctx, node, base, forward, backward, function)
     inputs, star_in = _params(forward), _star(forward)
+    renamed = _without_input_names(backward, set(inputs[1:]) | {star_in})
+    if renamed is not backward:
+        node = node.with_changes(body=node.body.with_changes(
+            body=[renamed if s is backward else s for s in node.body.body]))
+        backward = renamed
     grads, star_grads = _params(backward), _star(backward)
     if _takes_keywords(forward) or _takes_keywords(backward):
         raise Unconvertible("forward/backward take **kwargs or keyword-only parameters: a bprop is given its "
@@ -338,6 +343,18 @@ def _with_setup_merged(node: cst.ClassDef, forward: cst.FunctionDef, setup: cst.
     return node.with_changes(body=node.body.with_changes(body=body)), made
 
 
+def _without_input_names(backward: cst.FunctionDef, inputs: set) -> cst.FunctionDef:
+    """backward with its gradient parameters that share a name with one of forward's
+    inputs renamed: bprop takes both, and in backward the name is the gradient."""
+    taken = inputs | set(_params(backward)) | {_star(backward)} | _names(backward.body)
+    for name in [*_params(backward)[1:], _star(backward)]:
+        if name is not None and name in inputs:
+            new = _fresh((f"grad_{name}", f"d_{name}", f"_grad_{name}"), taken)
+            taken.add(new)
+            backward = backward.visit(_Rename(name, new))
+    return backward
+
+
 class _Rename(cst.CSTTransformer):
     def __init__(self, old: str, new: str):
         super().__init__()
@@ -345,6 +362,9 @@ class _Rename(cst.CSTTransformer):
 
     def leave_Attribute(self, original_node, updated_node):
         return updated_node.with_changes(attr=original_node.attr)  # a.output is no name
+
+    def leave_Arg(self, original_node, updated_node):
+        return updated_node.with_changes(keyword=original_node.keyword)  # f(output=...) names a parameter
 
     def leave_Name(self, original_node, updated_node):
         return updated_node.with_changes(value=self.new) if updated_node.value == self.old else updated_node
