@@ -6,6 +6,7 @@ parameter renames of ``ApiRule.weights``):
 
     self.fc.in_features              self.fc.in_channels
     emb.embedding_dim                emb.embedding_size
+    torch.finfo(x.dtype).max         float(np.finfo(str(x.dtype).lower()).max)
     module.weight (an Embedding)     module.embedding_table
     conv1d.kernel_size               conv1d.kernel_size[1:]
     model.module (DataParallel)      model
@@ -29,7 +30,7 @@ import libcst as cst
 
 from transpiler.convert.codegen import code_for_node
 from transpiler.convert.structural.datasets import is_mindspore_dataset
-from transpiler.convert.structural.provenance import LAYER, LOADER, WRAPPER, provenance_of, remember_module
+from transpiler.convert.structural.provenance import LAYER, LOADER, TYPE_INFO, WRAPPER, provenance_of, remember_module
 from transpiler.convert.walk import LAYOUT_TYPES, StatementVisitor, walk
 
 
@@ -80,7 +81,7 @@ class Attributes:
                 return ("named", named)
             pipeline = source is not None and is_mindspore_dataset(self.ctx, source)
             return ("dataset", pipeline)
-        if origin.kind != LAYER:
+        if origin.kind not in (LAYER, TYPE_INFO):
             return None
         rule = self.rewriter.rules.calls.get(origin.qualified)
         if rule is None or attr not in rule.attribute_reads:

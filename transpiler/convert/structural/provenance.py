@@ -32,6 +32,7 @@ from transpiler.convert.walk import LAYOUT_TYPES, walk
 OPTIMIZER, SCHEDULER, SCALER, AUTOCAST, NULLCONTEXT = "optimizer", "scheduler", "scaler", "autocast", "nullcontext"
 LOADER, WRITER, LAYER, CELL, INSTANCE, GENERATOR = "loader", "writer", "layer", "cell", "instance", "generator"
 WRAPPER = "wrapper"  # DataParallel(model): ``.module`` is the wrapped model
+TYPE_INFO = "type_info"  # torch.finfo(dtype) / torch.iinfo(dtype): its rule maps the attribute reads
 
 _SCHEDULER_PREFIX = "torch.optim.lr_scheduler."
 _SCALERS = frozenset({"torch.amp.GradScaler", "torch.cuda.amp.GradScaler", "torch.amp.grad_scaler.GradScaler",
@@ -42,6 +43,7 @@ _LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloade
 _WRITERS = frozenset({"torch.utils.tensorboard.SummaryWriter", "torch.utils.tensorboard.writer.SummaryWriter"})
 _WRAPPERS = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
                        "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.data_parallel.DataParallel"})
+_TYPE_INFOS = frozenset({"torch.finfo", "torch.iinfo"})
 _TRANSPARENT_CALLS = frozenset({"torch.compile"})  # return their first argument's object
 _LAYER_PREFIX = "torch.nn."
 _NOT_LAYERS = ("torch.nn.functional.", "torch.nn.init.", "torch.nn.utils.", "torch.nn.parallel.", "torch.nn.parameter.")
@@ -109,6 +111,8 @@ def classify_call(qualified: str) -> str | None:
         return WRITER
     if qualified == "torch.Generator":
         return GENERATOR
+    if qualified in _TYPE_INFOS:
+        return TYPE_INFO
     if qualified.startswith(_LAYER_PREFIX) and not qualified.startswith(_NOT_LAYERS) and qualified not in _PARAMETERS:
         last = qualified.rsplit(".", 1)[-1]  # a layer class, or its constructor Embedding.from_pretrained
         return LAYER if last[:1].isupper() or last == "from_pretrained" else None
