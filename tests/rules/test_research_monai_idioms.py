@@ -13,7 +13,10 @@ inputs with torch's weights moved by the weight converter:
   padding in a variable (monai's Convolution): folded into MindSpore's padding
   when the layer is built, directly and through the layer's adapter;
 - ``nn.init.kaiming_normal_(torch.as_tensor(m.weight))`` (monai's DenseNet):
-  as_tensor returns the parameter itself, which the initialiser fills.
+  as_tensor returns the parameter itself, which the initialiser fills;
+- ``Rearrange, _ = optional_import("einops.layers.torch", name="Rearrange")``
+  (monai's UNETR, ViT, SwinUNETR): the name is einops' as if imported, so its
+  uses convert.
 """
 
 from __future__ import annotations
@@ -178,3 +181,41 @@ def test_init_through_as_tensor_fills_the_parameter(tmp_path):
     assert abs(weight.std() - (2 / 144) ** 0.5) < 0.01 and abs(weight.mean()) < 0.01
     x = np.random.default_rng(0).standard_normal((2, 16, 5, 5)).astype(np.float32)
     _compare(model, cell, x, atol=1e-4)
+
+
+GUARDED_IMPORT = '''
+import importlib
+
+import torch
+import torch.nn as nn
+
+
+def optional_import(module, version="", version_checker=None, name=""):
+    try:
+        found = importlib.import_module(module)
+    except Exception:
+        return None, False
+    return (getattr(found, name) if name else found), True
+
+
+Rearrange, _ = optional_import("einops.layers.torch", name="Rearrange")
+rearrange, has_einops = optional_import("einops", name="rearrange")
+
+
+class Patches(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.to_seq = Rearrange("b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=2, p2=2)
+        self.fc = nn.Linear(8, 6)
+
+    def forward(self, x):
+        y = self.fc(self.to_seq(x))
+        return rearrange(y, "b n (k c) -> b k c n", k=2)
+'''
+
+
+def test_names_bound_by_optional_import_convert(tmp_path):
+    torch_mod, ms_mod, code = converted_pair(tmp_path, GUARDED_IMPORT)
+    assert "TODO(ms-migrate)" not in code and "import einops" not in code and "from einops" not in code, code
+    x = np.random.default_rng(0).standard_normal((2, 2, 4, 6)).astype(np.float32)
+    _compare(torch_mod.Patches(), ms_mod.Patches(), x)

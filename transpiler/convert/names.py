@@ -60,6 +60,8 @@ class ImportBinding:
 
     @property
     def from_import(self) -> bool:
+        if isinstance(self.statement, cst.Assign):  # ``X, _ = optional_import("mod", name="X")``
+            return self.qualified != self.module
         return isinstance(self.statement, cst.ImportFrom)
 
 
@@ -264,6 +266,12 @@ class NameAnalyzer(StatementVisitor):
             for target in node.targets:
                 self._bind_target(target.target)
         else:
+            guarded = _guarded_import(node)
+            if guarded is not None:
+                name, qualified, module = guarded
+                self._skip.add(id(name))
+                self._record_import(name.value, qualified, node, True, module)
+                return
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
                     self.result.bound_names.add(target.target.value)
@@ -411,6 +419,30 @@ class NameAnalyzer(StatementVisitor):
 
     def visit_With(self, node: cst.With) -> None:
         pass
+
+
+def _guarded_import(node: cst.Assign) -> tuple[cst.Name, str, str] | None:
+    """``X, ok = optional_import("mod", name="Y")`` (MONAI's import that tolerates a missing
+    package, used across MONAI-based code): X is ``mod.Y`` (``mod`` without ``name``), as if
+    imported; returns (X's Name node, the qualified name, the module)."""
+    if len(node.targets) != 1 or not isinstance(node.value, cst.Call):
+        return None
+    target, call = node.targets[0].target, node.value
+    if not isinstance(target, cst.Tuple) or len(target.elements) != 2 or not isinstance(target.elements[0].value,
+                                                                                          cst.Name):
+        return None
+    parts = chain_parts(call.func)
+    if not parts or parts[-1] != "optional_import":
+        return None
+    module, name = None, ""
+    for index, arg in enumerate(call.args):
+        if arg.keyword is None and index == 0:
+            module = arg.value.evaluated_value if isinstance(arg.value, cst.SimpleString) else None
+        elif (arg.keyword is None and index == 3) or (arg.keyword is not None and arg.keyword.value == "name"):
+            name = arg.value.evaluated_value if isinstance(arg.value, cst.SimpleString) else None
+    if not isinstance(module, str) or not module or not isinstance(name, str):
+        return None
+    return target.elements[0].value, f"{module}.{name}" if name else module, module
 
 
 def _module_level_import_names(body) -> frozenset[str]:
