@@ -33,7 +33,8 @@ What hooks receive and may use:
 - ``BoundCall`` (an ApiRule hook's ``call``): the torch call bound to the
   torch signature; read with ``has``/``get``/``literal``, change with
   ``set``/``remove``/``add_keyword``, or set ``call.target``, ``call.func`` or
-  ``call.result``. ``MethodCall`` (a MethodRule hook's ``call``). ``ctx.ref(name)``
+  ``call.result``; ``call.why`` gives the report's account of the call ("" for none)
+  in place of its argument changes and the rule's notes. ``MethodCall`` (a MethodRule hook's ``call``). ``ctx.ref(name)``
   spells a MindSpore (or any importable) name and queues its import;
   ``ctx.warn(node, api, message)`` reports something the user should check.
 - ``Unconvertible(reason)``: raise it when the call cannot be converted

@@ -62,11 +62,18 @@ def _like(name, target=None, extra_params=(), inputs=X, **options):
 
 def _randint(call, ctx):
     """torch.randint(high, size) has an implicit low=0."""
-    if not call.has("size"):
+    if not call.has("size"):  # bound as (low, high): torch reads two positional arguments as (high, size)
         call.set("size", call.get("high"))
         call.set("high", call.get("low"))
         call.set("low", "0")
-    _seeded_draw(call, ctx, "randint({low}, {high}, {size})", "int64")
+        call.why = "torch's randint(high, size): low=0 written (MindSpore's randint has no default low)"
+    elif not call.has("low"):
+        call.set("low", "0")
+        call.why = "low=0 written (MindSpore's randint has no default low)"
+    else:
+        call.why = ""
+    if _seeded_draw(call, ctx, "randint({low}, {high}, {size})", "int64"):
+        call.why = "the generator's draw (numpy.random.RandomState, see torch.Generator)"
 
 
 # MindSpore samples float32 and casts, so a float64 draw keeps float32 precision:
@@ -394,7 +401,8 @@ RULES = [
              "in 2.10, but its replacement mint.randint has no CPU kernel (measured: 'Create kernelmod for op "
              "InplaceRandom failed'), so it stays. With generator=g: g.randint(low, high, size) "
              "(numpy.random.RandomState, see torch.Generator).",
-       extra=(case("result = torch.randint(5, (3,))"), case("result = torch.randint(-3, 1000, (200,))"))),
+       extra=(case("result = torch.randint(5, (3,))"), case("result = torch.randint(-3, 1000, (200,))"),
+              case("result = torch.randint(high=5, size=(3,))"))),
     fn("torch.randperm", "mindspore.ops.argsort", signature="n, *, generator=None, out=None, dtype=None, layout=None, "
        "device=None, requires_grad=False, pin_memory=False", args=_SEEDED_ARGS, params=[P("n", "6"), INT_DTYPE], inputs={},
        hook=_randperm, notes=_RANDPERM_NOTE,

@@ -1,5 +1,7 @@
 """What the reports say is what happened: torch.randint with an explicit low
-is not said to get "its implicit low=0 written", and analyze does not list a
+is not said to get "its implicit low=0 written", the two-argument form
+randint(high, size) is described as torch binds it (not as low 10 -> 0, high
+(3,) -> 10), and analyze does not list a
 call a rule's code rewrote as a whole (torch.compile -> jit_compile) as
 "converted as is"."""
 
@@ -20,6 +22,17 @@ def test_an_explicit_low_is_not_called_implicit():
     assert "implicit" not in message, message
     (message,) = _messages("import torch\nx = torch.randint(low=3, high=10, size=(4,))\n")
     assert "implicit" not in message, message
+
+
+def test_the_two_argument_form_is_described_as_torch_reads_it():
+    (message,) = _messages("import torch\nx = torch.randint(10, (3,))\n")
+    assert message == ("torch.randint(10, (3,)) -> ops.randint(0, 10, size=(3,)): torch's randint(high, size): "
+                       "low=0 written (MindSpore's randint has no default low)"), message
+    (message,) = _messages("import torch\nx = torch.randint(high=10, size=(3,))\n")
+    assert message.endswith("ops.randint(low=0, high=10, size=(3,)): low=0 written (MindSpore's randint has no "
+                            "default low)"), message
+    (message,) = _messages("import torch\nx = torch.randint(2, 10, (3,))\n")
+    assert message == "torch.randint(2, 10, (3,)) -> ops.randint(2, 10, (3,))", message
 
 
 def test_analyze_does_not_call_a_rewritten_compile_as_is(tmp_path, capsys):

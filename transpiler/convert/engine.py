@@ -70,6 +70,10 @@ class BoundCall:
     for_adapter: bool = False
     func: cst.BaseExpression | None = None  # hooks may replace the callee expression
     result: cst.BaseExpression | None = None  # hooks may replace the whole call
+    # a hook's own account of this call for the report, in place of the argument changes
+    # and the rule's notes ("" for none): a hook that rebinds torch's arguments (randint's
+    # two-argument form) knows what happened better than the per-argument comparison
+    why: str | None = None
 
     def has(self, name: str) -> bool:
         return name in self.values
@@ -287,10 +291,12 @@ def _fix_commas(args: list[cst.Arg], original: cst.Call) -> list[cst.Arg]:
 
 
 def convert_call(rule: ApiRule, call: cst.Call, ctx: FileContext, source: cst.Call | None = None,
-                 for_adapter: bool = False, changes: list | None = None) -> cst.BaseExpression:
+                 for_adapter: bool = False, changes: list | None = None,
+                 why: list | None = None) -> cst.BaseExpression:
     """The MindSpore form of ``call``; raises Unconvertible. ``changes``, when
     given, receives (torch parameter, what happened to it in the user's words)
-    for each argument the conversion changed."""
+    for each argument the conversion changed; ``why``, the hook's own account
+    of the call (``BoundCall.why``), when it gave one."""
     if rule.no_op:
         positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
         if not positional:
@@ -307,7 +313,9 @@ def convert_call(rule: ApiRule, call: cst.Call, ctx: FileContext, source: cst.Ca
             rule.hook(bound, ctx)
     if bound.result is None and bound.target is None:
         raise Unconvertible(rule.notes or f"{rule.torch} has no MindSpore equivalent")
-    if changes is not None:  # a hook that builds the result itself may still have changed the arguments first
+    if why is not None and bound.why is not None:
+        why.append(bound.why)
+    elif changes is not None:  # a hook that builds the result itself may still have changed the arguments first
         changes.extend(argument_changes(bound, given))
     if bound.result is not None:
         return bound.result

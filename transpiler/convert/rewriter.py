@@ -436,7 +436,8 @@ class Rewriter(Transformer):
                 raise UnknownValue("the layer needs statements after its constructor")
             expanded = structural.expand_keyword_dicts(qualified, original, updated, self.ctx)
             changes: list[tuple[str, str]] = []
-            result = convert_call(rule, expanded, self.ctx, source=original, changes=changes)
+            why: list[str] = []
+            result = convert_call(rule, expanded, self.ctx, source=original, changes=changes, why=why)
         except Unconvertible as exc:
             if not (isinstance(exc, UnknownValue) or any(arg.star for arg in original.args)):
                 self.mark(original, qualified, exc.reason)
@@ -444,7 +445,7 @@ class Rewriter(Transformer):
             return self._adapted_call(original, updated, qualified, rule, exc.reason)
         self.ctx.consume(original.func)
         self.changed()
-        message = describe(original, result, changes, rule.target, _first_sentence(rule.notes))
+        message = describe(original, result, changes, rule.target, why[0] if why else _first_sentence(rule.notes))
         if not changes and rule.hook is not None and not same_arguments(original, result):
             changes = [("the call", message)]
         self.ctx.converted(original, qualified, message, changes=changes)
