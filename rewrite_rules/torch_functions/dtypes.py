@@ -44,8 +44,8 @@ RULES = [
 
 def _type_info(kind: str):
     """``torch.finfo(dtype)`` -> NumPy's ``finfo`` of the same dtype, found by its name
-    (``str(mindspore.float16)`` is ``"Float16"``; mindspore.dtype_to_nptype is deprecated
-    since MindSpore 2.7). torch's finfo without a dtype is the default dtype's, float32."""
+    (``str(mindspore.float16)`` is ``"Float16"``; MindSpore's dtype-to-NumPy function is
+    deprecated since 2.7). torch's finfo without a dtype is the default dtype's, float32."""
 
     def hook(call, ctx):
         dtype = call.get("type")

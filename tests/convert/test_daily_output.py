@@ -94,3 +94,26 @@ def test_the_converted_api_table_names_only_torch_apis():
     assert "not a torch API call" in table
     # the rewrites the table leaves out are still listed
     assert "| `forward` |" in text.split("## What each conversion did", 1)[1]
+
+
+_GAIN = """
+    class M(nn.Module):
+        def __init__(self, nonlinearity):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+            nn.init.xavier_uniform_(self.fc.weight, gain=nn.init.calculate_gain(nonlinearity))
+"""
+
+
+def test_added_standard_library_imports_join_the_files_group_in_order():
+    out = _convert('"""Doc."""\nimport os\nimport sys\n\nimport numpy as np\nimport torch\nimport torch.nn as nn\n'
+                   + textwrap.dedent(_GAIN)).output
+    assert out.startswith('"""Doc."""\nimport math\nimport os\nimport sys\n\nimport numpy as np\nimport mindspore\n'
+                          'from mindspore import nn\n'), out
+
+
+def test_added_standard_library_imports_form_a_group_above_the_others():
+    out = _convert("import numpy as np\nimport torch\nimport torch.nn as nn\n" + textwrap.dedent(_GAIN)).output
+    assert out.startswith("import math\n\nimport numpy as np\nimport mindspore\nfrom mindspore import nn\n"), out
+    unsorted = _convert("import sys\nimport os\nimport torch\nimport torch.nn as nn\n" + textwrap.dedent(_GAIN)).output
+    assert unsorted.startswith("import sys\nimport os\nimport math\nimport mindspore\n"), unsorted  # at its end

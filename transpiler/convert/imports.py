@@ -4,6 +4,8 @@ generated names when a kept torch import still claims a short name."""
 
 from __future__ import annotations
 
+import sys
+
 import libcst as cst
 
 from transpiler.convert.comments import keep_in_statement
@@ -217,6 +219,55 @@ def _insert_index(body: list[cst.CSTNode]) -> int:
     return index
 
 
+def _import_root(statement: cst.CSTNode) -> tuple[str, bool] | None:
+    """(the top-level module, a from-import) of a one-import line at module level."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    node = statement.body[0]
+    if isinstance(node, cst.Import):
+        return code_of(node.names[0].name).split(".", 1)[0], False
+    if isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative:
+        return code_of(node.module).split(".", 1)[0], True
+    return None
+
+
+def _standard_library(statement: cst.CSTNode) -> bool:
+    root = _import_root(statement)
+    return root is not None and root[0] in sys.stdlib_module_names and root[0] != "__future__"
+
+
+def _sort_key(statement: cst.SimpleStatementLine) -> tuple[bool, str]:
+    """isort's order within a section: plain imports, then from-imports, each by module."""
+    node = statement.body[0]
+    module = node.names[0].name if isinstance(node, cst.Import) else node.module
+    return isinstance(node, cst.ImportFrom), code_of(module).lower()
+
+
+def _into_standard_group(body: list, index: int, new: list[cst.SimpleStatementLine]) -> bool:
+    """Puts the standard-library imports the conversion needs (``import math``) among the
+    file's own standard-library imports above ``index``: in order where that group is
+    sorted, else at its end. False when the file has none there."""
+    group = [i for i in range(index) if _standard_library(body[i])]
+    if not group:
+        return False
+    last = group[-1]
+    first = last
+    while first - 1 in group and not body[first].leading_lines:
+        first -= 1  # the run of imports ending at the last one: the file's standard-library group
+    keys = [_sort_key(s) for s in body[first:last + 1]]
+    in_order = keys == sorted(keys)
+    for statement in sorted(new, key=_sort_key):
+        key = _sort_key(statement)
+        position = next((first + k for k, other in enumerate(keys) if other > key), last + 1) if in_order else last + 1
+        if position == first:  # before the group's first import: its blank lines and comments move up
+            statement = statement.with_changes(leading_lines=body[first].leading_lines)
+            body[first] = body[first].with_changes(leading_lines=())
+        body.insert(position, statement)
+        keys.insert(position - first, key)
+        last += 1
+    return True
+
+
 class _Respell(KeepsFormatting):
     def __init__(self, targets: dict[int, str], to_format: NodeSet):
         super().__init__(to_format)
@@ -245,6 +296,11 @@ def fix_imports(module: cst.Module, ctx: FileContext) -> cst.Module:
                                                ctx.passed, ctx.analysis.import_holders))
     body = list(module.body)
     new_imports = _new_import_statements(ctx) if ctx.imports_needed else []
+    standard = [s for s in new_imports if _standard_library(s)]
+    new_imports = [s for s in new_imports if not _standard_library(s)]
+    if standard and _into_standard_group(body, index, standard):
+        index += len(standard)
+        standard = []
     if new_imports:
         # The new imports take over the comment lines above the first torch
         # import, whether that import survived or not.
@@ -258,4 +314,13 @@ def fix_imports(module: cst.Module, ctx: FileContext) -> cst.Module:
                 body[index + len(new_imports)] = anchor.with_changes(leading_lines=())
         else:
             body[index:index] = new_imports
+    if standard:  # a group of their own, above the file's first import (or the MindSpore imports)
+        standard.sort(key=_sort_key)
+        index = next((i for i in range(index) if _import_root(body[i]) is not None
+                      and _import_root(body[i])[0] != "__future__"), index)
+        following = body[index] if index < len(body) else None
+        if following is not None and not placeholders.is_placeholder(following):
+            standard[0] = standard[0].with_changes(leading_lines=following.leading_lines)
+            body[index] = following.with_changes(leading_lines=(cst.EmptyLine(),))
+        body[index:index] = standard
     return module.with_changes(body=placeholders.compact(body))

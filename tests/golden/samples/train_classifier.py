@@ -10,14 +10,14 @@ checkpoint with the best model kept aside.
 
 import argparse
 import os
+import pathlib
+import pickle
 import random
 import shutil
 import time
 
 import numpy as np
 import mindspore
-import pathlib
-import pickle
 import tensorboardX  # new requirement: pip install tensorboardX (torch.utils.tensorboard's SummaryWriter as a package of its own)
 from mindspore import nn, ops
 

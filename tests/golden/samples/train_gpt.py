@@ -10,14 +10,14 @@ evaluation, TensorBoard logging and checkpoints that can be resumed from.
 import argparse
 import math
 import os
+import pathlib
+import pickle
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
 import mindspore
-import pathlib
-import pickle
 import tensorboardX  # new requirement: pip install tensorboardX (torch.utils.tensorboard's SummaryWriter as a package of its own)
 from mindspore import nn, ops
 

@@ -1,10 +1,11 @@
 """MNIST-style CNN classification: a custom Dataset of synthetic 28x28 digits,
 a DataLoader, Adam, accuracy bookkeeping, an evaluation loop and a checkpoint."""
 
-import numpy as np
-import mindspore
 import pathlib
 import pickle
+
+import numpy as np
+import mindspore
 from mindspore import nn, ops
 
 

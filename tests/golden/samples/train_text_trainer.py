@@ -9,11 +9,11 @@ TensorBoard and saves/loads its full state.
 
 import argparse
 import os
+import pathlib
+import pickle
 
 import numpy as np
 import mindspore
-import pathlib
-import pickle
 import tensorboardX  # new requirement: pip install tensorboardX (torch.utils.tensorboard's SummaryWriter as a package of its own)
 from mindspore import nn, ops
 
