@@ -49,7 +49,6 @@ _PROVEN = ("tests/training/test_distributed_msrun.py::test_converted_ddp_script_
 _LAUNCHER = Drop("msrun says how many processes there are and which one this is (RANK_SIZE, RANK_ID)")
 _GROUP = Unsupported("process groups other than the default one are not converted")
 _ASYNC = Unsupported("async_op=True: the MindSpore call is written synchronous")
-_LOADERS = ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
 _MSRUN = "msrun --worker_num=N --local_worker_num=N --master_port=PORT --join=True script.py"
 _DDP_SIGNATURE = ("module, device_ids=None, output_device=None, dim=0, broadcast_buffers=True, "
                   "init_sync=True, process_group=None, bucket_cap_mb=None, find_unused_parameters=False, "
@@ -127,7 +126,7 @@ def _set_epoch(call, ctx):
     if not (isinstance(read, cst.Attribute) and read.attr.value == "sampler") or origin_of(ctx, read) is not None:
         return call.call  # a sampler, or an object of the file's own with set_epoch
     loader = origin_of(ctx, read.value)
-    if loader is not None and loader.qualified not in _LOADERS:
+    if loader is not None:  # a loader the file shows: its ``.sampler`` read is rewritten where it is read
         return call.call
     if loader is None and (not _uses_distributed_sampler(ctx) or _sets_sampler_attributes(ctx)):
         return call.call  # not surely a loader: self.sampler = DistributedSampler(...) is a sampler

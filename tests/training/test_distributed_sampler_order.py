@@ -5,7 +5,8 @@ torch's sampler shuffles with ``torch.randperm`` under a generator seeded with
 replicas and takes every ``num_replicas``-th index from ``rank``. The converted
 sampler (rewrite_rules/training/data.py) must give the same list for every
 (size, replicas, rank, seed, epoch, drop_last, shuffle), through ``set_epoch``
-on the sampler and on ``loader.sampler``, and through a GeneratorDataset that
+on the sampler and on ``loader.sampler`` (also behind ``hasattr``/``isinstance``
+checks of it), and through a GeneratorDataset that
 iterates it once per epoch. No msrun here: the world size and the rank are
 given (tests/training/test_distributed_msrun.py runs the defaults under msrun).
 """
@@ -56,6 +57,18 @@ def loaded(n, replicas, rank, seed, epochs):
         loader.sampler.set_epoch(epoch)
         seen.append([[int(i) for i in y] for _, y in loader])
     return seen, len(loader)
+
+
+def guarded(n, replicas, rank, seed, epochs):
+    data = Indexed(n)
+    loader = DataLoader(data, batch_size=2, drop_last=True,
+                        sampler=DistributedSampler(data, num_replicas=replicas, rank=rank, seed=seed))
+    seen = []
+    for epoch in range(epochs):
+        if hasattr(loader.sampler, "set_epoch") and isinstance(loader.sampler, DistributedSampler):
+            loader.sampler.set_epoch(epoch)
+        seen.append([[int(i) for i in y] for _, y in loader])
+    return seen
 """
 
 SIZES = (1, 2, 5, 10, 33, 1000)
@@ -117,6 +130,16 @@ def test_loader_reads_torchs_batches_each_epoch(sides):
         assert ours["loaded"](11, 2, rank, 3, 3) == expected
         epochs, batches = expected
         assert batches == 3 and len(epochs) == 3 and epochs[0] != epochs[1]  # a new order each epoch
+
+
+def test_every_read_of_loader_sampler_is_the_sampler(sides):
+    """hasattr(loader.sampler, "set_epoch") and isinstance(loader.sampler, DistributedSampler) are true of
+    the converted loader's sampler too: the guarded set_epoch runs, and each epoch has torch's order."""
+    theirs, ours, code = sides
+    assert 'hasattr(loader.children[0].sampler.sampler, "set_epoch")' in code, code
+    for rank in range(2):
+        expected = theirs["guarded"](11, 2, rank, 3, 3)
+        assert ours["guarded"](11, 2, rank, 3, 3) == expected and expected[0] != expected[1]
 
 
 def test_mindspores_own_shuffle_is_not_torchs(sides):

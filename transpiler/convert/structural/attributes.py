@@ -13,6 +13,8 @@ parameter renames of ``ApiRule.weights``):
     loader.dataset (DataLoader)      train_set (the loader's dataset argument, where
                                      it names the same object), else
                                      loader.children[0].source
+    loader.sampler (given sampler=)  loader.children[0].sampler.sampler (hasattr, isinstance,
+                                     set_epoch: every read)
 
 Assignments through a renamed attribute follow the rename (weight tying:
 ``self.wte.weight = self.head.weight``); attributes whose value MindSpore
@@ -41,7 +43,7 @@ class Attributes:
         self.planned: dict[int, tuple[str, object]] = {}  # id(Attribute node) -> (how, data)
         # id(Assign node) -> (axis the parameter's MindSpore layout inserts, API named in reports)
         self.assigned_axes: dict[int, tuple[int, str]] = {}
-        self.names = rewriter.rules.attribute_read_names | {"module", "dataset"}
+        self.names = rewriter.rules.attribute_read_names | {"module", "dataset", "sampler"}
 
     def plan(self, module: cst.Module) -> None:
         analysis = self.ctx.analysis
@@ -81,6 +83,9 @@ class Attributes:
                 return ("named", named)
             pipeline = source is not None and is_mindspore_dataset(self.ctx, source)
             return ("dataset", pipeline)
+        if origin.kind == LOADER and attr == "sampler" and origin.call is not None and not is_target \
+                and _passes_sampler(origin.call):
+            return ("sampler", None)
         if origin.kind not in (LAYER, TYPE_INFO):
             return None
         rule = self.rewriter.rules.calls.get(origin.qualified)
@@ -150,6 +155,13 @@ class Attributes:
             self._report(original, "torch.utils.data.DataLoader.dataset",
                          "loader.dataset -> the dataset under the batching step")
             return first if data else cst.Attribute(first, cst.Name("source"))
+        if how == "sampler":
+            first = cst.Subscript(cst.Attribute(updated.value, cst.Name("children")),
+                                  [cst.SubscriptElement(cst.Index(cst.Integer("0")))])
+            self._report(original, "torch.utils.data.DataLoader.sampler",
+                         "loader.sampler -> loader.children[0].sampler.sampler: the sampler given to the "
+                         "GeneratorDataset under the batching step")
+            return cst.Attribute(cst.Attribute(first, cst.Name("sampler")), cst.Name("sampler"))
         if how == "mark":
             api, reason = data
             self.rewriter.mark(original, api, reason)
@@ -170,6 +182,12 @@ class Attributes:
     def _report(self, node, api: str, message: str) -> None:
         self.rewriter.changed()
         self.ctx.converted(node, api, message)
+
+
+def _passes_sampler(call: cst.Call) -> bool:
+    """The DataLoader is given a sampler (``sampler=``, or the fourth positional argument)."""
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    return len(positional) > 3 or any(a.keyword is not None and a.keyword.value == "sampler" for a in call.args)
 
 
 def _same_object(provenance, source: cst.BaseExpression, call: cst.Call, use: cst.Attribute):
