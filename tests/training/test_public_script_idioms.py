@@ -382,3 +382,42 @@ def test_the_old_name_of_the_mean_reduction(tmp_path):
     torch_out, code, ms_out = convert_and_run(tmp_path, ELEMENTWISE_MEAN)
     assert 'reduction="mean"' in code
     assert ms_out == torch_out
+
+
+PIL_RESIZE = '''
+    import numpy as np
+    import torch
+    from PIL import Image
+
+
+    class Frames(torch.utils.data.Dataset):
+        def __init__(self, images, size):
+            self.images, self.size = images, size
+
+        def __len__(self):
+            return len(self.images)
+
+        def __getitem__(self, i):
+            img = self.images[i]
+            img = img.resize((self.size, self.size), Image.BILINEAR)
+            return torch.tensor(np.asarray(img, dtype=np.float32) / 255.0)
+
+
+    def thumbnail(im, w, h):
+        return im.resize((w, h), resample=Image.NEAREST)
+
+
+    pixels = (np.arange(8 * 8 * 3).reshape(8, 8, 3) * 3 % 256).astype(np.uint8)
+    images = [Image.fromarray(pixels), Image.fromarray(255 - pixels)]
+    frames = Frames(images, 4)
+    print([round(float(frames[i].sum()), 3) for i in range(len(frames))])
+    print(np.asarray(thumbnail(images[0], 3, 2)).tolist())
+'''
+
+
+def test_a_pil_image_resized_with_a_pil_filter_keeps_its_method(tmp_path):
+    """img.resize((w, h), Image.BILINEAR) is PIL's, even where the file does not show img is an image."""
+    torch_out, code, ms_out = convert_and_run(tmp_path, PIL_RESIZE)
+    assert "TODO(ms-migrate)" not in code, code
+    assert "img.resize((self.size, self.size), Image.BILINEAR)" in code
+    assert ms_out == torch_out

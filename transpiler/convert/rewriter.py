@@ -36,7 +36,7 @@ from transpiler.convert.structural.feature_checks import answer as feature_answe
 from transpiler.convert.structural.feature_checks import FeatureCheck, feature_check, membership_check
 from transpiler.convert.names import catches_import_error, chain_parts
 from transpiler.convert.statements import Placeholders
-from transpiler.convert.tensor_properties import PropertyReads, known_foreign
+from transpiler.convert.tensor_properties import PropertyReads, known_foreign, passes_image_constants
 from transpiler.convert.walk import IS_STATEMENT, LAYOUT_TYPES, Transformer
 
 _NOT_TENSOR = frozenset({"cell", "any", "optimizer"})
@@ -494,8 +494,11 @@ class Rewriter(Transformer):
         # so does self.head.norm(x) where the file shows self.head is a layer (timm's MetaFormer head)
         kinds = _NOT_TENSOR if on_self or self._is_layer_attribute(original.func.value) else None
         rule = self.rules.method_rule(name, positional, kinds)
-        if (rule is not None or name in TORCH_ONLY_TENSOR_METHODS) and known_foreign(self.ctx, original.func.value):
-            return updated  # adj.multiply(mask) on a scipy matrix, a.view(np.int8) on an array: their own methods
+        if (rule is not None or name in TORCH_ONLY_TENSOR_METHODS) and (
+                known_foreign(self.ctx, original.func.value) or passes_image_constants(self.ctx, original)):
+            # adj.multiply(mask) on a scipy matrix, a.view(np.int8) on an array, img.resize((w, h),
+            # Image.BILINEAR) on a PIL image: their own methods
+            return updated
         if rule is None:
             if _is_in_place_name(name) and self._is_torch_result(original.func.value):
                 # on a tensor for sure: MindSpore's in-place methods are missing or no-ops on CPU

@@ -150,6 +150,20 @@ def known_foreign(ctx, expr: cst.BaseExpression) -> bool:
     return _Foreign(ctx.analysis, provenance, cache).holds(expr, 0)
 
 
+def passes_image_constants(ctx, call: cst.Call) -> bool:
+    """An argument is a constant of PIL (``img.resize((w, h), Image.BILINEAR)``,
+    ``resample=Image.Resampling.LANCZOS``): the call is a PIL image's method, whatever
+    the file shows of the receiver."""
+    from transpiler.convert.names import chain_parts
+
+    for arg in call.args:
+        parts = chain_parts(arg.value)
+        binding = ctx.analysis.imports.get(parts[0]) if parts else None
+        if binding is not None and binding.qualified.split(".", 1)[0] == "PIL" and len(parts) > 1:
+            return True
+    return False
+
+
 class _StopWalk(Exception):
     pass
 
