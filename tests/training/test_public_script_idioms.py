@@ -421,3 +421,22 @@ def test_a_pil_image_resized_with_a_pil_filter_keeps_its_method(tmp_path):
     assert "TODO(ms-migrate)" not in code, code
     assert "img.resize((self.size, self.size), Image.BILINEAR)" in code
     assert ms_out == torch_out
+
+
+UNBOUND_METHODS = '''
+    import numpy as np
+    import torch
+
+    x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    print(torch.Tensor.numpy(x).tolist())
+    print([a.tolist() for a in map(torch.Tensor.numpy, [x, x * 2])])
+    print(torch.Tensor.sum(x, 1).tolist(), tuple(torch.Tensor.transpose(x, 0, 1).shape))
+    print(torch.Tensor.cpu(x).tolist())
+'''
+
+
+def test_tensor_methods_called_through_the_class(tmp_path):
+    """torch.Tensor.numpy(t) (a public training script's way to read a tensor), and a method read as a value."""
+    torch_out, code, ms_out = convert_and_run(tmp_path, UNBOUND_METHODS)
+    assert "TODO(ms-migrate)" not in code and "map(mindspore.Tensor.numpy, [x, x * 2])" in code, code
+    assert ms_out == torch_out

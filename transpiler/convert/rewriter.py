@@ -40,6 +40,7 @@ from transpiler.convert.tensor_properties import PropertyReads, known_foreign, p
 from transpiler.convert.walk import IS_STATEMENT, LAYOUT_TYPES, Transformer
 
 _NOT_TENSOR = frozenset({"cell", "any", "optimizer"})
+_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)  # take a method call without parentheses
 
 
 @dataclass
@@ -429,6 +430,8 @@ class Rewriter(Transformer):
                 return updated.with_changes(func=self._reference(original.func, qualified))
             if (parent_call := parent_layer_call(self, original, updated, qualified)) is not None:
                 return parent_call  # nn.Linear.__init__(self, ...) in a subclass
+            if (method := self._unbound_tensor_method(original, updated, qualified)) is not None:
+                return method  # torch.Tensor.numpy(t) -> t.asnumpy()
             self.mark(original, qualified, "no MindSpore rule for this API")
             return updated
         try:
@@ -533,6 +536,34 @@ class Rewriter(Transformer):
         else:
             message = describe(original, result, why=_first_sentence(rule.notes))
         self.ctx.converted(original, rule.torch, message, changes=[(f".{name}()", message)])
+        return result
+
+    def _unbound_tensor_method(self, original, updated, qualified):
+        """``torch.Tensor.numpy(t)``, ``torch.Tensor.add(a, b)``: the method called on its first
+        argument, converted by the method's rule (None: not that form, or no rule)."""
+        name = qualified[len("torch.Tensor."):] if qualified.startswith("torch.Tensor.") else ""
+        if not name or "." in name or not original.args or original.args[0].keyword is not None \
+                or original.args[0].star or not isinstance(updated.args[0].value, _ATOMS):
+            return None
+        rest = [a for a in original.args[1:] if a.keyword is None and not a.star]
+        rule = self.rules.method_rule(name, len(rest), None)
+        if rule is None or rule.receiver not in ("tensor", "any"):
+            return None
+        receiver, last = updated.args[0].value, updated.args[-1]
+        args = [*updated.args[1:-1], last.with_changes(comma=cst.MaybeSentinel.DEFAULT)] if len(updated.args) > 1 else []
+        call = cst.Call(cst.Attribute(receiver, cst.Name(name)), args)
+        source = cst.Call(cst.Attribute(original.args[0].value, cst.Name(name)), list(original.args[1:]))
+        try:
+            result = convert_method(rule, receiver, call, self.ctx, source=source)
+        except Unconvertible as exc:
+            self.mark(original, qualified, exc.reason)
+            return updated
+        if isinstance(result, InPlace):
+            self.mark(original, qualified, "an in-place method called through its class: call it on the tensor")
+            return updated
+        self.ctx.consume(original.func)
+        self.changed()
+        self.ctx.converted(original, qualified, describe(original, result, why=_first_sentence(rule.notes)))
         return result
 
     def _unpacked_method_call(self, original, updated, rule):
@@ -649,6 +680,10 @@ class Rewriter(Transformer):
             self.ctx.converted(original, qualified, f"{code_of(original)} used {where} -> {code_of(adapter)}, "
                                "which takes torch's arguments and converts them to MindSpore's")
             return adapter
+        name = qualified[len("torch.Tensor."):] if qualified.startswith("torch.Tensor.") else ""
+        method = self.rules.method_rule(name, 0, None) if name and "." not in name else None
+        if method is not None and method.rename == name and method.hook is None and method.receiver == "tensor":
+            return self._renamed(original, qualified, f"mindspore.Tensor.{name}")  # map(torch.Tensor.numpy, xs)
         return self._unconverted(original, updated, qualified, "no MindSpore rule for this API")
 
     def _unconverted(self, original, updated, qualified: str, reason: str):
