@@ -52,7 +52,8 @@ What hooks receive and may use:
   (``source`` a ``str.format`` template of its text, ``{name}`` its name),
   written once above the file's code under ``name`` (or ``name_`` if the file
   uses the name); returns the name to call it by. ``defined(ctx, name)``: the
-  name it was written under, or None.
+  name it was written under, or None. ``explain(ctx, node, text)``: a comment
+  above the first statement of the file holding ``node``, once per file.
 
 What the file's analysis knows (facts gathered before the rules run; hooks
 read them, never guess from a variable's name):
@@ -142,6 +143,14 @@ def define(ctx, name: str, source: str) -> cst.Name:
         ctx.facts[_DEFINED + name] = chosen
         ctx.define(chosen, parse_stmt(source.format(name=chosen).strip() + "\n"))
     return cst.Name(chosen)
+
+
+def explain(ctx, node: cst.CSTNode, text: str) -> cst.CSTNode:
+    """Asks for ``# text`` above the first statement of the file that holds ``node`` (an
+    expression the hook returns), once per file: why the output reads as it does where
+    the same form recurs (``.set_train()`` on every new BatchNorm). Returns ``node``."""
+    ctx.explanations.append((node, text))
+    return node
 
 
 def defined(ctx, name: str) -> str | None:

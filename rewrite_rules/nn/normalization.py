@@ -28,7 +28,8 @@ from rewrite_rules.helpers import DEVICE, as_tuple, literal_or_none, one_minus
 from rewrite_rules.cases import SHAPES
 from rewrite_rules.nn.float_args import as_float
 from rewrite_rules.nn.shared import DTYPE, P, layer_cases, norm_reset, reset_example
-from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible, UnknownValue, Unsupported, WeightMove, code_of, define
+from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible, UnknownValue, Unsupported, WeightMove, code_of, define, \
+    explain
 from rewrite_rules.torch_functions.builders import wrapped
 from rewrite_rules.nn.module_paths import with_module_paths
 
@@ -45,8 +46,11 @@ def _track_running_stats(expr, ctx):
     return cst.parse_expression(f"None if {code_of(expr)} else True")
 
 
+_TRAINING_MODE = ".set_train(): torch builds a layer in training mode, MindSpore a Cell in inference mode"
+
+
 def _in_training_mode(expr: cst.BaseExpression, ctx) -> cst.BaseExpression:
-    return cst.Call(cst.Attribute(expr, cst.Name("set_train")), [])
+    return explain(ctx, cst.Call(cst.Attribute(expr, cst.Name("set_train")), []), _TRAINING_MODE)
 
 
 def _bn_weights(prefix: str = "") -> dict:
@@ -202,8 +206,9 @@ def _local_response_norm(call, ctx):
 RULES = [
     _batch_norm(1),
     _batch_norm(2, (
-        Example("bn = nn.BatchNorm2d(16)", "bn = nn.BatchNorm2d(16, momentum=0.9).set_train()"),
-        Example("bn = nn.BatchNorm2d(16, momentum=0.01)", "bn = nn.BatchNorm2d(16, momentum=0.99).set_train()"),
+        Example("bn = nn.BatchNorm2d(16)", f"# {_TRAINING_MODE}\nbn = nn.BatchNorm2d(16, momentum=0.9).set_train()"),
+        Example("bn = nn.BatchNorm2d(16, momentum=0.01)",
+                f"# {_TRAINING_MODE}\nbn = nn.BatchNorm2d(16, momentum=0.99).set_train()"),
     )),
     _batch_norm(3),
     ApiRule(
@@ -299,7 +304,8 @@ RULES = [
         "BatchNorm, as torch's is outside a process group (2-d and 4-d inputs only: MindSpore refuses others).",
         examples=(
             Example("layer = nn.SyncBatchNorm(4, eps=0.001, momentum=0.3)\nlayer.eval()\nresult = layer(x)",
-                    "layer = nn.SyncBatchNorm(4, eps=0.001, momentum=0.7).set_train()\nlayer.set_train(False)\n"
+                    f"# {_TRAINING_MODE}\nlayer = nn.SyncBatchNorm(4, eps=0.001, momentum=0.7).set_train()\n"
+                    "layer.set_train(False)\n"
                     "result = layer(x)",
                     inputs={"x": "randn(6, 4, 3, 5)"}, atol=1e-5),
             # a new layer trains (batch statistics, running statistics updated), as torch's does on one process

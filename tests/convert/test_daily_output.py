@@ -117,3 +117,19 @@ def test_added_standard_library_imports_form_a_group_above_the_others():
     assert out.startswith("import math\n\nimport numpy as np\nimport mindspore\nfrom mindspore import nn\n"), out
     unsorted = _convert("import sys\nimport os\nimport torch\nimport torch.nn as nn\n" + textwrap.dedent(_GAIN)).output
     assert unsorted.startswith("import sys\nimport os\nimport math\nimport mindspore\n"), unsorted  # at its end
+
+
+def test_set_train_is_explained_once_per_file():
+    out = _convert("""
+        import torch.nn as nn
+
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.bn1 = nn.BatchNorm2d(4)
+                self.body = nn.Sequential(nn.Conv2d(4, 4, 3), nn.BatchNorm2d(4))
+    """).output
+    comment = "# .set_train(): torch builds a layer in training mode, MindSpore a Cell in inference mode\n"
+    assert out.count(comment) == 1 and out.count(".set_train()") == 3, out
+    assert out.index(comment) < out.index("self.bn1 = nn.BatchNorm2d(4, momentum=0.9).set_train()"), out

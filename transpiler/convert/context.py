@@ -69,6 +69,9 @@ class FileContext:
     kept_imports: NodeSet = field(default_factory=NodeSet)
     # module-level helpers rules asked for (name -> statement), written after the imports
     definitions: dict[str, cst.BaseStatement] = field(default_factory=dict)
+    # (an expression a rule made, a comment): the comment goes above the first statement of the
+    # file that holds such an expression, once per text (transpiler/convert/explanations.py)
+    explanations: list[tuple[cst.CSTNode, str]] = field(default_factory=list)
     # the original calls whose rules are running, innermost last (see converting_call)
     converting: list[cst.CSTNode] = field(default_factory=list, repr=False)
     # (index in diagnostics, node, the call being converted) for diagnostics whose position is pending

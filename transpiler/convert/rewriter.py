@@ -36,6 +36,7 @@ from transpiler.convert.structural.feature_checks import answer as feature_answe
 from transpiler.convert.structural.feature_checks import FeatureCheck, feature_check, membership_check
 from transpiler.convert.names import catches_import_error, chain_parts
 from transpiler.convert.statements import Placeholders
+from transpiler.convert.explanations import with_explanations
 from transpiler.convert.tensor_properties import PropertyReads, known_foreign, passes_image_constants
 from transpiler.convert.walk import IS_STATEMENT, LAYOUT_TYPES, Transformer
 
@@ -183,7 +184,7 @@ class Rewriter(Transformer):
                 return self.placeholders.make(original)  # with every comment, in order
         formatted = frame.changed and isinstance(result, cst.SimpleStatementLine)
         if formatted:
-            result = parenthesize_owners(result)
+            result = with_explanations(parenthesize_owners(result), self.ctx)
         if frame.markers and id(original) in self.elifs and self.frames:
             # nothing can stand between `if` and `elif`: the whole if statement carries it
             parent = self.frames[-1]

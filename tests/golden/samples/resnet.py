@@ -22,6 +22,7 @@ class BasicBlock(nn.Cell):
     def __init__(self, in_planes, planes, stride=1):
         super().__init__()
         self.conv1 = conv3x3(in_planes, planes, stride)
+        # .set_train(): torch builds a layer in training mode, MindSpore a Cell in inference mode
         self.bn1 = nn.BatchNorm2d(planes, momentum=0.9).set_train()
         self.conv2 = conv3x3(planes, planes)
         self.bn2 = nn.BatchNorm2d(planes, momentum=0.9).set_train()

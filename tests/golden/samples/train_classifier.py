@@ -44,6 +44,7 @@ best_acc1 = 0
 class SmallResNet(nn.Cell):
     def __init__(self, num_classes=10, width=16):
         super().__init__()
+        # .set_train(): torch builds a layer in training mode, MindSpore a Cell in inference mode
         self.features = nn.SequentialCell(
             nn.Conv2d(
                 3, width, kernel_size=3, pad_mode="pad", padding=1, has_bias=False

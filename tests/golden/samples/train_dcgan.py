@@ -12,6 +12,7 @@ NZ = 8  # latent size
 class Generator(nn.Cell):
     def __init__(self, nz=NZ, ngf=16):
         super().__init__()
+        # .set_train(): torch builds a layer in training mode, MindSpore a Cell in inference mode
         self.main = nn.SequentialCell(
             nn.Conv2dTranspose(
                 nz, ngf * 2, 4, 1, pad_mode="valid", has_bias=False

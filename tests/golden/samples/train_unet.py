@@ -25,6 +25,7 @@ class DoubleConv(nn.Cell):
         super().__init__()
         if not mid_channels:
             mid_channels = out_channels
+        # .set_train(): torch builds a layer in training mode, MindSpore a Cell in inference mode
         self.double_conv = nn.SequentialCell(
             nn.Conv2d(
                 in_channels,
