@@ -32,7 +32,67 @@ def argument_string(call, name: str, position: int | None = None) -> str | None:
     return known_string(_source_argument(call, name, position), call.ctx)
 
 
-def known_string(node: cst.BaseExpression | None, ctx, depth: int = 0) -> str | None:
+def argument_choices(call, name: str) -> list[tuple[cst.BaseExpression | None, str]] | None:
+    """The strings the argument ``name`` may hold, each with the test that picks it at run
+    time: ``[(None, text)]`` when it is known (``argument_string``); else, when the string is
+    made of known strings and one name that holds one of a few (x-transformers' ``kv_eq =
+    'b j d' if k.ndim == 3 else 'b h j d'``, then ``f'b h i d, {kv_eq} -> b h i j'``), one
+    ``(kv_eq == 'b j d', text)`` per value, the last one's test None (the remaining case).
+    None when the file does not show it."""
+    text = argument_string(call, name)
+    if text is not None:
+        return [(None, text)]
+    if call.source is None:
+        return None
+    node = _source_argument(call, name, None)
+    names = [node] if isinstance(node, cst.Name) else [
+        p.expression for p in node.parts if isinstance(p, cst.FormattedStringExpression)] \
+        if isinstance(node, cst.FormattedString) else []
+    unknown = {n.value for n in names if not isinstance(n, cst.Integer) and known_string(n, call.ctx) is None}
+    if len(unknown) != 1 or not all(isinstance(n, (cst.Name, cst.Integer)) or known_string(n, call.ctx) is not None
+                                    for n in names):
+        return None
+    variable = unknown.pop()
+    values = _choices(next(n for n in names if isinstance(n, cst.Name) and n.value == variable), call.ctx)
+    if values is None or not 1 < len(values) <= 4:
+        return None
+    choices = []
+    for index, value in enumerate(values):
+        text = known_string(node, call.ctx, given={variable: value})
+        if text is None:
+            return None
+        test = None if index == len(values) - 1 else cst.Comparison(
+            cst.Name(variable), [cst.ComparisonTarget(cst.Equal(), cst.SimpleString(repr(value)))])
+        choices.append((test, text))
+    return choices
+
+
+def _choices(node: cst.BaseExpression, ctx, depth: int = 0) -> list[str] | None:
+    """The known strings a name may hold: every value assigned to it, each a known string or a
+    conditional expression of them."""
+    if depth > 4:
+        return None
+    if isinstance(node, cst.IfExp):
+        body, orelse = _choices(node.body, ctx, depth + 1), _choices(node.orelse, ctx, depth + 1)
+        return None if body is None or orelse is None else list(dict.fromkeys(body + orelse))
+    text = known_string(node, ctx)
+    if text is not None:
+        return [text]
+    if not isinstance(node, cst.Name):
+        return None
+    values = assigned_values(ctx, node)
+    if not values:
+        return None
+    found: list[str] = []
+    for value in values:
+        more = _choices(value, ctx, depth + 1)
+        if more is None:
+            return None
+        found += more
+    return list(dict.fromkeys(found))
+
+
+def known_string(node: cst.BaseExpression | None, ctx, depth: int = 0, given: dict | None = None) -> str | None:
     """The string ``node`` (torch source) holds as the file shows it: a literal;
     a name or ``self.attribute`` every assignment of which in the file gives the
     same known string (``eq = '... (n l) d -> ... n d'``); an f-string of known
@@ -40,6 +100,8 @@ def known_string(node: cst.BaseExpression | None, ctx, depth: int = 0) -> str | 
     text = literal_string(node)
     if text is not None or node is None or depth > 8:
         return text
+    if given and isinstance(node, cst.Name) and node.value in given:
+        return given[node.value]
     if isinstance(node, (cst.Name, cst.Attribute)):
         values = assigned_values(ctx, node)
         if not values:
@@ -60,7 +122,7 @@ def known_string(node: cst.BaseExpression | None, ctx, depth: int = 0) -> str | 
             elif isinstance(part.expression, cst.Integer):
                 text = str(ast.literal_eval(part.expression.value))
             else:
-                text = known_string(part.expression, ctx, depth + 1)
+                text = known_string(part.expression, ctx, depth + 1, given)
             if text is None:
                 return None
             parts.append(text)

@@ -3,25 +3,30 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
 from rewrite_rules.index_notation.build import atom
 from rewrite_rules.index_notation.contraction import lower_einsum
 from rewrite_rules.index_notation.equations import EquationError, parse_torch_equation
-from rewrite_rules.index_notation.literals import argument_string, not_literal, operand_list
+from rewrite_rules.index_notation.literals import argument_choices, not_literal, operand_list
 from rewrite_rules.api import ApiRule, Example, Unconvertible
 
 
 def _einsum(call, ctx):
     equation = call.get("equation")
-    text = argument_string(call, "equation")
-    if text is None:
+    choices = argument_choices(call, "equation")
+    if choices is None:
         raise not_literal("equation", equation)
     operands = operand_list(call.varargs)
-    try:
-        parsed = parse_torch_equation(text)
-        # parenthesised when not an atom: the call may be the receiver of a method
-        call.result = atom(lower_einsum(parsed, operands, ctx.ref))
-    except EquationError as error:
-        raise Unconvertible(f"equation {text!r}: {error}") from None
+    result = None
+    for test, text in reversed(choices):  # an equation picked at run time: one lowering per choice
+        try:
+            lowered = lower_einsum(parse_torch_equation(text), operands, ctx.ref)
+        except EquationError as error:
+            raise Unconvertible(f"equation {text!r}: {error}") from None
+        result = lowered if test is None else cst.IfExp(test, lowered, result)
+    # parenthesised when not an atom: the call may be the receiver of a method
+    call.result = atom(result)
 
 
 def _run(equation: str, inputs: dict[str, str], operands: str | None = None, **options) -> Example:
@@ -51,6 +56,11 @@ RULES = [
                     "y = ops.matmul(w[:, None], x.permute(0, 3, 1, 2)).permute(0, 2, 3, 1)"),
             Example("y = torch.einsum('i,j->ij', a, b).sum(0)", "y = (a[:, None] * b).sum(0)"),
             Example("y = torch.einsum(eq, a, b)", marked="not a string literal"),
+            # an equation picked at run time among known ones (x-transformers' attend.py): one lowering each
+            *(Example("eq = 'b j d' if k.ndim == 3 else 'b h j d'\n"
+                      "result = torch.einsum(f'b h i d, {eq} -> b h i j', q, k)",
+                      inputs={"q": "randn(2, 3, 5, 4)", "k": k}, rtol=1e-4, atol=1e-5)
+              for k in ("randn(2, 6, 4)", "randn(2, 3, 6, 4)")),
             Example("y = torch.einsum(f'{s}i,ij->j', a, b)", marked="not a string literal"),
             Example("y = torch.einsum('ij,jk->ik', *pair)", marked="unpacked with *"),
             Example("y = torch.einsum('ij,jk->ik', a)", marked="the equation has 2 operands, the call passes 1"),

@@ -258,7 +258,9 @@ def _into_standard_group(body: list, index: int, new: list[cst.SimpleStatementLi
     in_order = keys == sorted(keys)
     for statement in sorted(new, key=_sort_key):
         key = _sort_key(statement)
-        position = next((first + k for k, other in enumerate(keys) if other > key), last + 1) if in_order else last + 1
+        position = last + 1
+        if in_order:
+            position = next((first + k for k, other in enumerate(keys) if other > key), last + 1)
         if position == first:  # before the group's first import: its blank lines and comments move up
             statement = statement.with_changes(leading_lines=body[first].leading_lines)
             body[first] = body[first].with_changes(leading_lines=())
