@@ -440,3 +440,61 @@ def test_tensor_methods_called_through_the_class(tmp_path):
     torch_out, code, ms_out = convert_and_run(tmp_path, UNBOUND_METHODS)
     assert "TODO(ms-migrate)" not in code and "map(mindspore.Tensor.numpy, [x, x * 2])" in code, code
     assert ms_out == torch_out
+
+
+LOOP_VARIABLE_IN_THE_LOSS = '''
+    import torch
+    import torch.nn as nn
+
+    if __name__ == '__main__':
+        chars = ['a', 'b', 'c']
+        num_dic = {n: i for i, n in enumerate(chars)}
+        model = nn.Linear(3, 3)
+        nn.init.constant_(model.weight, 0.1)
+        nn.init.zeros_(model.bias)
+        criterion = nn.MSELoss()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        x = torch.arange(12, dtype=torch.float32).reshape(4, 3) / 10
+        for epoch in range(3):
+            optimizer.zero_grad()
+            output = model(x)
+            loss = 0
+            for i in range(0, len(x)):
+                loss += criterion(output[i], x[i])
+            loss.backward()
+            optimizer.step()
+        print(len(num_dic), round(float(loss), 4))
+'''
+
+
+def test_a_comprehension_variable_is_not_read_from_the_step(tmp_path):
+    """graykode/nlp-tutorial's seq2seq: a dict comprehension over i at the step's level, and the loss summed
+    over a loop of i: i is not an output of the gradient function (a Python int there fails has_aux)."""
+    torch_out, code, ms_out = convert_and_run(tmp_path, LOOP_VARIABLE_IN_THE_LOSS)
+    assert "return loss\n" in code and "(loss, i)" not in code, code
+    assert ms_out == torch_out
+
+
+DATASET_BY_KEYWORD = '''
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+
+    train_dataset = TensorDataset(torch.arange(10, dtype=torch.float32).reshape(10, 1))
+    train_loader = DataLoader(dataset=train_dataset, batch_size=4, shuffle=True)
+
+
+    def train():
+        seen = sum(int(x.shape[0]) for (x,) in train_loader)
+        return seen, len(train_loader.dataset)
+
+
+    print(train())
+'''
+
+
+def test_loader_dataset_given_by_keyword(tmp_path):
+    """DataLoader(dataset=train_dataset, shuffle=True), then len(train_loader.dataset) in a function (a public
+    MNIST script): the dataset it was made from, not a part of the shuffled pipeline."""
+    torch_out, code, ms_out = convert_and_run(tmp_path, DATASET_BY_KEYWORD)
+    assert "len(train_dataset)" in code, code
+    assert ms_out == torch_out

@@ -77,7 +77,7 @@ class Attributes:
         if origin.kind == WRAPPER and attr == "module":
             return ("unwrap", None)
         if origin.kind == LOADER and attr == "dataset" and origin.call is not None:
-            source = origin.call.args[0].value if origin.call.args and origin.call.args[0].keyword is None else None
+            source = _dataset_argument(origin.call)
             named = _same_object(provenance, source, origin.call, node) if source is not None else None
             if named is not None:
                 return ("named", named)
@@ -182,6 +182,15 @@ class Attributes:
     def _report(self, node, api: str, message: str) -> None:
         self.rewriter.changed()
         self.ctx.converted(node, api, message)
+
+
+def _dataset_argument(call: cst.Call) -> cst.BaseExpression | None:
+    """The DataLoader's dataset as written: its first positional argument or ``dataset=``."""
+    for index, arg in enumerate(call.args):
+        if (index == 0 and arg.keyword is None and not arg.star) or (arg.keyword is not None
+                                                                    and arg.keyword.value == "dataset"):
+            return arg.value
+    return None
 
 
 def _passes_sampler(call: cst.Call) -> bool:

@@ -111,6 +111,23 @@ class _Collector(cst.CSTVisitor):
         collector._target(node.target)
         self._local.update(collector.names.bound)
 
+    def _comprehension(self, node) -> bool:
+        """A comprehension is a scope of its own: its loop variables are not the statement's
+        (``{n: i for i, n in enumerate(chars)}`` reads no ``i`` a loop elsewhere binds)."""
+        inner = _Collector()
+        for child in node.children:
+            child.visit(inner)
+        local = inner._local - inner.names.bound  # an assignment expression binds outside
+        self.names.reads.extend(n for n in inner.names.reads if n not in local)
+        self.names.calls.extend(inner.names.calls)
+        self.names.callees.update(inner.names.callees)
+        self.names.reads_grad = self.names.reads_grad or inner.names.reads_grad
+        for name in inner.names.bound_order:
+            self._bind(name)
+        return False
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
+
     # -- control flow that cannot move into a function ------------------------
     def visit_Return(self, node) -> None:
         self.names.escapes = True
