@@ -432,7 +432,7 @@ class Rewriter(Transformer):
             if (parent_call := parent_layer_call(self, original, updated, qualified)) is not None:
                 return parent_call  # nn.Linear.__init__(self, ...) in a subclass
             if (method := self._unbound_tensor_method(original, updated, qualified)) is not None:
-                return method  # torch.Tensor.numpy(t) -> t.asnumpy()
+                return method  # torch.Tensor.numpy(t) -> t.numpy()
             self.mark(original, qualified, "no MindSpore rule for this API")
             return updated
         try:
@@ -550,8 +550,9 @@ class Rewriter(Transformer):
         rule = self.rules.method_rule(name, len(rest), None)
         if rule is None or rule.receiver not in ("tensor", "any"):
             return None
-        receiver, last = updated.args[0].value, updated.args[-1]
-        args = [*updated.args[1:-1], last.with_changes(comma=cst.MaybeSentinel.DEFAULT)] if len(updated.args) > 1 else []
+        receiver, args = updated.args[0].value, list(updated.args[1:])
+        if args:  # the last argument loses a trailing comma
+            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         call = cst.Call(cst.Attribute(receiver, cst.Name(name)), args)
         source = cst.Call(cst.Attribute(original.args[0].value, cst.Name(name)), list(original.args[1:]))
         try:
