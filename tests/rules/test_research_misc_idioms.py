@@ -16,7 +16,7 @@ import mindspore
 import numpy as np
 import torch
 
-from tests.conversion import convert_to, converted_pair
+from tests.conversion import convert_to, converted_pair, eval_outputs, move_torch_weights
 
 
 def _close(expected, got, atol=1e-6):
@@ -190,3 +190,32 @@ def test_einops_pack_with_a_run_time_pattern(tmp_path):
     x, codes = rng.standard_normal((2, 3, 4, 5)).astype(np.float32), rng.standard_normal((2, 6, 5)).astype(np.float32)
     expected = torch_mod.quantize(torch.from_numpy(x), torch.from_numpy(codes))
     _close(expected, ms_mod.quantize(mindspore.Tensor(x), mindspore.Tensor(codes)), atol=1e-5)
+
+
+TIED_IN_SEQUENTIAL = '''
+import torch
+import torch.nn as nn
+
+
+def Model(num_tokens=11, dim=8, depth=2):
+    net = nn.Sequential(
+        nn.Embedding(num_tokens, dim),
+        *[nn.Linear(dim, dim) for _ in range(depth)],
+        nn.LayerNorm(dim),
+        nn.Linear(dim, num_tokens, bias=False)
+    )
+    net[-1].weight = net[0].weight
+    return net
+'''
+
+
+def test_weights_tied_through_sequential_indexes(tmp_path):
+    """lucidrains' PaLM ties its output projection to its embedding through the Sequential's first and
+    last entries, with the blocks unpacked between them: the embedding's weight is its embedding_table."""
+    torch_mod, ms_mod, code = converted_pair(tmp_path, TIED_IN_SEQUENTIAL)
+    assert "net[-1].weight = net[0].embedding_table" in code, code
+    model, cell = torch_mod.Model(), ms_mod.Model()
+    assert cell[-1].weight is cell[0].embedding_table
+    move_torch_weights(model, cell)
+    expected, got = eval_outputs(model, cell, np.arange(6, dtype=np.int64).reshape(2, 3) % 11)
+    np.testing.assert_allclose(got.asnumpy(), expected.numpy(), rtol=1e-4, atol=1e-5)

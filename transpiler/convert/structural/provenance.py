@@ -437,6 +437,10 @@ class Provenance:
             key = expr.slice[0].slice.value
             if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str):
                 return self._member(base.call, key.evaluated_value)
+            member = _sequential_member(base.call, key) if base.qualified == "torch.nn.Sequential" else None
+            scope = self.node_scope.get(id(base.call))
+            if member is not None and scope is not None:  # net[0], net[-1] of nn.Sequential(a, *blocks, b)
+                return self._origin(member, scope)
         return None
 
     def _member(self, container: cst.Call, key: str) -> Origin | None:
@@ -582,6 +586,21 @@ class Provenance:
 def _with_scope(call: cst.Call, scope: _Scope, provenance: Provenance) -> cst.Call:
     provenance.node_scope.setdefault(id(call), scope)
     return call
+
+
+def _sequential_member(call: cst.Call, key: cst.BaseExpression):
+    """The layer an integer literal index picks out of ``nn.Sequential(...)`` as written:
+    counted from the front up to the first ``*layers``, from the back after the last."""
+    negative = isinstance(key, cst.UnaryOperation) and isinstance(key.operator, cst.Minus)
+    number = key.expression if negative else key
+    if not isinstance(number, cst.Integer) or any(arg.keyword is not None for arg in call.args):
+        return None
+    index = -int(number.value) if negative else int(number.value)
+    args = list(call.args)
+    if not -len(args) <= index < len(args):
+        return None
+    around = args[: index + 1] if index >= 0 else args[index:]
+    return None if any(arg.star for arg in around) else args[index].value
 
 
 def _container_member(call: cst.Call, key: str):
