@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 import torch
 
-from tests.conversion import converted_pair, eval_outputs, move_torch_weights
+from tests.conversion import convert_to, converted_pair, eval_outputs, move_torch_weights
 
 
 def _compare(model, cell, *inputs, atol=1e-5):
@@ -219,3 +219,16 @@ def test_names_bound_by_optional_import_convert(tmp_path):
     assert "TODO(ms-migrate)" not in code and "import einops" not in code and "from einops" not in code, code
     x = np.random.default_rng(0).standard_normal((2, 2, 4, 6)).astype(np.float32)
     _compare(torch_mod.Patches(), ms_mod.Patches(), x)
+
+
+def test_a_marked_use_of_an_optional_import_keeps_the_files_own_import(tmp_path):
+    """Where a use of such a name is marked, the import written for it under the marker is the file's
+    optional_import, not a static import of a package the file only imports optionally."""
+    source = GUARDED_IMPORT.replace('p1=2, p2=2)', '**sizes)').replace('def __init__(self):', 'def __init__(self, sizes):')
+    path = tmp_path / "model.py"
+    path.write_text(source)
+    (tmp_path / "out").mkdir()
+    code = convert_to(path, tmp_path / "out").read_text()
+    assert "TODO(ms-migrate): einops.layers.torch.Rearrange" in code, code
+    assert "from einops" not in code and "import einops" not in code, code
+    assert code.count('optional_import("einops.layers.torch", name="Rearrange")') == 2, code

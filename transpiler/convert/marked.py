@@ -349,6 +349,8 @@ def _must_spell_out(binding: ImportBinding, ctx: FileContext) -> bool:
 
 
 def _import_as_written(binding: ImportBinding) -> str:
+    if isinstance(binding.statement, cst.Assign):  # X, _ = optional_import("mod", name="X"): the file's own way
+        return cst.Module([]).code_for_node(binding.statement).strip()
     if binding.from_import:
         name = binding.qualified[len(binding.module) + 1 :]
         alias = "" if name == binding.local else f" as {binding.local}"
