@@ -51,7 +51,9 @@ LAYERS = {
 # torchvision's compiled part does not load beside the CPU build of torch used
 # here, so its layers cannot be built on the torch side of this test;
 # FrozenBatchNorm2d declares BatchNorm2d's renames (test below).
-NOT_HERE = {"torchvision.ops.misc.FrozenBatchNorm2d"}
+# FrozenBatchNorm2d is read below through BatchNorm2d's reads; finfo/iinfo are not layers: their rule
+# cases (rewrite_rules/torch_functions/dtypes.py) read every mapped attribute under both frameworks
+NOT_HERE = {"torchvision.ops.misc.FrozenBatchNorm2d", "torch.finfo", "torch.iinfo"}
 
 
 def test_frozen_batch_norm_reads_like_batch_norm():
