@@ -32,7 +32,8 @@ import libcst as cst
 
 from transpiler.convert.codegen import code_for_node
 from transpiler.convert.structural.datasets import is_mindspore_dataset
-from transpiler.convert.structural.provenance import LAYER, LOADER, TYPE_INFO, WRAPPER, provenance_of, remember_module
+from transpiler.convert.structural.provenance import LAYER, LOADER, TYPE_INFO, WRAPPER, argument, provenance_of, \
+    remember_module
 from transpiler.convert.walk import LAYOUT_TYPES, StatementVisitor, walk
 
 
@@ -77,14 +78,14 @@ class Attributes:
         if origin.kind == WRAPPER and attr == "module":
             return ("unwrap", None)
         if origin.kind == LOADER and attr == "dataset" and origin.call is not None:
-            source = _dataset_argument(origin.call)
+            source = argument(origin.call, 0, "dataset")
             named = _same_object(provenance, source, origin.call, node) if source is not None else None
             if named is not None:
                 return ("named", named)
             pipeline = source is not None and is_mindspore_dataset(self.ctx, source)
             return ("dataset", pipeline)
         if origin.kind == LOADER and attr == "sampler" and origin.call is not None and not is_target \
-                and _passes_sampler(origin.call):
+                and argument(origin.call, 3, "sampler") is not None:  # the loader was given a sampler
             return ("sampler", None)
         if origin.kind not in (LAYER, TYPE_INFO):
             return None
@@ -150,14 +151,12 @@ class Attributes:
                          f"loader.dataset -> {code_for_node(data)} (the dataset the loader was made from)")
             return data
         if how == "dataset":
-            first = cst.Subscript(cst.Attribute(updated.value, cst.Name("children")),
-                                  [cst.SubscriptElement(cst.Index(cst.Integer("0")))])
+            first = _first_child(updated.value)
             self._report(original, "torch.utils.data.DataLoader.dataset",
                          "loader.dataset -> the dataset under the batching step")
             return first if data else cst.Attribute(first, cst.Name("source"))
         if how == "sampler":
-            first = cst.Subscript(cst.Attribute(updated.value, cst.Name("children")),
-                                  [cst.SubscriptElement(cst.Index(cst.Integer("0")))])
+            first = _first_child(updated.value)
             self._report(original, "torch.utils.data.DataLoader.sampler",
                          "loader.sampler -> loader.children[0].sampler.sampler: the sampler given to the "
                          "GeneratorDataset under the batching step")
@@ -184,19 +183,10 @@ class Attributes:
         self.ctx.converted(node, api, message)
 
 
-def _dataset_argument(call: cst.Call) -> cst.BaseExpression | None:
-    """The DataLoader's dataset as written: its first positional argument or ``dataset=``."""
-    for index, arg in enumerate(call.args):
-        if (index == 0 and arg.keyword is None and not arg.star) or (arg.keyword is not None
-                                                                    and arg.keyword.value == "dataset"):
-            return arg.value
-    return None
-
-
-def _passes_sampler(call: cst.Call) -> bool:
-    """The DataLoader is given a sampler (``sampler=``, or the fourth positional argument)."""
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    return len(positional) > 3 or any(a.keyword is not None and a.keyword.value == "sampler" for a in call.args)
+def _first_child(loader: cst.BaseExpression) -> cst.Subscript:
+    """``loader.children[0]``: the dataset under a converted loader's batching step."""
+    first = cst.SubscriptElement(cst.Index(cst.Integer("0")))
+    return cst.Subscript(cst.Attribute(loader, cst.Name("children")), [first])
 
 
 def _same_object(provenance, source: cst.BaseExpression, call: cst.Call, use: cst.Attribute):

@@ -410,7 +410,7 @@ class Provenance:
             if base.kind in (CELL, INSTANCE):
                 owner_class = base.qualified
             elif base.kind == LAYER and base.qualified in _CONTAINERS and base.call is not None:
-                return self._member(base.call, attr)
+                return self._member(base.call, _container_member(base.call, attr))
             else:
                 return None
         values = self.class_attrs.get((owner_class, attr))
@@ -436,15 +436,13 @@ class Provenance:
         if len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
             key = expr.slice[0].slice.value
             if isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str):
-                return self._member(base.call, key.evaluated_value)
-            member = _sequential_member(base.call, key) if base.qualified == "torch.nn.Sequential" else None
-            scope = self.node_scope.get(id(base.call))
-            if member is not None and scope is not None:  # net[0], net[-1] of nn.Sequential(a, *blocks, b)
-                return self._origin(member, scope)
+                return self._member(base.call, _container_member(base.call, key.evaluated_value))
+            if base.qualified == "torch.nn.Sequential":  # net[0], net[-1] of nn.Sequential(a, *blocks, b)
+                return self._member(base.call, _sequential_member(base.call, key))
         return None
 
-    def _member(self, container: cst.Call, key: str) -> Origin | None:
-        member = _container_member(container, key)
+    def _member(self, container: cst.Call, member: cst.BaseExpression | None) -> Origin | None:
+        """The origin of ``member``, an entry of the container call as written."""
         scope = self.node_scope.get(id(container))
         return self._origin(member, scope) if member is not None and scope is not None else None
 
@@ -557,7 +555,7 @@ class Provenance:
                 if not self._calls_function(call, scope, function, is_method):
                     continue
                 offset = 1 if is_method else 0
-                value = _argument(call, param.index - offset, param.name)
+                value = argument(call, param.index - offset, param.name)
                 if value is None:
                     return []  # a call that leaves it to the default: not known from the calls
                 found.append((value, scope))
@@ -649,7 +647,9 @@ def _agree_or_context(origins: list):
     return _agree(origins)
 
 
-def _argument(call: cst.Call, index: int, name: str) -> cst.BaseExpression | None:
+def argument(call: cst.Call, index: int, name: str) -> cst.BaseExpression | None:
+    """The argument of parameter ``name``, the ``index``-th positional one, as the call writes
+    it (None when absent, or when an unpacked argument comes first)."""
     positional = 0
     for arg in call.args:
         if arg.star:
