@@ -45,15 +45,17 @@ def argument_choices(call, name: str) -> list[tuple[cst.BaseExpression | None, s
     if call.source is None:
         return None
     node = _source_argument(call, name, None)
-    names = [node] if isinstance(node, cst.Name) else [
-        p.expression for p in node.parts if isinstance(p, cst.FormattedStringExpression)] \
-        if isinstance(node, cst.FormattedString) else []
-    unknown = {n.value for n in names if not isinstance(n, cst.Integer) and known_string(n, call.ctx) is None}
-    if len(unknown) != 1 or not all(isinstance(n, (cst.Name, cst.Integer)) or known_string(n, call.ctx) is not None
-                                    for n in names):
+    if isinstance(node, cst.Name):
+        parts = [node]
+    elif isinstance(node, cst.FormattedString):
+        parts = [p.expression for p in node.parts if isinstance(p, cst.FormattedStringExpression)]
+    else:
         return None
-    variable = unknown.pop()
-    values = _choices(next(n for n in names if isinstance(n, cst.Name) and n.value == variable), call.ctx)
+    unknown = [p for p in parts if not isinstance(p, cst.Integer) and known_string(p, call.ctx) is None]
+    if not unknown or not all(isinstance(p, cst.Name) for p in unknown) or len({p.value for p in unknown}) != 1:
+        return None  # the choices of one name only
+    variable = unknown[0].value
+    values = _choices(unknown[0], call.ctx)
     if values is None or not 1 < len(values) <= 4:
         return None
     choices = []

@@ -219,21 +219,22 @@ def _insert_index(body: list[cst.CSTNode]) -> int:
     return index
 
 
-def _import_root(statement: cst.CSTNode) -> tuple[str, bool] | None:
-    """(the top-level module, a from-import) of a one-import line at module level."""
+def _import_root(statement: cst.CSTNode) -> str | None:
+    """The top-level module of a one-import line (not ``from __future__``)."""
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         return None
     node = statement.body[0]
     if isinstance(node, cst.Import):
-        return code_of(node.names[0].name).split(".", 1)[0], False
-    if isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative:
-        return code_of(node.module).split(".", 1)[0], True
-    return None
+        root = code_of(node.names[0].name).split(".", 1)[0]
+    elif isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative:
+        root = code_of(node.module).split(".", 1)[0]
+    else:
+        return None
+    return None if root == "__future__" else root
 
 
 def _standard_library(statement: cst.CSTNode) -> bool:
-    root = _import_root(statement)
-    return root is not None and root[0] in sys.stdlib_module_names and root[0] != "__future__"
+    return _import_root(statement) in sys.stdlib_module_names
 
 
 def _sort_key(statement: cst.SimpleStatementLine) -> tuple[bool, str]:
@@ -299,7 +300,7 @@ def fix_imports(module: cst.Module, ctx: FileContext) -> cst.Module:
     body = list(module.body)
     new_imports = _new_import_statements(ctx) if ctx.imports_needed else []
     standard = [s for s in new_imports if _standard_library(s)]
-    new_imports = [s for s in new_imports if not _standard_library(s)]
+    new_imports = [s for s in new_imports if s not in standard]
     if standard and _into_standard_group(body, index, standard):
         index += len(standard)
         standard = []
@@ -318,8 +319,7 @@ def fix_imports(module: cst.Module, ctx: FileContext) -> cst.Module:
             body[index:index] = new_imports
     if standard:  # a group of their own, above the file's first import (or the MindSpore imports)
         standard.sort(key=_sort_key)
-        index = next((i for i in range(index) if _import_root(body[i]) is not None
-                      and _import_root(body[i])[0] != "__future__"), index)
+        index = next((i for i in range(index) if _import_root(body[i]) is not None), index)
         following = body[index] if index < len(body) else None
         if following is not None and not placeholders.is_placeholder(following):
             standard[0] = standard[0].with_changes(leading_lines=following.leading_lines)

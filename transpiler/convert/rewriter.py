@@ -542,8 +542,8 @@ class Rewriter(Transformer):
     def _unbound_tensor_method(self, original, updated, qualified):
         """``torch.Tensor.numpy(t)``, ``torch.Tensor.add(a, b)``: the method called on its first
         argument, converted by the method's rule (None: not that form, or no rule)."""
-        name = qualified[len("torch.Tensor."):] if qualified.startswith("torch.Tensor.") else ""
-        if not name or "." in name or not original.args or original.args[0].keyword is not None \
+        name = _tensor_method_name(qualified)
+        if not name or not original.args or original.args[0].keyword is not None \
                 or original.args[0].star or not isinstance(updated.args[0].value, _ATOMS):
             return None
         rest = [a for a in original.args[1:] if a.keyword is None and not a.star]
@@ -682,8 +682,8 @@ class Rewriter(Transformer):
             self.ctx.converted(original, qualified, f"{code_of(original)} used {where} -> {code_of(adapter)}, "
                                "which takes torch's arguments and converts them to MindSpore's")
             return adapter
-        name = qualified[len("torch.Tensor."):] if qualified.startswith("torch.Tensor.") else ""
-        method = self.rules.method_rule(name, 0, None) if name and "." not in name else None
+        name = _tensor_method_name(qualified)
+        method = self.rules.method_rule(name, 0, None) if name else None
         if method is not None and method.rename == name and method.hook is None and method.receiver == "tensor":
             return self._renamed(original, qualified, f"mindspore.Tensor.{name}")  # map(torch.Tensor.numpy, xs)
         return self._unconverted(original, updated, qualified, "no MindSpore rule for this API")
@@ -709,6 +709,12 @@ class Rewriter(Transformer):
         self.changed()
         self.ctx.converted(original, qualified, f"{qualified} -> {target}")
         return self.ctx.ref(target)
+
+
+def _tensor_method_name(qualified: str) -> str:
+    """``numpy`` for ``torch.Tensor.numpy``; "" for anything else."""
+    name = qualified[len("torch.Tensor."):] if qualified.startswith("torch.Tensor.") else ""
+    return "" if "." in name else name
 
 
 def _is_in_place_name(name: str) -> bool:
