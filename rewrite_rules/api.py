@@ -62,6 +62,8 @@ read them, never guess from a variable's name):
   made (an ``Origin`` with its ``kind``: ``OPTIMIZER``, ``SCHEDULER``,
   ``SCALER``, ``WRITER``, ``LAYER`` (a torch layer), ``CELL`` (the file's own
   Module) ...), or None when the file does not show it.
+- ``in_forward(ctx)``: the code being converted is a Cell's forward (its construct)
+  or a function defined in it, which MindSpore differentiates as a whole.
 - ``is_number(ctx, expr)``: the expression is a Python number, not a tensor.
 - ``assigned_value(ctx, name)``: the value last assigned to a name before this use
   (None where the file does not show it); ``assigned_values(ctx, expr)``: every value
@@ -204,6 +206,10 @@ def may_be_none(ctx, expr: cst.BaseExpression | None) -> bool:
 def holds_numpy(ctx, expr: cst.BaseExpression | None) -> bool:
     """``expr`` (torch source) holds a numpy/scipy/pandas object, as the file shows."""
     return expr is not None and _tensor_properties.known_foreign(ctx, expr)
+
+
+def in_forward(ctx) -> bool:
+    return ctx.forward_depth > 0
 
 
 def is_number(ctx, expr: cst.BaseExpression) -> bool:

@@ -13,7 +13,9 @@ PIN_MEMORY = Drop("no pinned memory in MindSpore")
 INPLACE = Drop("the result is the same; MindSpore layers never work in place")
 OUT = Unsupported("out= is not supported; assign the result instead")
 REQUIRES_GRAD = Unsupported(
-    "tensors have no requires_grad in MindSpore; wrap in mindspore.Parameter or take gradients with value_and_grad"
+    "tensors have no requires_grad in MindSpore; wrap in mindspore.Parameter or take gradients with value_and_grad",
+    in_forward="a tensor made in construct is no Parameter: the flag would only fill its own .grad, which MindSpore "
+               "has not; values and the Parameters' gradients are the same without it",
 )
 GENERATOR = Unsupported("torch.Generator objects have no MindSpore equivalent; seed with mindspore.set_seed")
 FACTORY_ARGS = {"out": OUT, "layout": LAYOUT, "device": DEVICE, "requires_grad": REQUIRES_GRAD, "pin_memory": PIN_MEMORY}
@@ -38,7 +40,7 @@ def as_tuple(expr: cst.BaseExpression, ctx) -> cst.BaseExpression:
         return cst.parse_expression(f"({expr.value},)")
     if isinstance(expr, (cst.Tuple, cst.List)):
         return expr
-    if isinstance(expr, (cst.Name, cst.Attribute, cst.BinaryOperation)):
+    if isinstance(expr, (cst.Name, cst.Attribute, cst.BinaryOperation, cst.Subscript)):  # ConvNeXt: dims[-1]
         ctx.warn(expr, "torch.nn.LayerNorm", f"assumes {code_of(expr)} is an int; for a shape list pass a tuple and begin_norm_axis=-len(shape)")
         return cst.Tuple([cst.Element(expr)])
     raise Unconvertible("normalized_shape given as an expression whose length is unknown")

@@ -53,9 +53,12 @@ class Drop:
 @dataclass(frozen=True)
 class Unsupported:
     """The argument cannot be carried. Passing the torch default (as a literal)
-    is fine and is dropped; anything else leaves the call unconverted, marked."""
+    is fine and is dropped; anything else leaves the call unconverted, marked.
+    in_forward: why the argument has no effect in a Cell's forward (construct),
+    where it is then dropped whatever its value ("" when it matters there too)."""
 
     reason: str
+    in_forward: str = ""
 
 
 @dataclass(frozen=True)

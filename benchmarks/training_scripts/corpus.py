@@ -92,7 +92,8 @@ SCRIPTS: list[Script] = [
            data="mnist_gz", stop_after=3,
            note="nn.Sequential built with add_module, SGD with momentum, the same data: stopped after 3 epochs"),
     Script("char_rnn_hello", "GunhoChoi/Kind-PyTorch-Tutorial", "08_Simple_Char_RNN/Simple_Char_RNN.py",
-           r"(?:^tensor\(|value=\s*)([-\d.e]+)", cwd="08_Simple_Char_RNN",
+           r"^(?:tensor\()?(-?\d[\d.]*(?:e[-+]?\d+)?)(?:,|$)", cwd="08_Simple_Char_RNN",
            note="character RNN from Linear cells on one-hot 'hello pytorch', MSE summed over the steps, Adam, "
-                "100 epochs; prints the loss tensor itself (torch's and MindSpore's repr)"),
+                "100 epochs; prints the loss tensor itself (torch's repr `tensor(0.56, grad_fn=...)`, "
+                "MindSpore 2.10's the bare number)"),
 ]

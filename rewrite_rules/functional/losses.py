@@ -1,7 +1,8 @@
 """torch.nn.functional losses -> mindspore.ops losses.
 
 Differences carried (measured against torch):
-- ``size_average``/``reduce`` are marked unless None; torch's newer
+- ``size_average``/``reduce`` (deprecated in torch) become the ``reduction=``
+  torch reads them as (marked when not literals); torch's newer
   ``weight=`` on l1/mse/huber is marked (ops has none);
 - first-parameter names differ (``logits``/``labels``, ``inputs``, ``x``):
   renamed for keyword calls; argument order differs for
@@ -21,7 +22,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.cases import SHAPES
-from rewrite_rules.nn.shared import LOSS_LEGACY, P, fn_cases
+from rewrite_rules.nn.shared import LOSS_LEGACY, P, fn_cases, with_legacy_reduction
 from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible, Unsupported, code_of, keyword_arg, literal_value
 from rewrite_rules.tensor.binding import atom, literal
 from rewrite_rules.torch_functions.builders import case
@@ -56,7 +57,7 @@ def _loss(fn: str, signature: str, params, inputs, target: str | None = None, ar
         signature=signature,
         args={**LOSS_LEGACY, **(args or {})},
         positional=positional,
-        hook=hook,
+        hook=with_legacy_reduction(hook),
         notes=notes,
         examples=(*extra, *_cases(fn, params, inputs, **kw)),
     )
@@ -164,7 +165,8 @@ RULES = [
     _loss("mse_loss", "input, target, size_average=None, reduce=None, reduction='mean', weight=None",
           [P("input", "x"), P("target", "y"), *_legacy("size_average", "reduce"), P("reduction", _RED, default=True)],
           _PAIR, args={"weight": _NO_WEIGHT}, positional=2, atol=1e-5,
-          extra=(Example("l = F.mse_loss(x, y, reduce=False)", marked="reduce"),)),
+          extra=(Example("l = F.mse_loss(x, y, reduce=False)", "l = ops.mse_loss(x, y, reduction=\"none\")"),
+                 Example("result = F.mse_loss(x, y, size_average=False, reduce=True)", inputs=_PAIR))),
     _loss("cross_entropy",
           "input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean', "
           "label_smoothing=0.0",
@@ -183,7 +185,9 @@ RULES = [
           [P("input", "x.log_softmax(1)"), P("target", "y"), P("weight", "w", default=True),
            P("size_average", "None", default=True), P("ignore_index", "2", default=True),
            P("reduce", "None", default=True), P("reduction", _RED, default=True)], _CE,
-          args={"input": "inputs"}, positional=3, atol=1e-5),
+          args={"input": "inputs"}, positional=3, atol=1e-5,
+          # PyTorchZeroToAll's MNIST test loop
+          extra=(Example("result = F.nll_loss(x.log_softmax(1), y, size_average=False)", inputs=_CE, atol=1e-5),)),
     _loss("binary_cross_entropy", "input, target, weight=None, size_average=None, reduce=None, reduction='mean'",
           [P("input", "x"), P("target", "y"), P("weight", "w", default=True), *_legacy("size_average", "reduce"),
            P("reduction", _RED, default=True)], {"x": "rand(4, 5)", "y": "rand(4, 5)", "w": "rand(5)"},

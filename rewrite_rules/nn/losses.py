@@ -1,7 +1,8 @@
 """torch.nn losses -> mindspore.nn loss Cells.
 
 Differences carried (measured against torch on the same inputs):
-- ``size_average`` / ``reduce`` (deprecated in torch) are marked unless None;
+- ``size_average`` / ``reduce`` (deprecated in torch) become the ``reduction=``
+  torch reads them as (marked when not literals);
 - SmoothL1Loss: MindSpore's reduction default is 'none' (torch 'mean'): written;
 - constructor argument order differs for BCEWithLogitsLoss, TripletMarginLoss,
   MultiMarginLoss and TripletMarginWithDistanceLoss: written by keyword;
@@ -23,7 +24,7 @@ import libcst as cst
 
 from rewrite_rules.helpers import literal_or_none
 from rewrite_rules.cases import call_cases
-from rewrite_rules.nn.shared import LOSS_LEGACY, P, layer_cases
+from rewrite_rules.nn.shared import LOSS_LEGACY, P, layer_cases, with_legacy_reduction
 from rewrite_rules.cases import SHAPES
 from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible, WeightMove, code_of, keyword_arg, literal_value
 from rewrite_rules.nn.module_paths import with_module_paths
@@ -70,7 +71,7 @@ def _loss(name: str, target: str | None, signature: str, params, inputs, *, call
         signature=signature,
         args={**LOSS_LEGACY, **(args or {})},
         positional=positional,
-        hook=hook,
+        hook=with_legacy_reduction(hook),
         notes=notes,
         weights=weights or {},
         examples=(*extra, *examples),
@@ -177,20 +178,25 @@ RULES = [
           _PAIR, positional=0),
     _loss("MSELoss", "mindspore.nn.MSELoss", "size_average=None, reduce=None, reduction='mean'",
           [P("size_average", "None", default=True), P("reduce", "None", default=True), P("reduction", _RED, default=True)],
-          _PAIR, positional=0, extra=(Example("loss = nn.MSELoss(size_average=False)", marked="size_average"),)),
+          _PAIR, positional=0, extra=(
+              Example("loss = nn.MSELoss(size_average=False)", "loss = nn.MSELoss(reduction=\"sum\")"),
+              Example("result = nn.MSELoss(reduce=False)(x, y)", inputs=_PAIR),
+              Example("result = nn.MSELoss(False, reduction='none')(x, y)", inputs=_PAIR,
+                      notes="torch ignores reduction= once a legacy argument is given"))),
     ApiRule(
         "torch.nn.CrossEntropyLoss",
         None,
         signature="weight=None, size_average=None, ignore_index=-100, reduce=None, reduction='mean', label_smoothing=0.0",
         args=LOSS_LEGACY,
-        hook=_functional_loss("cross_entropy", ("weight", "ignore_index", "reduction", "label_smoothing")),
+        hook=with_legacy_reduction(
+            _functional_loss("cross_entropy", ("weight", "ignore_index", "reduction", "label_smoothing"))),
         notes="a function over ops.cross_entropy: nn.CrossEntropyLoss rejects int64 class labels on CPU, "
         "ops.cross_entropy takes them and matches torch (indices, probabilities, weight, ignore_index, smoothing).",
         examples=(
             Example("loss_fn = nn.CrossEntropyLoss()", "loss_fn = lambda input, target: ops.cross_entropy(input, target)"),
             Example("loss = nn.BCELoss(w)",
                     "loss = lambda input, target: ops.binary_cross_entropy(\n    input, target, weight=w.broadcast_to(input.shape)\n)"),
-            Example("loss_fn = nn.CrossEntropyLoss(size_average=False)", marked="size_average"),
+            Example("result = nn.CrossEntropyLoss(size_average=False)(x, y)", inputs=_CE_INPUTS, atol=1e-5),
             # the loss is a function, not a Cell: the cases call it where it is made
             *call_cases("result = nn.CrossEntropyLoss({args})(x, y)",
                         [P("weight", "w", default=True), P("size_average", "None", default=True),

@@ -241,6 +241,8 @@ RULES = [
             *layer_cases("LayerNorm", [P("normalized_shape", "5"), P("eps", "1")], {"x": "randn(2, 3, 5)"},
                          shapes=("keywords", "variables"), atol=1e-5, notes="int_eps"),
             Example("ln = nn.LayerNorm((3, 5))", marked="several axes"),
+            Example("dims = [4, 5]\nlayer = nn.LayerNorm(dims[-1], eps=1e-6)\nresult = layer(x)",
+                    inputs={"x": "randn(2, 3, 5)"}, atol=1e-5, notes="ConvNeXt's final norm"),
             Example("ln = nn.LayerNorm(8, elementwise_affine=False, eps=1e-6)\nresult = (ln(x), len(list(ln.parameters())))",
                     inputs={"x": "randn(2, 3, 8)"}, atol=1e-5, notes="DiT's final and block norms"),
             *layer_cases("LayerNorm", [P("normalized_shape", "5"), P("eps", "0.001"), P("elementwise_affine", "False"),

@@ -10,19 +10,42 @@ import libcst as cst
 
 from rewrite_rules.cases import P, call_cases
 from rewrite_rules.helpers import DEVICE, INPLACE
-from rewrite_rules.api import Example, Unconvertible, Unsupported, code_of, define
+from rewrite_rules.api import Arg, Example, Unconvertible, Unsupported, code_of, define
 
-__all__ = ["P", "DEVICE", "INPLACE", "DTYPE", "LOSS_LEGACY", "KAIMING_RESET", "norm_reset", "reset_example",
-           "layer_cases", "fn_cases", "implicit_dim", "bool_literal"]
+__all__ = ["P", "DEVICE", "INPLACE", "DTYPE", "LOSS_LEGACY", "with_legacy_reduction", "KAIMING_RESET", "norm_reset",
+           "reset_example", "layer_cases", "fn_cases", "implicit_dim", "bool_literal"]
 # (P, DEVICE and INPLACE are re-exported so rule modules import their shared pieces from one place.)
 
 DTYPE = Unsupported("dtype= on a layer is not supported; cast the input or the parameters instead")
 
-# torch's deprecated loss arguments, superseded by reduction=.
-LOSS_LEGACY = {
-    "size_average": Unsupported("size_average is deprecated in torch; pass reduction= instead"),
-    "reduce": Unsupported("reduce is deprecated in torch; pass reduction= instead"),
-}
+# torch's deprecated loss arguments, superseded by reduction=: read by legacy_reduction, a loss rule's first hook.
+LOSS_LEGACY = {"size_average": Arg(), "reduce": Arg()}
+
+
+def legacy_reduction(call, ctx) -> None:
+    """``size_average``/``reduce`` as torch reads them (``_Reduction.legacy_get_string``):
+    when either is given (not None) they decide the reduction and ``reduction=``
+    is ignored; None counts as True. Written as the ``reduction=`` they amount
+    to; a value only known at run time marks the call."""
+    legacy = {name: call.literal(name) if call.has(name) else None for name in LOSS_LEGACY}
+    for name in LOSS_LEGACY:
+        call.remove(name)
+    if all(value is None for value in legacy.values()):
+        return
+    size_average, reduce = (True if value is None else bool(value) for value in legacy.values())
+    call.set("reduction", repr("mean" if size_average and reduce else "sum" if reduce else "none"))
+
+
+def with_legacy_reduction(hook):
+    """A loss rule's hook, run after legacy_reduction."""
+    if hook is None:
+        return legacy_reduction
+
+    def both(call, ctx):
+        legacy_reduction(call, ctx)
+        hook(call, ctx)
+
+    return both
 
 
 _INIT = "mindspore.common.initializer"

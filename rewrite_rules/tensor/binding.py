@@ -27,7 +27,15 @@ _NUMPY_KEYWORDS = frozenset({"axis", "keepdims", "ddof", "axis1", "axis2", "ord"
 
 
 def _receiver_first(call: cst.Call, receiver: cst.BaseExpression) -> cst.Call:
-    return call.with_changes(args=[cst.Arg(receiver), *call.args])
+    return call.with_changes(args=[cst.Arg(as_argument(receiver)), *call.args])
+
+
+def as_argument(receiver: cst.BaseExpression) -> cst.BaseExpression:
+    """A method's receiver passed as a function's argument: ``(q - h).detach()``
+    -> ``ops.stop_gradient(q - h)``, without the parentheses the method needed."""
+    if receiver.lpar and not isinstance(receiver, (cst.Tuple, cst.GeneratorExp)):
+        return receiver.with_changes(lpar=[], rpar=[])
+    return receiver
 
 
 def method(
@@ -207,4 +215,4 @@ def expr(text: str) -> cst.BaseExpression:
     return cst.parse_expression(text)
 
 
-__all__ = ["atom", "code_of", "expr", "in_place", "keyword", "literal", "method", "same"]
+__all__ = ["as_argument", "atom", "code_of", "expr", "in_place", "keyword", "literal", "method", "same"]

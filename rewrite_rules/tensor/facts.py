@@ -5,7 +5,10 @@ MindSpore records no autograd graph on tensors: there is no ``.grad``,
 ``mindspore.grad`` / ``value_and_grad``), and only ``mindspore.Parameter``
 has ``requires_grad``. Reads of these are marked, except ``requires_grad`` on
 what is evidently a Parameter (``layer.weight``, the variable of a loop over
-``parameters()``). Devices are global in MindSpore: ``is_cuda``/``is_cpu``
+``parameters()``) and in a Cell's forward: there it asks whether gradients can
+flow through the tensor, and MindSpore differentiates construct as a whole,
+through every floating-point or complex tensor (torch's own rule for which
+tensors can require gradients), so that is what it becomes. Devices are global in MindSpore: ``is_cuda``/``is_cpu``
 read the device target. Storage objects, strided views, in-place resizing
 and Python callables applied to elements have no MindSpore counterpart.
 """
@@ -15,7 +18,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.cases import P, call_cases
-from rewrite_rules.api import Example, MethodRule, PropertyRule, Unconvertible
+from rewrite_rules.api import Example, MethodRule, PropertyRule, Unconvertible, explain, in_forward
 from rewrite_rules.tensor.binding import atom, code_of, expr, method, same
 
 X = {"x": "randn(3, 4)"}
@@ -33,9 +36,16 @@ def _is_parameter(receiver: cst.BaseExpression, ctx) -> bool:
     return ctx.known_kinds.get(code_of(receiver)) == "parameter"
 
 
+_DIFFERENTIABLE = "requires_grad in construct: MindSpore differentiates through every floating-point or complex tensor"
+
+
 def _requires_grad(receiver, ctx):
     if _is_parameter(receiver, ctx):
         return None  # a Parameter has it, with the same meaning
+    if in_forward(ctx) and isinstance(receiver, (cst.Name, cst.Attribute)):
+        # vector-quantize's straight-through estimator, pyGAT's `assert not edge.requires_grad` of integer indices
+        text = code_of(receiver)
+        return explain(ctx, expr(f"({text}.is_floating_point() or {text}.is_complex())"), _DIFFERENTIABLE)
     raise Unconvertible("only mindspore.Parameter has requires_grad; " + NO_AUTOGRAD)
 
 
@@ -77,10 +87,30 @@ _STRIDED = "MindSpore has no strided views of a storage; build the tensor with r
 _RESIZE = "MindSpore cannot resize a tensor in place; reshape (same number of elements) or make a new tensor"
 _ELEMENTWISE = "MindSpore has no element-wise Python callables on tensors; write the function with ops"
 
+
+def _in_forward(body: str) -> str:
+    """A layer whose forward runs ``body`` (statements reading x and h = fc(x), returning result)."""
+    return ("class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.fc = nn.Linear(3, 3)\n\n    def forward(self, x):\n        h = self.fc(x)\n"
+            + "".join(f"        {line}\n" for line in body.splitlines()) + "        return result\n\n\nresult = Net()(x)")
+
+
+# vector-quantize-pytorch's straight-through estimator, pyGAT's check of its integer edge indices,
+# Jamba's router logits made with requires_grad=x.requires_grad
+_FORWARD_READS = (
+    "q = h.round()\nif h.requires_grad:\n    q = h + (q - h).detach()\nresult = q",
+    "edge = h.argmax(-1)\nassert not edge.requires_grad\nresult = edge",
+    "logits = torch.ones((x.shape[0], 1), device=x.device, dtype=x.dtype, requires_grad=x.requires_grad)\n"
+    "result = h * logits",
+)
+
 RULES = [
     PropertyRule("requires_grad", hook=_requires_grad,
-                 notes="marked except on evident Parameters (layer.weight, nn.Parameter(...) variables, loops over parameters())",
+                 notes="in a Cell's forward: whether the tensor is floating-point or complex (MindSpore differentiates "
+                       "construct through every such tensor); marked elsewhere, except on evident Parameters "
+                       "(layer.weight, nn.Parameter(...) variables, loops over parameters())",
                  examples=(Example("x = x * 2\nflag = x.requires_grad", marked="only mindspore.Parameter"),
+                           *(Example(_in_forward(body), inputs={"x": "randn(4, 3)"}) for body in _FORWARD_READS),
                            Example("n = sum(p.numel() for p in model.parameters() if p.requires_grad)",
                                    "n = sum(p.numel() for p in model.trainable_params() if p.requires_grad)"),
                            Example("layer = nn.Linear(2, 3)\nresult = layer.weight.requires_grad", inputs={}),

@@ -18,7 +18,7 @@ import libcst as cst
 
 from rewrite_rules.cases import P, call_cases, marking
 from rewrite_rules.helpers import GENERATOR
-from rewrite_rules.api import Drop, Example, InPlace, MethodRule, Unconvertible
+from rewrite_rules.api import Drop, Example, InPlace, MethodRule, Unconvertible, in_forward
 from rewrite_rules.tensor.binding import atom, code_of, expr, in_place, method
 from rewrite_rules.tensor.math import TANH_RANGE
 
@@ -200,6 +200,23 @@ _RECEIVERS = (
 # These change the shape: the name is rebound, the tensor cannot be assigned into.
 _RESHAPING = {"transpose_", "unsqueeze_", "squeeze_", "t_"}
 
+_NO_REQUIRES_GRAD = "tensors have no requires_grad in MindSpore; wrap in mindspore.Parameter or take gradients " \
+                    "with value_and_grad"
+# vector-quantize-pytorch: a loss that starts as a zero buffer is made to require grad while training
+_ZERO_LOSS = ("class Quantize(nn.Module):\n"
+              "    def __init__(self):\n        super().__init__()\n"
+              "        self.proj = nn.Linear(3, 3)\n        self.register_buffer('zero', torch.tensor(0.0))\n\n"
+              "    def forward(self, x):\n        loss = self.zero\n        if self.training:\n"
+              "            loss.requires_grad_()\n        return self.proj(x).round(), loss\n\n\n"
+              "net = Quantize().eval()\n")
+
+
+def _requires_grad_in_forward(bound, call, ctx):
+    if not in_forward(ctx):
+        raise Unconvertible(_NO_REQUIRES_GRAD)
+    bound.result = call.receiver
+
+
 RULES = [
     *(in_place(name, rebinds=name in _RESHAPING,
                examples=in_place_cases(_statement_of(t), params, inputs) + (_RECEIVERS if name == "mul_" else ()))
@@ -249,9 +266,10 @@ RULES = [
            notes="BernoulliExt has no CPU kernel: (rand_like(x) < p), p the input itself unless given",
            examples=(*call_cases("result = x.bernoulli({args})", [P("p", "0.3", True)], {"x": "rand(30, 40)"}, rtol=0.0, atol=0.0),
                      Example("result = x.bernoulli()", inputs={"x": "tensor([[0.0, 1.0], [1.0, 0.0]])"}))),
-    # marks every use (no hook, no rename): counted as marked, not converted
-    MethodRule("requires_grad_", arity=(0, 1),
-               notes="tensors have no requires_grad in MindSpore; wrap in mindspore.Parameter or take gradients "
-                     "with value_and_grad",
-               examples=(Example("x = x * 2\nx.requires_grad_()", marked="requires_grad"),)),
+    method("requires_grad_", "requires_grad=True", hook=_requires_grad_in_forward,
+           notes="in a Cell's forward the tensor itself (MindSpore differentiates construct as a whole); elsewhere "
+                 "marked: " + _NO_REQUIRES_GRAD,
+           examples=(Example("x = x * 2\nx.requires_grad_()", marked="requires_grad"),
+                     Example(_ZERO_LOSS + "result = net(x)", inputs={"x": "randn(4, 3)"}),
+                     Example(_ZERO_LOSS + "result = net.train()(x)", inputs={"x": "randn(4, 3)"}))),
 ]

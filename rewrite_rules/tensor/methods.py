@@ -8,7 +8,7 @@ import libcst as cst
 
 from rewrite_rules.cases import P, call_cases
 from rewrite_rules.api import Drop, Example, MethodRule, Unconvertible
-from rewrite_rules.tensor.binding import method
+from rewrite_rules.tensor.binding import as_argument, method
 
 X = {"x": "randn(3, 4)"}
 
@@ -34,7 +34,7 @@ def _size(call, ctx):
 
 
 def _detach(call, ctx):
-    return cst.Call(ctx.ref("mindspore.ops.stop_gradient"), [cst.Arg(call.receiver)])
+    return cst.Call(ctx.ref("mindspore.ops.stop_gradient"), [cst.Arg(as_argument(call.receiver))])
 
 
 def _transpose(call, ctx):

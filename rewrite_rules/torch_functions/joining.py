@@ -7,6 +7,13 @@ source shows every stacked tensor's dtype and they mix integers or bools with
 floats, or float widths, the tensors are cast to the float dtype torch promotes
 to (the widest shown), which is exactly torch's result; otherwise they pass as
 they are.
+
+torch's cat skips 1-D tensors with no elements whatever the other tensors' shape
+(a legacy rule older code relies on: ``mg = torch.tensor([])``, then
+``mg = torch.cat((mg, part), dim=1)`` in a loop, as Time-Series-Library's MICN
+does); MindSpore's refuses them ("element rank must be same"). Where the file
+assigns one of the joined names such an empty tensor, the cat leaves it out
+while it is empty.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ from rewrite_rules.cases import P
 from rewrite_rules.helpers import OUT
 import libcst as cst
 
-from rewrite_rules.api import Arg, Example, code_of
+from rewrite_rules.api import Arg, Example, assigned_values, code_of, explain
 from rewrite_rules.torch_functions.integer_inputs import FLOAT_ORDER, float_dtype, is_integer_tensor, source_argument
 from rewrite_rules.torch_functions.builders import IN, case, fn, ms
 
@@ -48,6 +55,44 @@ def _promoted(call, ctx):
     call.set("tensors", tensors.with_changes(elements=elements))
 
 
+_EMPTY_DATA = frozenset({"torch.tensor", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.as_tensor"})
+_EMPTY_SHAPED = frozenset({"torch.empty", "torch.zeros", "torch.ones"})
+_SKIPPED = "torch's cat skips an empty 1-D tensor; MindSpore's refuses it, so it is left out while empty"
+
+
+def _is_empty_vector(value, ctx) -> bool:
+    """``torch.tensor([])``, ``torch.Tensor()``, ``torch.empty(0)``: a 1-D tensor of no elements."""
+    if not isinstance(value, cst.Call):
+        return False
+    qualified = ctx.analysis.qualified(value.func)
+    positional = [a.value for a in value.args if a.keyword is None and not a.star]
+    if qualified in _EMPTY_DATA:
+        if not value.args:
+            return qualified != "torch.tensor"
+        return len(positional) == 1 and isinstance(positional[0], cst.List) and not positional[0].elements
+    return qualified in _EMPTY_SHAPED and len(positional) == 1 and code_of(positional[0]) in ("0", "(0,)", "[0]")
+
+
+def _skipping_empty(call, ctx):
+    """``torch.cat((mg, part), 1)`` where mg starts as ``torch.tensor([])``:
+    ``ops.cat((mg, part) if mg.shape != (0,) else (part,), axis=1)``."""
+    source, tensors = source_argument(call, "tensors"), call.get("tensors")
+    if not isinstance(source, (cst.List, cst.Tuple)) or not isinstance(tensors, type(source)) or \
+            len(source.elements) != len(tensors.elements) or len(source.elements) < 2 or \
+            any(isinstance(e, cst.StarredElement) for e in source.elements):
+        return
+    empty = [i for i, e in enumerate(source.elements) if isinstance(e.value, cst.Name)
+             and any(_is_empty_vector(v, ctx) for v in assigned_values(ctx, e.value) or ())]
+    if len(empty) != 1:
+        return
+    name = code_of(tensors.elements[empty[0]].value)
+    rest = [e.value for i, e in enumerate(tensors.elements) if i != empty[0]]
+    others = cst.Tuple([cst.Element(v) for v in rest]) if isinstance(source, cst.Tuple) else \
+        cst.List([cst.Element(v) for v in rest])
+    call.set("tensors", explain(ctx, cst.IfExp(
+        test=cst.parse_expression(f"{name}.shape != (0,)"), body=tensors, orelse=others), _SKIPPED))
+
+
 def _joined(name, target, dim_name="dim", examples=(), hook=None):
     return fn(
         f"torch.{name}",
@@ -66,7 +111,14 @@ RULES = [
     _joined(
         "cat",
         "cat",
+        hook=_skipping_empty,
         examples=(
+            Example("mg = torch.tensor([])\nfor part in parts:\n    mg = torch.cat((mg, part), dim=1)",
+                    "mg = mindspore.Tensor([])\nfor part in parts:\n    # " + _SKIPPED
+                    + "\n    mg = ops.cat((mg, part) if mg.shape != (0,) else (part,), axis=1)"),
+            case("mg = torch.tensor([])\nfor part in (a, b):\n    mg = torch.cat((mg, part.unsqueeze(1)), dim=1)\n"
+                 "result = mg", AB),
+            case("out = torch.Tensor()\nfor part in (a, b, a):\n    out = torch.cat([out, part], 0)\nresult = out", AB),
             Example("y = torch.cat([a, b], dim=1)", "y = ops.cat([a, b], axis=1)"),
             Example("y = torch.cat([a, torch.zeros(2, 3)])", "y = ops.cat([a, ops.zeros((2, 3))])"),
             case("result = torch.cat([a, torch.zeros(2, 3)])", AB),

@@ -208,3 +208,71 @@ def test_a_class_deriving_from_the_torch_nn_module_itself_is_marked_not_a_crash(
     result = convert_source("import torch\nimport torch.nn as nn\n\nclass A(nn):\n    pass\n\nx = torch.zeros(2)\n", "a.py")
     assert result.status == "converted", result.diagnostics
     assert "TODO(ms-migrate): torch.nn" in result.output and "ops.zeros(2)" in result.output
+
+
+VIT_LIBRARY = '''
+import torch
+import torch.nn as nn
+
+
+class VisionTransformer(nn.Module):
+    def __init__(self, dim=8, classes=3):
+        super().__init__()
+        self.embed = nn.Linear(4, dim)
+        self.head = nn.Linear(dim, classes)
+
+    def forward_features(self, x, attn_mask=None):
+        return self.embed(x).mean(1)
+
+    def forward(self, x, attn_mask=None):
+        return self.head(self.forward_features(x, attn_mask=attn_mask))
+'''
+
+DISTILLED = '''
+import torch
+import torch.nn as nn
+
+from vitlib import VisionTransformer
+
+
+class DistilledVisionTransformer(VisionTransformer):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.head_dist = nn.Linear(8, 3)
+
+    def forward_features(self, x):
+        h = self.embed(x)
+        return h[:, 0], h[:, 1]
+
+    def forward(self, x):
+        x, x_dist = self.forward_features(x)
+        return (self.head(x) + self.head_dist(x_dist)) / 2
+'''
+
+
+def test_a_subclass_of_a_model_library_class_runs_its_own_forward(tmp_path):
+    """deit's DistilledVisionTransformer derives from timm's VisionTransformer, which the
+    file imports (converted on its own): its forward is its Cell's construct, or the
+    library's construct would run and call forward_features with arguments it lacks."""
+    import mindspore
+    import torch
+
+    from tests.conversion import load, move_torch_weights
+
+    source, out = tmp_path / "src", tmp_path / "out"
+    source.mkdir()
+    out.mkdir()
+    (source / "vitlib.py").write_text(VIT_LIBRARY)
+    (source / "distilled.py").write_text(DISTILLED)
+    convert_to(source / "vitlib.py", out)
+    converted = convert_to(source / "distilled.py", out)
+    assert "def construct(self, x):" in converted.read_text()
+    torch.manual_seed(0)
+    net = load(source / "distilled.py").DistilledVisionTransformer().eval()
+    cell = load(converted).DistilledVisionTransformer()
+    move_torch_weights(net, cell)
+    cell.set_train(False)
+    x = np.random.default_rng(0).standard_normal((2, 5, 4)).astype(np.float32)
+    with torch.no_grad():
+        expected = net(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(cell(mindspore.Tensor(x)).asnumpy(), expected, rtol=1e-5, atol=1e-6)

@@ -268,3 +268,22 @@ def test_a_buffer_replaced_in_forward_loads_runs_and_checkpoints(tmp_path):
     fresh = ms_module.Attention()
     assert not mindspore.load_param_into_net(fresh, mindspore.load_checkpoint(checkpoint), strict_load=True)[0]
     np.testing.assert_allclose(fresh(mindspore.Tensor(x)).asnumpy(), expected, atol=1e-6)
+
+
+def test_a_scalar_buffer_keeps_its_shape():
+    """A 0-d buffer (vector-quantize's ``zero``, a step count) stays 0-d: NumPy's
+    ascontiguousarray would make it 1-d, and the Cell would then return shape (1,)."""
+
+    class Counter(mindspore.nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.zero = mindspore.Parameter(mindspore.Tensor(0.0), name="zero", requires_grad=False)
+
+        def construct(self, x):
+            return x + self.zero
+
+    cell = Counter()
+    params = convert_state_dict({"zero": torch.tensor(2.0)}, cell)
+    mindspore.load_param_into_net(cell, params, strict_load=True)
+    assert cell.zero.shape == () and float(cell.zero.asnumpy()) == 2.0
+    assert cell(mindspore.Tensor(1.0)).shape == ()

@@ -6,6 +6,13 @@ torch on the same inputs:
   builds its masks): torch takes it, MindSpore's Select kernel takes only bool,
   so a condition the source does not show to be bool is cast with ``.bool()``
   (exact: the nonzero entries are torch's True ones).
+- Bit shifts of integer tensors by a constant (sooftware's Conformer:
+  ``input_lengths >> 2``): MindSpore's Tensor has no shift operators; a floor
+  division by (or product with) 2**k is the same shift.
+- Python's ``abs()`` of a complex tensor (Time-Series-Library's TimesNet:
+  ``abs(torch.fft.rfft(x))`` then topk): MindSpore keeps it complex, torch
+  gives the real magnitude; where the source shows it complex it is
+  ``ops.ComplexAbs()``.
 """
 
 from __future__ import annotations
@@ -219,3 +226,63 @@ def test_weights_tied_through_sequential_indexes(tmp_path):
     move_torch_weights(model, cell)
     expected, got = eval_outputs(model, cell, np.arange(6, dtype=np.int64).reshape(2, 3) % 11)
     np.testing.assert_allclose(got.asnumpy(), expected.numpy(), rtol=1e-4, atol=1e-5)
+
+
+SHIFTS = '''
+import torch
+import torch.nn as nn
+
+
+class Subsampling(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.half = channels >> 1
+        self.fc = nn.Linear(channels, self.half)
+
+    def forward(self, x, lengths):
+        steps = x.shape[1] >> 1
+        lengths >>= 1
+        return self.fc(x), lengths >> 2, (lengths << 3) - 1, steps
+'''
+
+
+def test_shifts_of_integer_tensors(tmp_path):
+    torch_mod, ms_mod, text = converted_pair(tmp_path, SHIFTS)
+    assert "lengths // 4" in text and "lengths //= 2" in text and "lengths * 8" in text
+    assert "x.shape[1] >> 1" in text  # a Python number: left as written
+    torch.manual_seed(0)
+    net = torch_mod.Subsampling(8).eval()
+    cell = ms_mod.Subsampling(8)
+    move_torch_weights(net, cell)
+    x = np.random.default_rng(0).standard_normal((2, 6, 8)).astype(np.float32)
+    lengths = np.array([7, 9, -9, 100], np.int64)
+    with torch.no_grad():
+        expected = net(torch.from_numpy(x), torch.tensor(lengths))  # torch shifts it in place
+    got = cell(mindspore.Tensor(x), mindspore.Tensor(lengths))
+    _close(expected[:3], got[:3])
+    assert expected[3] == got[3] == 3
+
+
+PERIODS = '''
+import torch
+
+
+def periods(x, k=2):
+    xf = torch.fft.rfft(x, dim=1)
+    frequency_list = abs(xf).mean(0).mean(-1)
+    frequency_list[0] = 0
+    _, top_list = torch.topk(frequency_list, k)
+    top_list = top_list.detach().cpu().numpy()
+    return x.shape[1] // top_list, abs(xf).mean(-1)[:, top_list], abs(-3)
+'''
+
+
+def test_builtin_abs_of_a_complex_tensor(tmp_path):
+    torch_mod, ms_mod, text = converted_pair(tmp_path, PERIODS)
+    assert "abs(-3)" in text  # a number: left as written
+    x = np.random.default_rng(0).standard_normal((2, 16, 3)).astype(np.float32)
+    period, amplitude, three = torch_mod.periods(torch.from_numpy(x))
+    got_period, got_amplitude, got_three = ms_mod.periods(mindspore.Tensor(x))
+    np.testing.assert_array_equal(got_period, period)
+    _close(amplitude, got_amplitude, atol=1e-5)
+    assert three == got_three == 3

@@ -60,6 +60,9 @@ class FileContext:
     # gradient functions compiled) and ``ms-migrate convert``'s runtime settings
     # (launch_blocking() where a training step was rewritten; see runtime_settings.py)
     jit_steps: bool = False
+    # inside a Cell's forward (construct) or a function defined in it, as the rewrite walks down:
+    # MindSpore differentiates construct as a whole (no ops.assign on locals; no requires_grad flags)
+    forward_depth: int = 0
     runtime_settings: bool = False
     # ids of statements the rewrite changed: black formats exactly these
     to_format: NodeSet = field(default_factory=NodeSet)

@@ -186,7 +186,8 @@ def apply_mapping(bound: BoundCall) -> None:
         elif isinstance(spec, Unsupported):
             if not present:
                 continue
-            if param.default is not None and _equals_literal(bound.values[param.name], param.default):
+            if param.default is not None and _equals_literal(bound.values[param.name], param.default) \
+                    or spec.in_forward and bound.ctx.forward_depth:
                 bound.remove(param.name)
                 continue
             # a wrapper forwarding its own parameter (``dtype=dtype``) may pass torch's default:

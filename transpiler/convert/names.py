@@ -13,6 +13,8 @@ rewriting traversal can skip every other subtree.
 
 from __future__ import annotations
 
+import sys
+
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -229,7 +231,7 @@ class NameAnalyzer(StatementVisitor):
             binding = self.result.imports.get(parts[0])
             if binding is not None:
                 qualified = ".".join([binding.qualified, *parts[1:]])
-                if self._is_module_base(qualified):
+                if self._is_module_base(qualified) or _model_library_class(qualified, node):
                     self.result.cell_classes.add(node.name.value)
                     self._mark_interesting()
 
@@ -518,6 +520,19 @@ def _alias_local(alias: cst.ImportAlias) -> str | None:
     if alias.asname is not None:
         return alias.asname.name.value if isinstance(alias.asname.name, cst.Name) else None
     return _dotted(alias.name).split(".", 1)[0]
+
+
+def _model_library_class(qualified: str, node: cst.ClassDef) -> bool:
+    """A subclass of a model library's class that defines ``forward`` (deit's
+    ``DistilledVisionTransformer(timm.models.vision_transformer.VisionTransformer)``):
+    a Module as well, whose construct must be its forward (timm's own construct
+    would run otherwise). torch's own classes are judged by their rules; the
+    standard library's are never Modules."""
+    root = qualified.split(".", 1)[0]
+    if root == "torch" or root in sys.stdlib_module_names:
+        return False
+    return any(isinstance(statement, cst.FunctionDef) and statement.name.value == "forward"
+               for statement in node.body.body)
 
 
 def analyse(module: cst.Module, method_names: frozenset[str], module_base, attribute_names=frozenset(),

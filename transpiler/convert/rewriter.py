@@ -28,7 +28,7 @@ from transpiler.convert.marked import LeftReference, MarkedStatements, present_n
 from transpiler.convert.markers import add_markers
 from transpiler.convert.structural.autograd_function import (apply_as_value, convert_function_class, function_base,
                                                              function_classes, stateless_functions)
-from transpiler.convert.structural import mapped_calls, numpy_scalars
+from transpiler.convert.structural import builtin_abs, mapped_calls, numpy_scalars, shift_operators
 from transpiler.convert.structural.launcher_env import LauncherEnvironment
 from transpiler.convert.structural.cells import LAYER_METHOD_NAMES, layer_method_call, parent_layer_call
 from transpiler.convert.structural.class_tables import indexed_tuples
@@ -80,6 +80,7 @@ class Rewriter(Transformer):
         self.frames: list[_Frame] = []
         self.depth = 0
         self.classes: list[str | None] = []  # enclosing classes; the name if it is a Cell
+        self.autograd_classes: list[bool] = []  # enclosing classes: whether each is a torch.autograd.Function
         self.type_context: set[int] = set()  # isinstance()/annotation references
         self.annotation_refs: set[int] = set()  # annotation references (no effect at run time)
         self.base_context: set[int] = set()  # class bases
@@ -98,7 +99,6 @@ class Rewriter(Transformer):
         self.marked = MarkedStatements(ctx)
         self.elifs: set[int] = set()  # `elif` branches (If nodes in an If's orelse)
         self.function_depth = 0  # statements outside any function run when the module is imported
-        self.forward_depth = 0  # inside a Cell's forward (gradients flow: no ops.assign on locals)
         self.return_depth = 0  # inside a return statement
         self.import_guards: list[cst.Try] = []  # enclosing `try: ... except ImportError:` blocks
         self.no_op_decorators: dict[int, str] = {}  # id(decorator expression) -> torch API
@@ -213,6 +213,7 @@ class Rewriter(Transformer):
         self.attributes.plan(node)
         self.launcher_env.plan(node)
         numpy_scalars.plan(self.ctx, node)  # np.log(k) * t, x[range(n)]
+        shift_operators.plan(self.ctx, node)  # lengths >> 2
 
     def leave_Module(self, original_node, updated_node):
         return updated_node.with_changes(body=self.placeholders.compact(list(updated_node.body)))
@@ -236,12 +237,14 @@ class Rewriter(Transformer):
             self.function_classes[id(node)] = node.bases.index(base)
         is_cell = node.name.value in self.analysis.cell_classes
         self.classes.append(node.name.value if is_cell else None)
+        self.autograd_classes.append(base is not None)
         structural.visit_dataset_class(self, node)
         for base in node.bases:
             self.base_context.add(id(base.value))
 
     def leave_ClassDef(self, original_node, updated_node):
         self.classes.pop()
+        self.autograd_classes.pop()
         updated_node = structural.drop_no_op_decorators(self, original_node, updated_node)
         if id(original_node) in self.function_classes:
             updated_node = self._autograd_function(original_node, updated_node)
@@ -327,8 +330,9 @@ class Rewriter(Transformer):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.function_depth += 1
-        if self.forward_depth or (node.name.value == "forward" and self.in_cell_class()):
-            self.forward_depth += 1  # a Cell's forward, and functions defined in it
+        if self.ctx.forward_depth or (node.name.value == "forward" and (
+                self.in_cell_class() or (self.autograd_classes and self.autograd_classes[-1]))):
+            self.ctx.forward_depth += 1  # a Cell's (or autograd Function's) forward, and functions defined in it
         for decorator in node.decorators:
             if structural.is_grad_context(decorator.decorator, self.analysis):
                 self.handled.add(id(decorator.decorator))
@@ -362,7 +366,7 @@ class Rewriter(Transformer):
     # -- structural rewrites on the way up ----------------------------------
     def leave_FunctionDef(self, original_node, updated_node):
         self.function_depth -= 1
-        self.forward_depth = max(0, self.forward_depth - 1)
+        self.ctx.forward_depth = max(0, self.ctx.forward_depth - 1)
         return structural.convert_function(self, original_node, updated_node)
 
     def leave_With(self, original_node, updated_node):
@@ -374,7 +378,7 @@ class Rewriter(Transformer):
             return structural.as_assert(self.ctx, original_node.value, updated_node.value)
         pending = self.in_place.pop(id(original_node.value), None)
         if pending is not None:
-            return structural.assign_in_place(self.ctx, *pending, in_forward=self.forward_depth > 0)
+            return structural.assign_in_place(self.ctx, *pending, in_forward=self.ctx.forward_depth > 0)
         return structural.convert_buffer_registration(self, original_node, updated_node)
 
     # -- references and calls ------------------------------------------------
@@ -393,10 +397,15 @@ class Rewriter(Transformer):
             lpar=updated_node.lpar, rpar=updated_node.rpar)
 
     def leave_BinaryOperation(self, original_node, updated_node):
-        return self._changed_if(updated_node, numpy_scalars.float_numpy_operand(self.ctx, original_node, updated_node))
+        result = numpy_scalars.float_numpy_operand(self.ctx, original_node, updated_node)
+        return self._changed_if(updated_node, shift_operators.shift(self.ctx, original_node, result))
+
+    def leave_AugAssign(self, original_node, updated_node):
+        return self._changed_if(updated_node, shift_operators.augmented_shift(self.ctx, original_node, updated_node))
 
     def leave_Subscript(self, original_node, updated_node):
-        return self._changed_if(updated_node, numpy_scalars.list_range_index(self.ctx, original_node, updated_node))
+        result = numpy_scalars.list_range_index(self.ctx, original_node, updated_node)
+        return self._changed_if(updated_node, numpy_scalars.numpy_array_index(self.ctx, original_node, result))
 
     def _changed_if(self, updated_node, result):
         if result is not updated_node:
@@ -417,7 +426,8 @@ class Rewriter(Transformer):
                 self.changed()
                 return updated_node.with_changes(func=cst.Call(func.value))
             return _keep_parentheses(updated_node, self._method_call(original_node, updated_node, func.attr.value))
-        return mapped_calls.convert(self, original_node, updated_node)
+        mapped = mapped_calls.convert(self, original_node, updated_node)
+        return mapped if mapped is not updated_node else builtin_abs.convert(self, original_node, updated_node)
 
     def _is_function_apply(self, func: cst.Attribute) -> bool:
         return func.attr.value == "apply" and isinstance(func.value, cst.Name) and func.value.value in self.function_cells
@@ -522,7 +532,7 @@ class Rewriter(Transformer):
                 result = updated
             elif isinstance(result, InPlace):
                 result = structural.in_place_value(self.ctx, original.func.value, updated.func.value, result.value,
-                                                   result.rebinds, in_forward=self.forward_depth > 0,
+                                                   result.rebinds, in_forward=self.ctx.forward_depth > 0,
                                                    returned=self.return_depth > 0)
         except Unconvertible as exc:
             result = self._unpacked_method_call(original, updated, rule)

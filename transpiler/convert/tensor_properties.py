@@ -136,7 +136,7 @@ def known_foreign(ctx, expr: cst.BaseExpression) -> bool:
     """``expr`` (a node of the original tree) holds an object of numpy, scipy,
     pandas ... as the file shows: made by one of their functions (``adj =
     sp.coo_matrix(...)``; the last assignment before the use, in the order the
-    function reads), an attribute, item or method result of such an object
+    function reads) or a tensor's ``.numpy()``, an attribute, item or method result of such an object
     (``adj.T``, ``mx.dot(m).transpose()``), arithmetic of such objects and numbers,
     or a parameter every call of its function in the file passes such an object.
     Tensor method rules leave such receivers alone (``adj.multiply(mask)`` is
@@ -257,6 +257,8 @@ class _Foreign:
             root = self._library(expr.func)
             if root is not None:
                 return root in FOREIGN_ROOTS
+            if isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "numpy" and not expr.args:
+                return True  # t.cpu().numpy(): a tensor's values as a numpy array
             return isinstance(expr.func, cst.Attribute) and self.holds(expr.func.value, depth + 1)
         if isinstance(expr, cst.Attribute):
             return self.holds(expr.value, depth + 1)

@@ -430,7 +430,8 @@ def _parameter(value: np.ndarray, param, name: str):
     """A Parameter holding ``value`` in ``param``'s dtype."""
     import mindspore
 
-    tensor = mindspore.Tensor(np.ascontiguousarray(value))
+    # not np.ascontiguousarray: it makes a 0-d value (a scalar buffer) 1-d
+    tensor = mindspore.Tensor(np.require(value, requirements="C"))
     if tensor.dtype != param.dtype:
         tensor = tensor.astype(param.dtype)
     return mindspore.Parameter(tensor, name=name, requires_grad=param.requires_grad)

@@ -16,6 +16,12 @@ Measured on MindSpore 2.10 (tests/rules/test_promotions.py):
   IndexError in MindSpore; torch (and numpy) read it as the list of its
   values, so it is written ``list(range(n))`` (a list cannot be indexed by a
   range, so the rewrite changes nothing for non-tensors).
+- A numpy array as an index (TimesNet's ``amplitudes[:, top_list]`` with
+  ``top_list = top.detach().cpu().numpy()``): MindSpore's Tensor refuses it in
+  every position ("For tuple index, the types only support ... 'List' ..."),
+  torch reads it as its values; written ``top_list.tolist()``, which indexes a
+  numpy array the same way, where the file shows the index holds one and does
+  not show the indexed value does.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import libcst as cst
 from transpiler.convert.names import chain_parts
 from transpiler.convert.structural.numbers import Numbers
 from transpiler.convert.structural import provenance
+from transpiler.convert.tensor_properties import known_foreign
 from transpiler.convert.walk import LAYOUT_TYPES, StatementVisitor, walk
 
 # numpy functions whose value on Python numbers is a numpy float scalar
@@ -116,8 +123,28 @@ def list_range_index(ctx, original: cst.Subscript, updated: cst.Subscript):
     return updated.with_changes(slice=elements)
 
 
+def _numpy_index(ctx, element: cst.SubscriptElement) -> bool:
+    return isinstance(element.slice, cst.Index) and isinstance(element.slice.value, (cst.Name, cst.Call)) \
+        and known_foreign(ctx, element.slice.value)
+
+
+def numpy_array_index(ctx, original: cst.Subscript, updated: cst.Subscript):
+    """``x[:, top_list]`` of a numpy ``top_list`` -> ``x[:, top_list.tolist()]``."""
+    if not any(_numpy_index(ctx, e) for e in original.slice) or known_foreign(ctx, original.value):
+        return updated
+    elements = []
+    for source, element in zip(original.slice, updated.slice):
+        if _numpy_index(ctx, source):
+            element = element.with_changes(slice=element.slice.with_changes(
+                value=cst.Call(cst.Attribute(element.slice.value, cst.Name("tolist")))))
+        elements.append(element)
+    ctx.converted(original, "numpy index", "a numpy array used as an index -> its .tolist(): MindSpore's Tensor "
+                  "refuses a numpy index")
+    return updated.with_changes(slice=elements)
+
+
 class _Candidates(StatementVisitor):
-    """Statements holding a numpy float on the left of an operator or a range index."""
+    """Statements holding a numpy float on the left of an operator, a range or numpy index."""
 
     def __init__(self, ctx):
         super().__init__()
@@ -130,7 +157,8 @@ class _Candidates(StatementVisitor):
             self.found.update(id(s) for s in self.statements)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
-        if any(isinstance(e.slice, cst.Index) and _is_range(e.slice.value) for e in node.slice):
+        if any(isinstance(e.slice, cst.Index) and _is_range(e.slice.value) or _numpy_index(self.ctx, e)
+               for e in node.slice):
             self.found.update(id(s) for s in self.statements)
 
 
