@@ -1,4 +1,4 @@
-"""Index-notation APIs lowered to plain MindSpore shape ops: ``torch.einsum``
+"""Index-notation APIs lowered to plain MindSpore shape ops: ``torch.einsum``,
 einops (``rearrange``/``repeat``/``reduce``/``einsum`` and the
 ``Rearrange``/``Reduce`` layers) and einx's element-wise operations.
 

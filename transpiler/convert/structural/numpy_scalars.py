@@ -31,7 +31,7 @@ import libcst as cst
 from transpiler.convert.names import chain_parts
 from transpiler.convert.structural.numbers import Numbers
 from transpiler.convert.structural import provenance
-from transpiler.convert.tensor_properties import known_foreign
+from transpiler.convert.tensor_properties import FOREIGN_ROOTS, known_foreign
 from transpiler.convert.walk import LAYOUT_TYPES, StatementVisitor, walk
 
 # numpy functions whose value on Python numbers is a numpy float scalar
@@ -123,6 +123,9 @@ def list_range_index(ctx, original: cst.Subscript, updated: cst.Subscript):
     return updated.with_changes(slice=elements)
 
 
+_MAKES_NUMPY = "makes numpy objects"  # ctx.facts: the file imports numpy (scipy, pandas ...) or calls .numpy()
+
+
 def _numpy_index(ctx, element: cst.SubscriptElement) -> bool:
     return isinstance(element.slice, cst.Index) and isinstance(element.slice.value, (cst.Name, cst.Call)) \
         and known_foreign(ctx, element.slice.value)
@@ -130,7 +133,7 @@ def _numpy_index(ctx, element: cst.SubscriptElement) -> bool:
 
 def numpy_array_index(ctx, original: cst.Subscript, updated: cst.Subscript):
     """``x[:, top_list]`` of a numpy ``top_list`` -> ``x[:, top_list.tolist()]``."""
-    if not any(_numpy_index(ctx, e) for e in original.slice) or known_foreign(ctx, original.value):
+    if not ctx.facts.get(_MAKES_NUMPY) or not any(_numpy_index(ctx, e) for e in original.slice) or known_foreign(ctx, original.value):
         return updated
     elements = []
     for source, element in zip(original.slice, updated.slice):
@@ -150,20 +153,34 @@ class _Candidates(StatementVisitor):
         super().__init__()
         self.ctx = ctx
         self.found: set[int] = set()
+        # (subscript, its statements) indexed by a name or call: numpy indexes only where the
+        # file makes numpy objects at all (the question costs a look at the name's values)
+        self.indexed: list[tuple[cst.Subscript, list[int]]] = []
+        self.makes_numpy = any(b.qualified.split(".", 1)[0] in FOREIGN_ROOTS for b in ctx.analysis.imports.values())
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         left = node.left.expression if isinstance(node.left, cst.UnaryOperation) else node.left
         if isinstance(left, cst.Call) and _numpy_function(self.ctx, left.func) in _FLOAT_FUNCTIONS:
             self.found.update(id(s) for s in self.statements)
 
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "numpy" and not node.args:
+            self.makes_numpy = True
+
     def visit_Subscript(self, node: cst.Subscript) -> None:
-        if any(isinstance(e.slice, cst.Index) and _is_range(e.slice.value) or _numpy_index(self.ctx, e)
-               for e in node.slice):
+        if any(isinstance(e.slice, cst.Index) and _is_range(e.slice.value) for e in node.slice):
             self.found.update(id(s) for s in self.statements)
+        elif any(isinstance(e.slice, cst.Index) and isinstance(e.slice.value, (cst.Name, cst.Call)) for e in node.slice):
+            self.indexed.append((node, [id(s) for s in self.statements]))
 
 
 def plan(ctx, module: cst.Module) -> None:
     """Let the traversal visit the statements (and those enclosing them) this module rewrites."""
     finder = _Candidates(ctx)
     walk(module, finder, prune=LAYOUT_TYPES)
+    ctx.facts[_MAKES_NUMPY] = finder.makes_numpy
+    if finder.makes_numpy:
+        for node, statements in finder.indexed:
+            if any(_numpy_index(ctx, e) for e in node.slice):
+                finder.found.update(statements)
     ctx.analysis.interesting.update(finder.found)
