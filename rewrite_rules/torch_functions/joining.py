@@ -25,6 +25,7 @@ import libcst as cst
 from rewrite_rules.api import Arg, Example, assigned_values, code_of, explain
 from rewrite_rules.torch_functions.integer_inputs import FLOAT_ORDER, float_dtype, is_integer_tensor, source_argument
 from rewrite_rules.torch_functions.builders import IN, case, fn, ms
+from rewrite_rules.torch_functions.sparse import EDGES, sparse_product
 
 AB = {"a": "randn(2, 3)", "b": "randn(2, 3)"}
 _TENSORS = P("tensors", "[a, b]")
@@ -155,8 +156,14 @@ RULES = [
         inputs={"x": "randn(2, 3, 4)", "y": "randn(4, 5)"},
         rtol=1e-4,
         atol=1e-5,
+        hook=sparse_product,
+        notes="of a sparse COO matrix the file makes: its SparseTensorDenseMatmul (as torch.sparse.mm)",
         extra=(
             Example("y = torch.matmul(a, b)", "y = ops.matmul(a, b)"),
+            # pyGAT's sparse attention: the adjacency built in forward, then multiplied
+            Example("a = torch.sparse_coo_tensor(i, v, (4, 4))\ny = torch.matmul(a, x)",
+                    "a = mindspore.COOTensor(i.T, v, (4, 4))\ny = ops.SparseTensorDenseMatmul()(*a.to_tuple(), x)"),
+            case("a = torch.sparse_coo_tensor(i, v, (4, 4))\nresult = torch.matmul(a, x)", EDGES, rtol=1e-5, atol=1e-6),
             case("result = torch.matmul(u, v)", {"u": "randn(4)", "v": "randn(4)"}, rtol=1e-4, atol=1e-5),
         ),
     ),

@@ -20,8 +20,10 @@ import libcst as cst
 
 from rewrite_rules.cases import P
 from rewrite_rules.helpers import FACTORY_ARGS
-from rewrite_rules.api import ApiRule, Drop, Example, MethodRule, PropertyRule, Unconvertible, Unsupported, code_of
+from rewrite_rules.api import ApiRule, Drop, Example, MethodRule, PropertyRule, Unconvertible, Unsupported, \
+    assigned_value, code_of
 from rewrite_rules.torch_functions.builders import atom, case, fn
+from rewrite_rules.torch_functions.integer_inputs import source_argument
 
 _COO = "mindspore.COOTensor"
 _DUPLICATES = "tensor([[0, 1, 1, 2, 3, 2], [1, 0, 2, 2, 3, 2]])"  # (2, 2) twice: summed
@@ -74,6 +76,30 @@ def _sparse_mm(first: str, second: str):
         call.result = cst.parse_expression(f"{product}()(*{atom(call.get(first))}.to_tuple(), {code_of(call.get(second))})")
 
     return hook
+
+
+_SPARSE_MAKERS = frozenset({"torch.sparse_coo_tensor", "torch.sparse.FloatTensor", "torch.sparse.DoubleTensor",
+                            "torch.sparse.LongTensor", "torch.cuda.sparse.FloatTensor"})
+
+
+def is_sparse(expr: cst.BaseExpression | None, ctx) -> bool:
+    """``expr`` (torch source) is a sparse COO tensor the file makes: a sparse constructor's
+    result or ``to_sparse()``, or a name last assigned one (pyGAT's ``a = torch.sparse_coo_tensor(...)``
+    before ``torch.matmul(a, b)``)."""
+    if isinstance(expr, cst.Name):
+        expr = assigned_value(ctx, expr)
+    if not isinstance(expr, cst.Call):
+        return False
+    if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("to_sparse", "to_sparse_coo") \
+            and ctx.analysis.qualified(expr.func) is None:
+        return True
+    return ctx.analysis.qualified(expr.func) in _SPARSE_MAKERS
+
+
+def sparse_product(call, ctx) -> None:
+    """torch.matmul(a, b) of a sparse ``a`` the file shows: the sparse product."""
+    if is_sparse(source_argument(call, "input"), ctx):
+        _sparse_mm("input", "other")(call, ctx)
 
 
 def _to_sparse(call, ctx):
