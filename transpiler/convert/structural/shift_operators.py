@@ -31,36 +31,28 @@ def _amount(expr: cst.BaseExpression) -> int | None:
     return None
 
 
-def _may_be_tensor(ctx, expr: cst.BaseExpression) -> bool:
-    return not Numbers(provenance.provenance_of(ctx)).is_number(expr)
-
-
 def shift(ctx, original: cst.BinaryOperation, updated: cst.BinaryOperation) -> cst.BaseExpression:
     """``input_lengths >> 2`` -> ``input_lengths // 4``."""
-    form = _SHIFTS.get(type(original.operator))
-    amount = _amount(original.right)
-    if form is None or amount is None or not _may_be_tensor(ctx, original.left):
-        return updated
-    operator, text = form
-    ctx.converted(original, "shift operator", f"{short(original)} -> {text} {2 ** amount}: MindSpore's Tensor has no "
-                  "shift operators (a shift by k is this, for negative values too)")
-    return updated.with_changes(operator=operator(whitespace_before=updated.operator.whitespace_before,
-                                                  whitespace_after=updated.operator.whitespace_after),
-                                right=cst.Integer(str(2 ** amount)))
+    return _rewrite(ctx, original, updated, "left", "right", _SHIFTS)
 
 
 def augmented_shift(ctx, original: cst.AugAssign, updated: cst.AugAssign) -> cst.AugAssign:
     """``lengths >>= 1`` -> ``lengths //= 2``."""
-    form = _AUGMENTED.get(type(original.operator))
-    amount = _amount(original.value)
-    if form is None or amount is None or not _may_be_tensor(ctx, original.target):
+    return _rewrite(ctx, original, updated, "target", "value", _AUGMENTED)
+
+
+def _rewrite(ctx, original, updated, operand: str, amount: str, forms: dict):
+    """A shift of ``operand`` (a field of the node) by the literal in field ``amount``,
+    where the file does not show the operand is a Python number."""
+    form, k = forms.get(type(original.operator)), _amount(getattr(original, amount))
+    if form is None or k is None or Numbers(provenance.provenance_of(ctx)).is_number(getattr(original, operand)):
         return updated
     operator, text = form
-    ctx.converted(original, "shift operator", f"{short(original.target)} {text} {2 ** amount}: MindSpore's Tensor "
-                  "has no shift operators")
-    return updated.with_changes(operator=operator(whitespace_before=updated.operator.whitespace_before,
-                                                  whitespace_after=updated.operator.whitespace_after),
-                                value=cst.Integer(str(2 ** amount)))
+    ctx.converted(original, "shift operator", f"{short(original)} -> {short(getattr(original, operand))} {text} "
+                  f"{2 ** k}: MindSpore's Tensor has no shift operators (a shift by k is this, for negative values too)")
+    spaced = operator(whitespace_before=original.operator.whitespace_before,
+                      whitespace_after=original.operator.whitespace_after)
+    return updated.with_changes(**{"operator": spaced, amount: cst.Integer(str(2 ** k))})
 
 
 class _Candidates(StatementVisitor):
