@@ -18,7 +18,7 @@ from rewrite_rules.index_notation.build import atom
 from rewrite_rules.index_notation.calls import evaluated_once, fresh_name
 from rewrite_rules.index_notation.contraction import lower_einsum
 from rewrite_rules.index_notation.equations import EquationError, parse_einops_equation
-from rewrite_rules.index_notation.literals import argument_string, not_literal, operand_list
+from rewrite_rules.index_notation.literals import argument_choices, argument_string, not_literal, operand_list
 from rewrite_rules.index_notation.patterns import REDUCTIONS, parse_pattern
 from rewrite_rules.index_notation.rearranging import lower_pattern
 from rewrite_rules.api import ApiRule, Example, Unconvertible, code_of, define, keyword_arg, render
@@ -26,33 +26,48 @@ from rewrite_rules.api import ApiRule, Example, Unconvertible, code_of, define, 
 _NOT_SIZES = {"tensor", "pattern", "reduction"}
 
 
-def _pattern_and_sizes(call, operation: str):
-    text = argument_string(call, "pattern")
-    if text is None:
-        raise not_literal("pattern", call.get("pattern"))
+def _reduction_and_sizes(call, operation: str):
     reduction = None
     if operation == "reduce":
         reduction = argument_string(call, "reduction")
         if reduction not in REDUCTIONS:
             raise Unconvertible(f"reduction {reduction or 'given as a function or variable'!r}: only the literal "
                                 f"names {', '.join(REDUCTIONS)} are lowered")
-    sizes = {name: value for name, value in call.values.items() if name not in _NOT_SIZES}
+    return reduction, {name: value for name, value in call.values.items() if name not in _NOT_SIZES}
+
+
+def _parsed(text: str, operation: str, sizes):
     try:
-        return text, parse_pattern(text, operation, set(sizes)), reduction, sizes
+        return parse_pattern(text, operation, set(sizes))
     except EquationError as error:
         raise Unconvertible(f"pattern {text!r}: {error}") from None
 
 
+def _pattern_and_sizes(call, operation: str):
+    text = argument_string(call, "pattern")
+    if text is None:
+        raise not_literal("pattern", call.get("pattern"))
+    reduction, sizes = _reduction_and_sizes(call, operation)
+    return text, _parsed(text, operation, sizes), reduction, sizes
+
+
 def _function(operation: str):
     def hook(call, ctx):
-        text, pattern, reduction, sizes = _pattern_and_sizes(call, operation)
+        choices = argument_choices(call, "pattern")
+        if choices is None:
+            raise not_literal("pattern", call.get("pattern"))
+        reduction, sizes = _reduction_and_sizes(call, operation)
         tensor = call.get("tensor")
         if isinstance(tensor, (cst.List, cst.Tuple)):  # einops stacks a list of tensors
             tensor = cst.Call(ctx.ref("mindspore.ops.stack"), [cst.Arg(tensor)])
-        try:
-            result = evaluated_once(lambda t, s: lower_pattern(pattern, t, s, reduction), tensor, sizes)
-        except EquationError as error:
-            raise Unconvertible(f"pattern {text!r}: {error}") from None
+        result = None
+        for test, text in reversed(choices):  # a pattern picked at run time: one lowering per choice
+            pattern = _parsed(text, operation, sizes)
+            try:
+                lowered = evaluated_once(lambda t, s: lower_pattern(pattern, t, s, reduction), tensor, sizes)
+            except EquationError as error:
+                raise Unconvertible(f"pattern {text!r}: {error}") from None
+            result = lowered if test is None else cst.IfExp(test, lowered, result)
         call.result = atom(result)
 
     return hook
@@ -199,6 +214,10 @@ RULES = [
               Example(_FROM + "y = rearrange(self.proj(x), 'b n (h d) -> b h n d', h=8)",
                       "y = (lambda x: x.reshape(x.shape[0], x.shape[1], 8, -1).swapaxes(1, 2))(self.proj(x))"),
               Example(_FROM + "y = rearrange(x, pattern)", marked="not a string literal"),
+              # vector-quantize's cross-entropy loss: the pattern picked by the codebook layout
+              _run(_FROM + "for separate in (True, False):\n    if separate:\n        eq = 'c b n -> b n c'\n"
+                   "    else:\n        eq = '1 (b h) n -> b n h'\n    out = rearrange(x, eq, b=2)\nresult = out",
+                   {"x": "randn(1, 2, 5)"}),
               Example(_FROM + "y = rearrange(x, 'b c -> b c d')", marked="identifiers only on one side"),
               Example(_FROM + "y = rearrange(x, 'b (c d) -> b c d')", marked="could not infer sizes"),
               Example(_FROM + "y = rearrange(x, 'b c -> c b', **lengths)", marked="unpacked with **"),
