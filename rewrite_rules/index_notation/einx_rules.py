@@ -109,6 +109,7 @@ def _operation(name: str):
 
 _SIGNATURE = "description, *tensors, backend=None, cse=True, graph=False, **parameters"
 _POSITIONS = {"q": "arange(4)", "k": "arange(3)"}
+_POSITIONS_IJ = {"a": "arange(4)", "b": "arange(3)"}
 _MASKED = {"mask": "bool(2, 5)", "x": "randn(2, 5, 3)"}
 
 
@@ -149,9 +150,15 @@ RULES = [
     )),
     _rule("maximum", (Example("import einx\nresult = einx.maximum('i, j -> i j', a, b)",
                               inputs={"a": "randn(3)", "b": "randn(4)"}),)),
-    _rule("minimum", ()),
+    _rule("minimum", (Example("import einx\nresult = einx.minimum('b n, n -> b n', x, y)",
+                              inputs={"x": "randn(2, 3)", "y": "randn(3)"}),)),
     _rule("less", (Example("import einx\nresult = einx.less('i, j -> i j', q, k)", inputs=_POSITIONS),)),
     _rule("greater_equal", (Example("import einx\nresult = einx.greater_equal('i, j -> i j', q, k)", inputs=_POSITIONS),)),
-    *(_rule(name) for name in ("true_divide", "floor_divide", "logical_and", "logical_or", "less_equal", "greater",
-                               "equal", "not_equal")),
+    *(_rule(name, (Example(f"import einx\nresult = einx.{name}('i, j -> i j', a, b)", inputs=inputs),))
+      for name, inputs in (("true_divide", {"a": "randn(3)", "b": "uniform(1, 2, (4,))"}),
+                           ("floor_divide", {"a": "randint(-9, 9, (3,))", "b": "randint(1, 4, (4,))"}),
+                           ("logical_and", {"a": "bool(3)", "b": "bool(4)"}),
+                           ("logical_or", {"a": "bool(3)", "b": "bool(4)"}),
+                           ("less_equal", _POSITIONS_IJ), ("greater", _POSITIONS_IJ), ("equal", _POSITIONS_IJ),
+                           ("not_equal", _POSITIONS_IJ))),
 ]
