@@ -8,7 +8,8 @@ what is evidently a Parameter (``layer.weight``, the variable of a loop over
 ``parameters()``) and in a Cell's forward: there it asks whether gradients can
 flow through the tensor, and MindSpore differentiates construct as a whole,
 through every floating-point or complex tensor (torch's own rule for which
-tensors can require gradients), so that is what it becomes. Devices are global in MindSpore: ``is_cuda``/``is_cpu``
+tensors can require gradients), so that is what it becomes. Devices are
+global in MindSpore: ``is_cuda``/``is_cpu``
 read the device target. Storage objects, strided views, in-place resizing
 and Python callables applied to elements have no MindSpore counterpart.
 """

@@ -17,7 +17,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.cases import P, call_cases, marking
-from rewrite_rules.helpers import GENERATOR
+from rewrite_rules.helpers import GENERATOR, REQUIRES_GRAD
 from rewrite_rules.api import Drop, Example, InPlace, MethodRule, Unconvertible, in_forward
 from rewrite_rules.tensor.binding import atom, code_of, expr, in_place, method
 from rewrite_rules.tensor.math import TANH_RANGE
@@ -200,8 +200,7 @@ _RECEIVERS = (
 # These change the shape: the name is rebound, the tensor cannot be assigned into.
 _RESHAPING = {"transpose_", "unsqueeze_", "squeeze_", "t_"}
 
-_NO_REQUIRES_GRAD = "tensors have no requires_grad in MindSpore; wrap in mindspore.Parameter or take gradients " \
-                    "with value_and_grad"
+_NO_REQUIRES_GRAD = REQUIRES_GRAD.reason
 # vector-quantize-pytorch: a loss that starts as a zero buffer is made to require grad while training
 _ZERO_LOSS = ("class Quantize(nn.Module):\n"
               "    def __init__(self):\n        super().__init__()\n"
