@@ -18,7 +18,8 @@ from rewrite_rules.index_notation.build import atom
 from rewrite_rules.index_notation.calls import evaluated_once, fresh_name
 from rewrite_rules.index_notation.contraction import lower_einsum
 from rewrite_rules.index_notation.equations import EquationError, parse_einops_equation
-from rewrite_rules.index_notation.literals import argument_choices, argument_string, not_literal, operand_list
+from rewrite_rules.index_notation.literals import argument_choices, argument_string, by_choice, not_literal, \
+    operand_list
 from rewrite_rules.index_notation.patterns import REDUCTIONS, parse_pattern
 from rewrite_rules.index_notation.rearranging import lower_pattern
 from rewrite_rules.api import ApiRule, Example, Unconvertible, code_of, define, keyword_arg, render
@@ -60,15 +61,15 @@ def _function(operation: str):
         tensor = call.get("tensor")
         if isinstance(tensor, (cst.List, cst.Tuple)):  # einops stacks a list of tensors
             tensor = cst.Call(ctx.ref("mindspore.ops.stack"), [cst.Arg(tensor)])
-        result = None
-        for test, text in reversed(choices):  # a pattern picked at run time: one lowering per choice
+
+        def lowered(text):
             pattern = _parsed(text, operation, sizes)
             try:
-                lowered = evaluated_once(lambda t, s: lower_pattern(pattern, t, s, reduction), tensor, sizes)
+                return evaluated_once(lambda t, s: lower_pattern(pattern, t, s, reduction), tensor, sizes)
             except EquationError as error:
                 raise Unconvertible(f"pattern {text!r}: {error}") from None
-            result = lowered if test is None else cst.IfExp(test, lowered, result)
-        call.result = atom(result)
+
+        call.result = atom(by_choice(choices, lowered))  # a pattern picked at run time: one lowering per choice
 
     return hook
 

@@ -63,6 +63,15 @@ def _aligned(axes: list[str], output: list[str], description: str) -> str | None
     return f"{' '.join(axes)} -> {' '.join(target)}"
 
 
+def _rearranged(pattern: str, tensor: cst.BaseExpression, description: str) -> cst.BaseExpression:
+    """``tensor`` rearranged by the einops ``pattern``, lowered as einops.rearrange is."""
+    try:
+        parsed = parse_pattern(pattern, "rearrange", set())
+        return evaluated_once(lambda t, s: lower_pattern(parsed, t, s), tensor, {})
+    except EquationError as error:
+        raise Unconvertible(f"einx description {description!r}: {error}") from None
+
+
 def _operation(name: str):
     def hook(call, ctx):
         description = argument_string(call, "description")
@@ -86,22 +95,14 @@ def _operation(name: str):
             if pattern is None:
                 operands.append(tensor)
                 continue
-            try:
-                parsed = parse_pattern(pattern, "rearrange", set())
-                operands.append(evaluated_once(lambda t, s: lower_pattern(parsed, t, s), tensor, {}))
-            except EquationError as error:
-                raise Unconvertible(f"einx description {description!r}: {error}") from None
+            operands.append(_rearranged(pattern, tensor, description))
         if name in _FUNCTIONS:
             result = cst.Call(ctx.ref(_FUNCTIONS[name]), [cst.Arg(o) for o in operands])
         else:
             left, right = (code_of(atom(o)) for o in operands)
             result = cst.parse_expression(f"({left} {_SYMBOLS[name]} {right})")
         if "(" in output_text:  # x-transformers' 'b n d, s d -> (b s) n d': the broadcast axes merged after
-            try:
-                merged = parse_pattern(f"{' '.join(output)} -> {output_text}", "rearrange", set())
-                result = evaluated_once(lambda t, s: lower_pattern(merged, t, s), result, {})
-            except EquationError as error:
-                raise Unconvertible(f"einx description {description!r}: {error}") from None
+            result = _rearranged(f"{' '.join(output)} -> {output_text}", result, description)
         call.result = result
 
     return hook

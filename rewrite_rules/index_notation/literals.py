@@ -69,6 +69,16 @@ def argument_choices(call, name: str) -> list[tuple[cst.BaseExpression | None, s
     return choices
 
 
+def by_choice(choices, lower) -> cst.BaseExpression:
+    """``lower(text)`` for each of ``argument_choices``, chained by their tests:
+    ``a if eq == 'x' else b``, the last choice the remaining case."""
+    result = None
+    for test, text in reversed(choices):
+        lowered = lower(text)
+        result = lowered if test is None else cst.IfExp(test, lowered, result)
+    return result
+
+
 def _choices(node: cst.BaseExpression, ctx, depth: int = 0) -> list[str] | None:
     """The known strings a name may hold: every value assigned to it, each a known string or a
     conditional expression of them."""

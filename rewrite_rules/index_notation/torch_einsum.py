@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-import libcst as cst
-
 from rewrite_rules.index_notation.build import atom
 from rewrite_rules.index_notation.contraction import lower_einsum
 from rewrite_rules.index_notation.equations import EquationError, parse_torch_equation
-from rewrite_rules.index_notation.literals import argument_choices, not_literal, operand_list
+from rewrite_rules.index_notation.literals import argument_choices, by_choice, not_literal, operand_list
 from rewrite_rules.api import ApiRule, Example, Unconvertible
 
 
@@ -18,15 +16,16 @@ def _einsum(call, ctx):
     if choices is None:
         raise not_literal("equation", equation)
     operands = operand_list(call.varargs)
-    result = None
-    for test, text in reversed(choices):  # an equation picked at run time: one lowering per choice
+
+    def lowered(text):
         try:
-            lowered = lower_einsum(parse_torch_equation(text), operands, ctx.ref)
+            return lower_einsum(parse_torch_equation(text), operands, ctx.ref)
         except EquationError as error:
             raise Unconvertible(f"equation {text!r}: {error}") from None
-        result = lowered if test is None else cst.IfExp(test, lowered, result)
-    # parenthesised when not an atom: the call may be the receiver of a method
-    call.result = atom(result)
+
+    # an equation picked at run time: one lowering per choice; parenthesised when not an atom
+    # (the call may be the receiver of a method)
+    call.result = atom(by_choice(choices, lowered))
 
 
 def _run(equation: str, inputs: dict[str, str], operands: str | None = None, **options) -> Example:

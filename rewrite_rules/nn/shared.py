@@ -9,7 +9,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.cases import P, call_cases
-from rewrite_rules.helpers import DEVICE, INPLACE
+from rewrite_rules.helpers import DEVICE, INPLACE, chain
 from rewrite_rules.api import Arg, Example, Unconvertible, Unsupported, code_of, define
 
 __all__ = ["P", "DEVICE", "INPLACE", "DTYPE", "LOSS_LEGACY", "with_legacy_reduction", "KAIMING_RESET", "norm_reset",
@@ -38,14 +38,7 @@ def legacy_reduction(call, ctx) -> None:
 
 def with_legacy_reduction(hook):
     """A loss rule's hook, run after legacy_reduction."""
-    if hook is None:
-        return legacy_reduction
-
-    def both(call, ctx):
-        legacy_reduction(call, ctx)
-        hook(call, ctx)
-
-    return both
+    return legacy_reduction if hook is None else chain(legacy_reduction, hook)
 
 
 _INIT = "mindspore.common.initializer"

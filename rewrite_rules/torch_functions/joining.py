@@ -31,13 +31,23 @@ AB = {"a": "randn(2, 3)", "b": "randn(2, 3)"}
 _TENSORS = P("tensors", "[a, b]")
 
 
-def _promoted(call, ctx):
-    """Cast the stacked tensors to the float dtype torch promotes to, where the source shows a mix."""
+def _written_tensors(call):
+    """(the tensors as written, as converted) when the call joins a list or tuple written out
+    element by element (no ``*``); None otherwise."""
     source, tensors = source_argument(call, "tensors"), call.get("tensors")
     if not isinstance(source, (cst.List, cst.Tuple)) or not isinstance(tensors, type(source)) or \
             len(source.elements) != len(tensors.elements) or \
             any(isinstance(e, cst.StarredElement) for e in source.elements):
+        return None
+    return source, tensors
+
+
+def _promoted(call, ctx):
+    """Cast the stacked tensors to the float dtype torch promotes to, where the source shows a mix."""
+    written = _written_tensors(call)
+    if written is None:
         return
+    source, tensors = written
     kinds = [float_dtype(e.value, ctx) or ("integer" if is_integer_tensor(e.value, ctx) else None)
              for e in source.elements]
     floats = [k for k in kinds if k in FLOAT_ORDER]
@@ -77,11 +87,10 @@ def _is_empty_vector(value, ctx) -> bool:
 def _skipping_empty(call, ctx):
     """``torch.cat((mg, part), 1)`` where mg starts as ``torch.tensor([])``:
     ``ops.cat((mg, part) if mg.shape != (0,) else (part,), axis=1)``."""
-    source, tensors = source_argument(call, "tensors"), call.get("tensors")
-    if not isinstance(source, (cst.List, cst.Tuple)) or not isinstance(tensors, type(source)) or \
-            len(source.elements) != len(tensors.elements) or len(source.elements) < 2 or \
-            any(isinstance(e, cst.StarredElement) for e in source.elements):
+    written = _written_tensors(call)
+    if written is None or len(written[0].elements) < 2:
         return
+    source, tensors = written
     empty = [i for i, e in enumerate(source.elements) if isinstance(e.value, cst.Name)
              and any(_is_empty_vector(v, ctx) for v in assigned_values(ctx, e.value) or ())]
     if len(empty) != 1:
