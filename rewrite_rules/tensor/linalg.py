@@ -7,6 +7,8 @@ import libcst as cst
 from rewrite_rules.cases import P, call_cases
 from rewrite_rules.api import Example, MethodRule, Unconvertible
 from rewrite_rules.tensor.binding import atom, code_of, expr, literal, method, same
+from rewrite_rules.torch_functions.builders import case
+from rewrite_rules.torch_functions.sparse import EDGES, sparse_method_product
 
 M = {"x": "randn(3, 4)", "q": "randn(4, 4)", "v": "randn(4)"}
 SPD = "s = q @ q.T + 4 * (v * 0 + 1).diag_embed()\n"
@@ -89,9 +91,23 @@ def _marked(name: str, reason: str, example: str) -> MethodRule:
 SVD_CHECK = "\nresult = (s, u.abs(), v.abs(), (u * s) @ v.T)"
 SVD_INPUTS = {"x": "tensor([[1.3, 0.2, -1.5, 0.7], [0.1, 2.0, 0.4, -0.3], [0.9, -0.8, 1.1, 0.6]])"}
 
+_SPARSE = "of a sparse COO matrix the file makes, or its t(): its SparseTensorDenseMatmul"
+
+
+def _sparse_cases(name: str) -> tuple:
+    # a hand-written backward's a.t().matmul(grad), a saved in forward: tests/rules/test_autograd_functions.py
+    return (case(f"a = torch.sparse_coo_tensor(i, v, (4, 4))\nresult = (a.{name}(x), a.t().{name}(x))", EDGES,
+                 rtol=1e-5, atol=1e-6),
+            Example(f"a = torch.sparse_coo_tensor(i, v, (4, 4))\ny = a.t().{name}(x)",
+                    f"a = mindspore.COOTensor(i.T, v, (4, 4))\n"
+                    f"y = ops.SparseTensorDenseMatmul(adjoint_st=True)(*a.to_tuple(), x)"))
+
+
 RULES = [
-    same("matmul", examples=call_cases("result = x.matmul({args})", [P("other", "q")], M)),
-    same("mm", examples=call_cases("result = x.mm({args})", [P("mat2", "q")], M)),
+    method("matmul", "other", hook=sparse_method_product("other"), notes=_SPARSE,
+           examples=(*call_cases("result = x.matmul({args})", [P("other", "q")], M), *_sparse_cases("matmul"))),
+    method("mm", "mat2", hook=sparse_method_product("mat2"), notes=_SPARSE,
+           examples=(*call_cases("result = x.mm({args})", [P("mat2", "q")], M), *_sparse_cases("mm"))),
     same("bmm", examples=call_cases("result = x.unsqueeze(0).bmm({args})", [P("mat2", "q.unsqueeze(0)")], M)),
     method("mv", "vec", function="mindspore.ops.mv", notes="Tensor.mv does not exist in MindSpore: ops.mv",
            examples=call_cases("result = q.mv({args})", [P("vec", "v")], M)),

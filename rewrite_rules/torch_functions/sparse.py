@@ -102,6 +102,35 @@ def sparse_product(call, ctx) -> None:
         _sparse_mm("input", "other")(call, ctx)
 
 
+def _transposed(expr) -> cst.BaseExpression | None:
+    """The matrix ``x`` of ``x.t()`` or ``x.T``; None for anything else."""
+    if isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Attribute) \
+            and expr.func.attr.value == "t":
+        return expr.func.value
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "T":
+        return expr.value
+    return None
+
+
+def sparse_method_product(argument: str):
+    """``a.matmul(b)`` / ``a.mm(b)`` of a sparse ``a`` the file shows, or of its transpose
+    (pyGAT's backward: ``a.t().matmul(grad)`` with ``a`` from ``ctx.saved_tensors``): the sparse
+    product, adjoint_st=True for the transpose (a COOTensor has no t())."""
+
+    def hook(bound, call, ctx):
+        source = call.source.func.value if call.source is not None and isinstance(call.source.func, cst.Attribute) \
+            else None
+        matrix, receiver, flag = source, call.receiver, ""
+        if _transposed(source) is not None and _transposed(receiver) is not None:
+            matrix, receiver, flag = _transposed(source), _transposed(receiver), "adjoint_st=True"
+        if source is not None and is_sparse(matrix, ctx):
+            product = code_of(ctx.ref("mindspore.ops.SparseTensorDenseMatmul"))
+            bound.result = cst.parse_expression(
+                f"{product}({flag})(*{atom(receiver)}.to_tuple(), {code_of(bound.get(argument))})")
+
+    return hook
+
+
 def _to_sparse(call, ctx):
     if call.call.args:
         raise Unconvertible("to_sparse with sparse_dim or layout: MindSpore converts whole matrices to COO only")

@@ -235,6 +235,33 @@ SOURCE = textwrap.dedent(
         return codes
 
 
+    # pyGAT's sparse attention product: the adjacency is saved in forward, its transpose used in backward
+    class SpecialSpmm(Function):
+        @staticmethod
+        def forward(ctx, indices, values, shape, b):
+            a = torch.sparse_coo_tensor(indices, values, shape)
+            ctx.save_for_backward(a, b)
+            ctx.N = shape[0]
+            return torch.matmul(a, b)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            a, b = ctx.saved_tensors
+            grad_values = grad_b = None
+            if ctx.needs_input_grad[1]:
+                grad_a_dense = grad_output.matmul(b.t())
+                edge_idx = a._indices()[0, :] * ctx.N + a._indices()[1, :]
+                grad_values = grad_a_dense.view(-1)[edge_idx]
+            if ctx.needs_input_grad[3]:
+                grad_b = a.t().matmul(grad_output)
+            return None, grad_values, None, grad_b
+
+
+    def sparse_attention(values, b):
+        edges = torch.tensor([[0, 1, 1, 2, 3, 3], [1, 0, 2, 2, 0, 3]])
+        return SpecialSpmm.apply(edges, values, torch.Size([4, 4]), b)
+
+
     class Net(nn.Module):
         def __init__(self):
             super().__init__()
@@ -267,6 +294,7 @@ def _cases() -> list[Case]:
         Case("scaled_square", [randn(2, 3)]),
         Case("vq_st", [randn(2, 3, 4), randn(5, 4)]),
         Case("scale_cube", [randn(2, 3)]),
+        Case("sparse_attention", [randn(6), randn(4, 3)]),
         Case("Net", [randn(6, 3)], args=[]),
         Case("Net", [randn(6, 3)], args=[], jit=True),
     ]
@@ -296,9 +324,9 @@ def test_functions_become_cells_with_a_bprop_and_nothing_is_marked(converted):
     text = converted[1].read_text()
     assert "TODO(ms-migrate)" not in text and "torch" not in text.replace("torch_", ""), text
     for name in ("RoundSTE", "ClampWithGrad", "ReverseGrad", "SinCos", "LinearFunction", "ScaledSquare",
-                 "NearestCode", "QuantizeStraightThrough", "Scale", "CubeAndSlope"):
+                 "NearestCode", "QuantizeStraightThrough", "Scale", "CubeAndSlope", "SpecialSpmm"):
         assert f"class {name}(nn.Cell):" in text
-    assert text.count("def bprop(self,") == 10
+    assert text.count("def bprop(self,") == 11
     assert "def setup_context" not in text
     assert "mark_non_differentiable" not in text
     assert "RoundSTE()(x * 4)" in text  # .apply above the class
@@ -317,7 +345,8 @@ def test_functions_become_cells_with_a_bprop_and_nothing_is_marked(converted):
                 inside = (x >= low) & (x <= high)
         ''') in text
     assert "self.scale" not in text and "self.alpha" not in text
-    assert text.count("self.saved_tensors") == 4  # the VQ indices, output[1]: neither an input nor the output
+    # the VQ indices (output[1]) and the sparse adjacency made in forward: neither an input nor the output
+    assert text.count("self.saved_tensors") == 6
     assert textwrap.dedent('''
         class Scale(nn.Cell):
             """Forward without ctx, and setup_context (the style of recent releases)."""

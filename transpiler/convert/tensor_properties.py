@@ -201,6 +201,14 @@ class _LastBinding(cst.CSTVisitor):
                     self.value = node.value
                 elif self.name in _target_names(target.target):
                     self.value = _UNKNOWN
+                    position = _position(target.target, self.name)
+                    if position is not None and isinstance(node.value, cst.Tuple) \
+                            and len(node.value.elements) == len(target.target.elements) \
+                            and not isinstance(node.value.elements[position], cst.StarredElement):
+                        self.value = node.value.elements[position].value  # a, b = x, y
+                    elif position is not None and isinstance(node.value, cst.Attribute) \
+                            and node.value.attr.value == "saved_tensors":
+                        self.value = _Saved(position)
         elif isinstance(node, (cst.AnnAssign, cst.AugAssign)) and isinstance(node.target, cst.Name) \
                 and node.target.value == self.name:
             if isinstance(node, cst.AnnAssign):
@@ -213,6 +221,58 @@ class _LastBinding(cst.CSTVisitor):
 
 
 _UNKNOWN = cst.Name("__unknown__")
+
+
+class _Saved(cst.Name):
+    """``a, b = ctx.saved_tensors`` bound the name: its position (resolved in the forward)."""
+
+    def __init__(self, position: int):
+        super().__init__("__saved__")
+        object.__setattr__(self, "position", position)
+
+
+def _position(target, name: str) -> int | None:
+    """Where ``name`` stands in a flat unpacking target without a starred element."""
+    if not isinstance(target, (cst.Tuple, cst.List)) \
+            or any(not isinstance(e.value, cst.Name) for e in target.elements):
+        return None
+    names = [e.value.value for e in target.elements]
+    return names.index(name) if names.count(name) == 1 else None
+
+
+def _saved_value(owner, position: int) -> cst.BaseExpression | None:
+    """In an autograd Function's backward, ``a, b = ctx.saved_tensors``: the value its forward
+    passed at ``position`` to ``ctx.save_for_backward(...)``, as the forward last assigned it."""
+    parent = owner.parent
+    if parent is None or parent.kind != "class" or not isinstance(parent.node, cst.ClassDef):
+        return None
+    forward = next((s for s in parent.node.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "forward"),
+                   None)
+    saves = [node for node in _calls(forward)
+             if isinstance(node.func, cst.Attribute) and node.func.attr.value == "save_for_backward"] \
+        if forward is not None else []
+    if len(saves) != 1 or any(a.star or a.keyword for a in saves[0].args) or position >= len(saves[0].args):
+        return None
+    saved = saves[0].args[position].value
+    if not isinstance(saved, cst.Name):
+        return saved
+    finder = _LastBinding(saved.value, saves[0])
+    try:
+        walk(forward.body, finder)
+    except _StopWalk:
+        return finder.value if finder.value is not _UNKNOWN and not isinstance(finder.value, _Saved) else None
+    return None
+
+
+def _calls(node: cst.CSTNode) -> list[cst.Call]:
+    found: list[cst.Call] = []
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            found.append(call)
+
+    node.visit(_Calls())
+    return found
 
 
 def _target_names(target) -> set[str]:
@@ -297,7 +357,7 @@ class _Foreign:
             pass
         else:
             return False  # the use is not in its scope's code as read: unknown
-        if finder.value is _UNKNOWN:
+        if finder.value is _UNKNOWN or isinstance(finder.value, _Saved):
             return False
         if finder.value is not None:
             return self.holds(finder.value, depth + 1)
@@ -377,5 +437,7 @@ def assigned_value(ctx, name: cst.BaseExpression) -> cst.BaseExpression | None:
     try:
         walk(owner.node.body if isinstance(owner.node, cst.FunctionDef) else owner.node, finder)
     except _StopWalk:
+        if isinstance(finder.value, _Saved):
+            return _saved_value(owner, finder.value.position)
         return finder.value if finder.value is not _UNKNOWN else None
     return None
