@@ -96,6 +96,19 @@ def is_sparse(expr: cst.BaseExpression | None, ctx) -> bool:
     return ctx.analysis.qualified(expr.func) in _SPARSE_MAKERS
 
 
+def _spmm(call, ctx) -> None:
+    """torch.spmm takes a dense first matrix too (GCNII passes a dense adjacency to its layers):
+    where the file does not show a sparse one, the product is chosen at run time."""
+    _sparse_mm("input", "mat2")(call, ctx)
+    matrix = call.get("input")
+    if is_sparse(source_argument(call, "input"), ctx) or not isinstance(matrix, (cst.Name, cst.Attribute)):
+        return
+    mm = code_of(ctx.ref("mindspore.ops.mm"))
+    call.result = cst.parse_expression(
+        f"{code_of(call.result)} if isinstance({code_of(matrix)}, {code_of(ctx.ref(_COO))}) "
+        f"else {mm}({code_of(matrix)}, {code_of(call.get('mat2'))})")
+
+
 def sparse_product(call, ctx) -> None:
     """torch.matmul(a, b) of a sparse ``a`` the file shows: the sparse product."""
     if is_sparse(source_argument(call, "input"), ctx):
@@ -203,10 +216,12 @@ RULES = [
                       Example(_GCN, inputs=EDGES, rtol=1e-5, atol=1e-6, notes="two-layer GCN"),
                       Example("adj = torch.sparse.FloatTensor(4, 4)", marked="(indices, values[, size])"))),
     fn("torch.spmm", "mindspore.ops.SparseTensorDenseMatmul", "input, mat2", params=[P("input", _ADJ), P("mat2", "x")],
-       inputs=EDGES, hook=_sparse_mm("input", "mat2"),
-       notes="SparseTensorDenseMatmul of the COOTensor's (indices, values, shape) and the dense matrix; a dense "
-             "first matrix (which torch.spmm also takes) fails: it has no to_tuple()",
-       extra=(Example("y = torch.spmm(adj, x)", "y = ops.SparseTensorDenseMatmul()(*adj.to_tuple(), x)"),
+       inputs=EDGES, hook=_spmm,
+       notes="SparseTensorDenseMatmul of the COOTensor's (indices, values, shape) and the dense matrix; where the "
+             "file does not show the first matrix is sparse, ops.mm if it is dense at run time (torch.spmm takes both)",
+       extra=(Example("y = torch.spmm(adj, x)", "y = (\n    ops.SparseTensorDenseMatmul()(*adj.to_tuple(), x)\n"
+                      "    if isinstance(adj, mindspore.COOTensor)\n    else ops.mm(adj, x)\n)"),
+              case("adj = torch.sparse_coo_tensor(i, v, (4, 4)).to_dense()\nresult = torch.spmm(adj, x)", EDGES),
               case(f"adj = {_ADJ}\nresult = torch.spmm(adj, x.double())",
                    {**EDGES, "v": "uniform(0.5, 1.5, (6,), dtype='float64')"}))),
     fn("torch.sparse.mm", "mindspore.ops.SparseTensorDenseMatmul", "sparse, dense, reduce=None",

@@ -8,6 +8,7 @@ import libcst as cst
 from rewrite_rules.spec import Unconvertible
 from transpiler.convert.diagnostics import Severity
 from transpiler.convert.engine import code_of
+from transpiler.convert.structural.container_names import name_filled_containers
 from transpiler.convert.structural.grad_mode import grad_context_reference
 from transpiler.convert.structural.provenance import LAYER, provenance_of
 
@@ -82,6 +83,8 @@ def convert_function(rewriter, original: cst.FunctionDef, updated: cst.FunctionD
         changes["name"] = cst.Name("set_train")
         rewriter.changed()
         rewriter.ctx.converted(original, "torch.nn.Module.train", "train(self, mode) override -> set_train(self, mode)")
+    if rewriter.in_cell_class():
+        updated = name_filled_containers(rewriter, original, updated)
     return updated.with_changes(**changes) if changes else updated
 
 
