@@ -2,9 +2,12 @@
 pixel (un)shuffle, channel_shuffle, grid_sample/affine_grid, unfold/fold.
 
 scale_factor handling is shared with nn.Upsample (see nn/upsampling.py: integral
-factors get recompute_scale_factor=True, others are marked; bicubic is
-marked). grid_sample: bilinear/nearest with every padding mode and
-align_corners match torch (<=1.2e-7); bicubic raises in MindSpore (marked).
+factors get recompute_scale_factor=True, others are marked). interpolate's
+bicubic is a function written above the code: MindSpore's bicubic kernel uses
+the cubic coefficient -0.5 where torch uses -0.75 (measured up to 0.27 off);
+the function computes torch's weights as two matrices (exact to 3e-6).
+grid_sample: bilinear/nearest with every padding mode and align_corners match
+torch (<=1.2e-7); bicubic raises in MindSpore (marked).
 affine_grid: torch's align_corners=None means False.
 """
 
@@ -15,7 +18,8 @@ import libcst as cst
 from rewrite_rules.helpers import literal_or_none
 from rewrite_rules.nn.shared import P, fn_cases
 from rewrite_rules.nn.upsampling import scale_factor_hook
-from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible, Unsupported
+from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible, Unsupported, code_of, define, render
+from rewrite_rules.torch_functions.builders import case
 
 _X = {"x": "randn(2, 3, 4, 5)"}
 
@@ -50,6 +54,67 @@ def _align_false(expr, ctx):
     return expr
 
 
+_BICUBIC = '''
+def {name}(input, size=None, scale_factor=None, align_corners=None, recompute_scale_factor=None):
+    """torch's bicubic interpolation (written by ms-migrate): cubic convolution with
+    A=-0.75 and the border repeated, as two matrix products. MindSpore's bicubic uses
+    A=-0.5 (up to 0.27 off torch)."""
+
+    def weights(n_in, n_out, scale):
+        # the (n_out, n_in) matrix of torch's weights along one axis
+        out = ARANGE(n_out, dtype=FLOAT32)
+        if align_corners:
+            source = out * ((n_in - 1) / (n_out - 1) if n_out > 1 else 0.0)
+        else:
+            source = (out + 0.5) * (n_in / n_out if scale is None else scale) - 0.5
+        base = FLOOR(source)
+        t = source - base
+        a = -0.75
+        on, off = TENSOR(1.0, FLOAT32), TENSOR(0.0, FLOAT32)
+        matrix = ZEROS((n_out, n_in), FLOAT32)
+        for k, d in ((-1, t + 1), (0, t), (1, 1 - t), (2, 2 - t)):
+            if k in (0, 1):
+                weight = ((a + 2) * d - (a + 3)) * d * d + 1
+            else:
+                weight = ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+            index = CLAMP(base + k, 0, n_in - 1).astype(INT32)
+            matrix = matrix + ONE_HOT(index, n_in, on, off) * weight[:, None]
+        return matrix.astype(input.dtype)
+
+    height, width = input.shape[-2:]
+    scales = (None, None)
+    if size is None:
+        factors = scale_factor
+        if not isinstance(factors, (tuple, list)):
+            factors = (factors, factors)
+        size = (int(height * factors[0]), int(width * factors[1]))
+        if not recompute_scale_factor:
+            scales = (1.0 / factors[0], 1.0 / factors[1])
+    elif not isinstance(size, (tuple, list)):
+        size = (size, size)
+    rows = weights(height, size[0], scales[0])
+    columns = weights(width, size[1], scales[1])
+    return MATMUL(MATMUL(rows, input), columns.T)
+'''
+
+
+def _interpolate(call, ctx):
+    """mode='bicubic': torch's weights, which no MindSpore kernel computes (helper above)."""
+    known, mode = literal_or_none(call, "mode")
+    if not (known and mode == "bicubic"):
+        scale_factor_hook(call, ctx)
+        return
+    source = _BICUBIC
+    for name, qualified in (("ARANGE", "mindspore.ops.arange"), ("FLOAT32", "mindspore.float32"),
+                            ("FLOOR", "mindspore.ops.floor"), ("ZEROS", "mindspore.ops.zeros"),
+                            ("CLAMP", "mindspore.ops.clamp"), ("INT32", "mindspore.int32"),
+                            ("ONE_HOT", "mindspore.ops.one_hot"), ("TENSOR", "mindspore.Tensor"),
+                            ("MATMUL", "mindspore.ops.matmul")):
+        source = source.replace(name, code_of(ctx.ref(qualified)))
+    call.remove("mode")
+    call.result = render(call, define(ctx, "bicubic_interpolate", source))
+
+
 _INTERP_SIG = "input, size=None, scale_factor=None, mode='nearest', align_corners=None, recompute_scale_factor=None"
 
 RULES = [
@@ -59,7 +124,9 @@ RULES = [
         signature=_INTERP_SIG + ", antialias=False",
         args={"antialias": Unsupported("antialias=True is not supported by ops.interpolate")},
         positional=6,
-        hook=scale_factor_hook,
+        hook=_interpolate,
+        notes="mode='bicubic': a function written above the code computes torch's weights (MindSpore's bicubic "
+              "differs up to 0.27)",
         examples=(
             Example("y = F.interpolate(x, scale_factor=2, mode='bilinear')",
                     'y = ops.interpolate(x, scale_factor=2.0, mode="bilinear", recompute_scale_factor=True)'),
@@ -75,7 +142,16 @@ RULES = [
                       shapes=("keywords",)),
             Example("v_sf = 2\nresult = F.interpolate(x, scale_factor=v_sf, mode='bilinear')", inputs=_X, notes="variables"),
             Example("y = F.interpolate(x, scale_factor=1.5)", marked="non-integral scale_factor"),
-            Example("y = F.interpolate(x, size=(8, 8), mode='bicubic')", marked="bicubic"),
+            *fn_cases("interpolate", [P("input", "x"), P("size", "(6, 7)"), P("mode", "'bicubic'"),
+                                      P("align_corners", "True", default=True)], {"x": "randn(2, 3, 5, 4)"},
+                      shapes=("keywords",), atol=1e-5),
+            *(case(f"result = F.interpolate(x, {args}, mode='bicubic')", {"x": "randn(2, 3, 7, 9)"}, atol=1e-5)
+              for args in ("size=(3, 4)", "size=12", "scale_factor=1.5", "scale_factor=(2, 0.5)",
+                           "scale_factor=1.7, recompute_scale_factor=True", "size=(1, 1), align_corners=True")),
+            # DINO / timm: a position embedding resized to the patch grid
+            case("pos = x.reshape(1, 4, 4, 6).permute(0, 3, 1, 2)\n"
+                 "result = F.interpolate(pos, scale_factor=(1.5, 1.25), mode='bicubic', align_corners=False)",
+                 {"x": "randn(16, 6)"}, atol=1e-5),
         ),
     ),
     ApiRule(

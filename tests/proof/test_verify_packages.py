@@ -179,7 +179,7 @@ def test_a_gradient_off_both_torch_gradients_still_fails(kink, tmp_path, capsys)
     assert any(line.startswith("grad w") and "MISMATCH" in line for line in out.splitlines())
 
 
-BICUBIC = textwrap.dedent('''
+FRACTIONAL = textwrap.dedent('''
     import torch.nn as nn
     import torch.nn.functional as F
 
@@ -190,22 +190,22 @@ BICUBIC = textwrap.dedent('''
             self.conv = nn.Conv2d(2, 2, 1)
 
         def forward(self, x):
-            return self.conv(F.interpolate(x, size=(6, 6), mode="bicubic", align_corners=False))
+            return self.conv(F.interpolate(x, scale_factor=1.5))
 ''')
 
 
 def test_a_failure_in_a_marked_statement_names_the_marker(tmp_path, capsys):
     original = tmp_path / "upscale.py"
-    original.write_text(BICUBIC)
+    original.write_text(FRACTIONAL)
     (tmp_path / "out").mkdir()
     converted = convert_to(original, tmp_path / "out")
-    assert "# TODO(ms-migrate): torch.nn.functional.interpolate: mode='bicubic'" in converted.read_text()
+    assert "# TODO(ms-migrate): torch.nn.functional.interpolate: non-integral scale_factor" in converted.read_text()
     status = main(["verify", str(original), str(converted), "--model", "Upscale", "--input", "1,2,4,4"])
     out = capsys.readouterr().out
     assert status == 2, out
     error = next(line for line in out.splitlines() if line.startswith("error:"))
     assert error.startswith("error: running the models: reached a statement ms-migrate marked as not converted (")
-    assert f"{converted}:" in error and error.endswith("interpolates differently in MindSpore (measured up to 0.27 off)")
+    assert f"{converted}:" in error and error.endswith("pass recompute_scale_factor=True to accept that")
 
 
 def test_a_factory_that_returns_no_model_is_named(tmp_path, capsys):
