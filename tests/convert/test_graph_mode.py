@@ -13,6 +13,11 @@ conversion writes instead:
   keyword MindSpore's Tensor methods take primitives graph mode has no CPU kernel
   for ("Unsupported op [Chunk] on CPU", CumsumExt, MedianDim); the dimension by
   position compiles (rewrite_rules/tensor/shape.py, reductions.py).
+- ``device = self.qk.weight.device`` that nothing reads once the device arguments
+  are dropped: "the 'Parameter' object's method 'device' is not supported"; the
+  assignment goes (graph_subset.py).
+- ``F.interpolate(..., mode="bicubic")``: the helper the conversion writes
+  (functional/upsampling.py) compiles.
 - ``x.expand(n, -1, -1)``: Tensor.expand does not compile ("The parameters number
   of the function is 2, but the number of provided arguments is 4"; with a tuple
   "GetShapeVector() doesn't implement"); ``ops.broadcast_to`` does.
@@ -37,6 +42,7 @@ SOURCE = textwrap.dedent(
     '''
     import torch
     import torch.nn as nn
+    import torch.nn.functional as F
 
 
     def split_heads(t, heads):
@@ -87,6 +93,24 @@ SOURCE = textwrap.dedent(
             tokens = torch.cat([cls, x], dim=1)
             values, _ = tokens.median(dim=1)
             return tokens.cumsum(dim=1), values
+
+
+    class RelativePositions(nn.Module):
+        """timm's convit/edgenext: the weight's device read, for factories whose device the conversion drops;
+        DINO: the position embedding resized to the patch grid, bicubic."""
+
+        def __init__(self):
+            super().__init__()
+            self.qk = nn.Linear(4, 4)
+            self.pos = nn.Parameter(torch.randn(1, 9, 4))
+
+        def forward(self, x):
+            device = self.qk.weight.device
+            dtype = self.qk.weight.dtype
+            ramp = torch.arange(x.shape[1], device=device).to(dtype)
+            pos = self.pos.reshape(1, 3, 3, 4).permute(0, 3, 1, 2)
+            pos = F.interpolate(pos, size=(2, 2), mode="bicubic", align_corners=False)
+            return self.qk(x + ramp[None, :, None]) + pos.flatten(2).transpose(1, 2)
     '''
 )
 
@@ -99,6 +123,7 @@ CASES = [
     Case("Attention", [randn(2, 5, 8)], args=[]),
     Case("Mixture", [randn(4, 4)], args=[]),
     Case("Tokens", [randn(2, 3, 4)], args=[]),
+    Case("RelativePositions", [randn(2, 4, 4)], args=[]),
 ]
 
 _GRAPH_MODE = "import mindspore\nmindspore.set_context(mode=mindspore.GRAPH_MODE)\n"
@@ -151,6 +176,12 @@ def test_dimensions_go_by_position_and_expand_is_broadcast_to(both_sides):
     assert "self.qkv(x).chunk(3, -1)" in text and "chunk(3, dim=" not in text, text
     assert "tokens.cumsum(1)" in text and "tokens.median(1)" in text, text
     assert "ops.broadcast_to(self.cls_token, (x.shape[0], -1, -1))" in text, text
+
+
+def test_an_unread_device_read_goes_and_bicubic_is_written_out(both_sides):
+    text = both_sides[0].read_text()
+    assert ".device" not in text and "torch_device" not in text, text
+    assert "def bicubic_interpolate(" in text and 'mode="bicubic"' not in text, text
 
 
 @pytest.mark.parametrize("index", range(len(CASES)), ids=[c.name for c in CASES])

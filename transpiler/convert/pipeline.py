@@ -127,9 +127,10 @@ def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, ti
     converted = rewrite(module, rewriter)
     rewriter.adapters.define(converted)
     converted = fix_imports(converted, ctx)
+    # what graph mode cannot compile, in a form it can (before the helpers: it may drop a use of one)
+    converted = to_graph_subset(converted, ctx)
     converted = add_definitions(converted, ctx)
     converted = add_runtime_settings(converted, ctx)  # launch_blocking() where a training step was rewritten
-    converted = to_graph_subset(converted, ctx)  # what graph mode cannot compile, in a form it can
     timings["rewrite"] = time.perf_counter() - start
     start = time.perf_counter()
     rendered = render(converted, ctx.to_format, ctx.passed)  # black runs on changed statements as they are written

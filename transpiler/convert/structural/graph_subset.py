@@ -21,6 +21,12 @@ statement still stands under its marker and fails where it runs without torch
 method around it (a stand-in object would not do: graph mode inspects the
 global when it compiles). Measured on MindSpore 2.10 CPU.
 
+A device read that nothing reads: ``device = self.qk.weight.device`` in a method
+whose device arguments and moves the conversion dropped (timm's convit, xcit,
+edgenext). Graph mode refuses ``Parameter.device`` ("the 'Parameter' object's
+method 'device' is not supported in 'construct'"), measured on MindSpore 2.10
+CPU; the assignment, which has no effect, goes.
+
 A loop variable of ``construct`` read after its loop: graph mode refuses it
 ("The local variable 'i' defined in the 'for' loop body cannot be used outside
 of the loop body. Please define variable 'i' before 'for'"); as it asks, the
@@ -45,6 +51,7 @@ def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
     module_names = _module_names(module)
     module = rewrite(module, _MapToComprehension(module_names, ctx.to_format))
     module = _hoist_construct_imports(module, ctx.to_format)
+    module = module.visit(_UnreadDeviceReads(ctx.to_format))
     return module.visit(_LoopVariablesBeforeLoops(ctx.to_format))
 
 
@@ -266,6 +273,42 @@ def _module_names(module: cst.Module) -> set[str]:
     return names
 
 
+class _UnreadDeviceReads(KeepsFormatting):
+    """``name = <... x.device ...>`` at the top of a function that reads ``name`` nowhere: removed."""
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        if not isinstance(updated_node.body, cst.IndentedBlock):
+            return updated_node
+        body = list(updated_node.body.body)
+        kept = [s for s in body if not _unread_device_read(s, updated_node)]
+        if len(kept) == len(body) or not kept:
+            return updated_node
+        return updated_node.with_changes(body=updated_node.body.with_changes(body=kept))
+
+
+def _unread_device_read(statement, function: cst.FunctionDef) -> bool:
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return False
+    assign = statement.body[0]
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
+        return False
+
+    class _Device(cst.CSTVisitor):
+        found = False
+
+        def visit_Attribute(self, node) -> None:
+            if node.attr.value == "device":
+                self.found = True
+
+    device = _Device()
+    assign.value.visit(device)
+    if not device.found:
+        return False
+    name = assign.targets[0].target.value
+
+    return sum(1 for read in _mentions(function.body) if read == name) == 1  # the target itself
+
+
 class _LoopVariablesBeforeLoops(KeepsFormatting):
     """``i = None`` before a loop of ``construct`` whose variable ``i`` is read
     after the loop and bound nowhere before it."""
@@ -399,13 +442,18 @@ def _bound_names(statement) -> set[str]:
 def _reads(statement) -> set[str]:
     """The names ``statement`` mentions, but for attribute and keyword names
     (an over-approximation of what it reads: a name also assigned there counts)."""
+    return set(_mentions(statement))
+
+
+def _mentions(statement) -> list[str]:
+    """Each mention of a name in ``statement`` (attribute and keyword names are no mentions)."""
 
     class _Names(cst.CSTVisitor):
         def __init__(self):
-            self.names: set[str] = set()
+            self.names: list[str] = []
 
         def visit_Name(self, node) -> None:
-            self.names.add(node.value)
+            self.names.append(node.value)
 
         def visit_Attribute(self, node) -> bool:
             node.value.visit(self)
