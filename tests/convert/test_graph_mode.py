@@ -13,6 +13,8 @@ conversion writes instead:
   keyword MindSpore's Tensor methods take primitives graph mode has no CPU kernel
   for ("Unsupported op [Chunk] on CPU", CumsumExt, MedianDim); the dimension by
   position compiles (rewrite_rules/tensor/shape.py, reductions.py).
+- a name some branches of an ``if`` bind, read after it: "The name 'every' is not
+  defined, or not supported in graph mode"; it is set to None before the ``if``.
 - ``device = self.qk.weight.device`` that nothing reads once the device arguments
   are dropped: "the 'Parameter' object's method 'device' is not supported"; the
   assignment goes (graph_subset.py).
@@ -111,6 +113,30 @@ SOURCE = textwrap.dedent(
             pos = self.pos.reshape(1, 3, 3, 4).permute(0, 3, 1, 2)
             pos = F.interpolate(pos, size=(2, 2), mode="bicubic", align_corners=False)
             return self.qk(x + ramp[None, :, None]) + pos.flatten(2).transpose(1, 2)
+
+
+    class Memory(nn.Module):
+        """x-transformers / nystromformer: names some branches of an if bind, read under a later if."""
+
+        def __init__(self, every=None, use_mem=False):
+            super().__init__()
+            self.every = every
+            self.use_mem = use_mem
+            self.proj = nn.Linear(4, 4)
+
+        def forward(self, x, mask=None):
+            if self.use_mem:
+                every = self.every
+            if mask is not None:
+                landmarks = mask.sum(-1)
+            elif self.every is None:
+                landmarks = x.sum(-1)
+            y = self.proj(x)
+            if self.use_mem and every is not None:
+                y = y * every
+            if mask is not None or self.every is None:
+                y = y + landmarks[..., None]
+            return y
     '''
 )
 
@@ -124,6 +150,8 @@ CASES = [
     Case("Mixture", [randn(4, 4)], args=[]),
     Case("Tokens", [randn(2, 3, 4)], args=[]),
     Case("RelativePositions", [randn(2, 4, 4)], args=[]),
+    Case("Memory", [randn(2, 3, 4)], args=[]),
+    Case("Memory", [randn(2, 3, 4)], args=[2.0, True]),
 ]
 
 _GRAPH_MODE = "import mindspore\nmindspore.set_context(mode=mindspore.GRAPH_MODE)\n"
@@ -176,6 +204,12 @@ def test_dimensions_go_by_position_and_expand_is_broadcast_to(both_sides):
     assert "self.qkv(x).chunk(3, -1)" in text and "chunk(3, dim=" not in text, text
     assert "tokens.cumsum(1)" in text and "tokens.median(1)" in text, text
     assert "ops.broadcast_to(self.cls_token, (x.shape[0], -1, -1))" in text, text
+
+
+def test_a_name_some_branches_bind_is_defined_before_the_if(both_sides):
+    text = both_sides[0].read_text()
+    assert "        every = None\n        if self.use_mem:\n" in text, text
+    assert "        landmarks = None\n        if mask is not None:\n" in text, text
 
 
 def test_an_unread_device_read_goes_and_bicubic_is_written_out(both_sides):

@@ -31,7 +31,10 @@ A loop variable of ``construct`` read after its loop: graph mode refuses it
 ("The local variable 'i' defined in the 'for' loop body cannot be used outside
 of the loop body. Please define variable 'i' before 'for'"); as it asks, the
 variable is set to None before the loop (the loop sets it again; measured
-with ranges, tensors and CellLists).
+with ranges, tensors and CellLists). So is a variable that some branches of an
+``if`` bind and others do not, read after it (x-transformers' ``mem_every``
+under ``if has_memory_tokens:``): "The name 'mem_every' is not defined, or not
+supported in graph mode", or "... is not defined in false branch".
 """
 
 from __future__ import annotations
@@ -311,7 +314,8 @@ def _unread_device_read(statement, function: cst.FunctionDef) -> bool:
 
 class _LoopVariablesBeforeLoops(KeepsFormatting):
     """``i = None`` before a loop of ``construct`` whose variable ``i`` is read
-    after the loop and bound nowhere before it."""
+    after the loop and bound nowhere before it; the same before an ``if`` that
+    binds a name in some of its branches only."""
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return node.name.value != "construct"  # a construct's nested functions are left alone
@@ -351,16 +355,34 @@ def _define_before_loops(body: list, reads_following: set[str], bound_before: se
             new = _define_in_blocks(statement, after, inner_bound)
             if new is not None:
                 statement, changed = new, True
+        needed = []
         if isinstance(statement, cst.For) and not statement.asynchronous:
             needed = [name for name in sorted(_target_names(statement.target)) if name in after and name not in bound]
-            if needed:
-                define = cst.parse_statement(" = ".join(needed) + " = None\n")
-                result.append(define.with_changes(leading_lines=statement.leading_lines))
-                statement = statement.with_changes(leading_lines=())
-                changed = True
+        elif isinstance(statement, cst.If):
+            needed = [name for name in sorted(_bound_in_some_branch(statement)) if name in after and name not in bound]
+        if needed:
+            define = cst.parse_statement(" = ".join(needed) + " = None\n")
+            result.append(define.with_changes(leading_lines=statement.leading_lines))
+            statement = statement.with_changes(leading_lines=())
+            changed = True
         result.append(statement)
         bound |= _bound_names(statement)
     return result if changed else None
+
+
+def _bound_in_some_branch(statement: cst.If) -> set[str]:
+    """The names some branch of an if/elif/else binds and another does not (an if without
+    else has an empty one)."""
+    branches: list[set[str]] = []
+    node = statement
+    while isinstance(node, cst.If):
+        branches.append(set().union(*(_bound_names(s) for s in node.body.body)))
+        node = node.orelse
+    if isinstance(node, cst.Else):
+        branches.append(set().union(*(_bound_names(s) for s in node.body.body)))
+    else:
+        branches.append(set())
+    return set().union(*branches) - set.intersection(*branches)
 
 
 def _define_in_blocks(statement, after: set[str], bound: set[str]):
