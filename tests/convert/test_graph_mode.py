@@ -97,19 +97,23 @@ SOURCE = textwrap.dedent(
             return tokens.cumsum(dim=1), values
 
 
+    def default(value, otherwise):
+        return value if value is not None else otherwise
+
+
     class RelativePositions(nn.Module):
-        """timm's convit/edgenext: the weight's device read, for factories whose device the conversion drops;
-        DINO: the position embedding resized to the patch grid, bicubic."""
+        """timm's convit/edgenext and lucidrains' conformer: the weight's device read (in a tuple), for
+        factories whose device the conversion drops; DINO: the position embedding resized to the patch
+        grid, bicubic."""
 
         def __init__(self):
             super().__init__()
             self.qk = nn.Linear(4, 4)
             self.pos = nn.Parameter(torch.randn(1, 9, 4))
 
-        def forward(self, x):
-            device = self.qk.weight.device
-            dtype = self.qk.weight.dtype
-            ramp = torch.arange(x.shape[1], device=device).to(dtype)
+        def forward(self, x, device=None):
+            n, device, dtype = x.shape[1], default(device, self.qk.weight.device), self.qk.weight.dtype
+            ramp = torch.arange(n, device=device).to(dtype)
             pos = self.pos.reshape(1, 3, 3, 4).permute(0, 3, 1, 2)
             pos = F.interpolate(pos, size=(2, 2), mode="bicubic", align_corners=False)
             return self.qk(x + ramp[None, :, None]) + pos.flatten(2).transpose(1, 2)
@@ -215,6 +219,7 @@ def test_a_name_some_branches_bind_is_defined_before_the_if(both_sides):
 def test_an_unread_device_read_goes_and_bicubic_is_written_out(both_sides):
     text = both_sides[0].read_text()
     assert ".device" not in text and "torch_device" not in text, text
+    assert "        n = x.shape[1]\n        dtype = self.qk.weight.dtype\n" in text, text
     assert "def bicubic_interpolate(" in text and 'mode="bicubic"' not in text, text
 
 

@@ -25,7 +25,11 @@ A device read that nothing reads: ``device = self.qk.weight.device`` in a method
 whose device arguments and moves the conversion dropped (timm's convit, xcit,
 edgenext). Graph mode refuses ``Parameter.device`` ("the 'Parameter' object's
 method 'device' is not supported in 'construct'"), measured on MindSpore 2.10
-CPU; the assignment, which has no effect, goes.
+CPU; the assignment, which has no effect, goes. In ``n, device = x.shape[-2],
+x.device`` (lucidrains' conformer, PaLM, CoCa) graph mode compiles the tuple as
+an interpreted object, so ``n`` is no number ("For 'Cast', the input 'dtype'
+expect a type, but got AbstractNegligible" in ``ops.arange(n)``): such a tuple
+assignment becomes one assignment per name first.
 
 A loop variable of ``construct`` read after its loop: graph mode refuses it
 ("The local variable 'i' defined in the 'for' loop body cannot be used outside
@@ -54,7 +58,7 @@ def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
     module_names = _module_names(module)
     module = rewrite(module, _MapToComprehension(module_names, ctx.to_format))
     module = _hoist_construct_imports(module, ctx.to_format)
-    module = module.visit(_UnreadDeviceReads(ctx.to_format))
+    module = module.visit(_DeviceReads(ctx.to_format))
     return module.visit(_LoopVariablesBeforeLoops(ctx.to_format))
 
 
@@ -276,26 +280,26 @@ def _module_names(module: cst.Module) -> set[str]:
     return names
 
 
-class _UnreadDeviceReads(KeepsFormatting):
-    """``name = <... x.device ...>`` at the top of a function that reads ``name`` nowhere: removed."""
+class _DeviceReads(KeepsFormatting):
+    """At the top of a function: ``n, device = x.shape[-2], x.device`` becomes one assignment
+    per name, then ``name = <... x.device ...>`` that nothing else in the function reads goes."""
 
     def leave_FunctionDef(self, original_node, updated_node):
         if not isinstance(updated_node.body, cst.IndentedBlock):
             return updated_node
         body = list(updated_node.body.body)
-        kept = [s for s in body if not _unread_device_read(s, updated_node)]
-        if len(kept) == len(body) or not kept:
+        kept = [part for statement in body for part in _split_device_tuple(statement)]
+        while True:  # removing one device read may leave the one it read unread
+            unread = next((s for s in kept if _unread_device_read(s, kept)), None)
+            if unread is None:
+                break
+            kept = [s for s in kept if s is not unread]
+        if kept == body or not kept:
             return updated_node
         return updated_node.with_changes(body=updated_node.body.with_changes(body=kept))
 
 
-def _unread_device_read(statement, function: cst.FunctionDef) -> bool:
-    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
-        return False
-    assign = statement.body[0]
-    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
-        return False
-
+def _reads_device(expr: cst.CSTNode) -> bool:
     class _Device(cst.CSTVisitor):
         found = False
 
@@ -304,12 +308,54 @@ def _unread_device_read(statement, function: cst.FunctionDef) -> bool:
                 self.found = True
 
     device = _Device()
-    assign.value.visit(device)
-    if not device.found:
+    expr.visit(device)
+    return device.found
+
+
+def _single_assign(statement) -> cst.Assign | None:
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
+            and isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1:
+        return statement.body[0]
+    return None
+
+
+def _split_device_tuple(statement) -> list:
+    """``a, device = e1, x.device`` as ``a = e1`` and ``device = x.device`` (graph mode compiles the
+    device read as an interpreted object, and the tuple with it: ``a`` would be one too), where
+    no element reads a name an element before it binds."""
+    assign = _single_assign(statement)
+    target = assign.targets[0].target if assign is not None else None
+    if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(assign.value, (cst.Tuple, cst.List))):
+        return [statement]
+    names, values = target.elements, assign.value.elements
+    if len(names) != len(values) or any(not isinstance(e.value, cst.Name) for e in names) \
+            or any(isinstance(e, cst.StarredElement) for e in values) \
+            or not any(_reads_device(e.value) for e in values):
+        return [statement]
+    # in order, each element must see the values the tuple saw: none reads a name bound before it
+    if any(read in {e.value.value for e in names[:index]} for index, value in enumerate(values)
+           for read in _mentions(value.value)):
+        return [statement]
+    parts = [cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(name.value)], value.value)])
+             for name, value in zip(names, values)]
+    return [parts[0].with_changes(leading_lines=statement.leading_lines), *parts[1:]]
+
+
+def _unread_device_read(statement, statements: list) -> bool:
+    """``name = <... x.device ...>`` and no other statement reads ``name``."""
+    assign = _single_assign(statement)
+    if assign is None or not isinstance(assign.targets[0].target, cst.Name) or not _reads_device(assign.value):
         return False
     name = assign.targets[0].target.value
+    return not any(read == name for other in statements if other is not statement for read in _read_names(other))
 
-    return sum(1 for read in _mentions(function.body) if read == name) == 1  # the target itself
+
+def _read_names(statement) -> list[str]:
+    """The names a statement mentions, but for the target of a plain ``name = value``."""
+    assign = _single_assign(statement)
+    if assign is not None and isinstance(assign.targets[0].target, cst.Name):
+        return _mentions(assign.value)
+    return _mentions(statement)
 
 
 class _LoopVariablesBeforeLoops(KeepsFormatting):
