@@ -15,6 +15,8 @@ conversion writes instead:
   position compiles (rewrite_rules/tensor/shape.py, reductions.py).
 - a name some branches of an ``if`` bind, read after it: "The name 'every' is not
   defined, or not supported in graph mode"; it is set to None before the ``if``.
+- ``try: return torch.compiler.is_compiling()`` made ``try: return False``:
+  "Unsupported statement 'Try'"; the return alone stands.
 - ``device = self.qk.weight.device`` that nothing reads once the device arguments
   are dropped: "the 'Parameter' object's method 'device' is not supported"; the
   assignment goes (graph_subset.py).
@@ -119,6 +121,13 @@ SOURCE = textwrap.dedent(
             return self.qk(x + ramp[None, :, None]) + pos.flatten(2).transpose(1, 2)
 
 
+    def is_torch_compiling():
+        try:
+            return torch.compiler.is_compiling()
+        except Exception:
+            return False
+
+
     class Memory(nn.Module):
         """x-transformers / nystromformer: names some branches of an if bind, read under a later if."""
 
@@ -140,6 +149,8 @@ SOURCE = textwrap.dedent(
                 y = y * every
             if mask is not None or self.every is None:
                 y = y + landmarks[..., None]
+            if not (torch.jit.is_scripting() or is_torch_compiling()):  # smp's check of the input shape
+                y = y * 2
             return y
     '''
 )
@@ -214,6 +225,11 @@ def test_a_name_some_branches_bind_is_defined_before_the_if(both_sides):
     text = both_sides[0].read_text()
     assert "        every = None\n        if self.use_mem:\n" in text, text
     assert "        landmarks = None\n        if mask is not None:\n" in text, text
+
+
+def test_a_try_the_conversion_made_constant_is_its_return(both_sides):
+    text = both_sides[0].read_text()
+    assert "def is_torch_compiling():\n    return False\n" in text and "try:" not in text, text
 
 
 def test_an_unread_device_read_goes_and_bicubic_is_written_out(both_sides):

@@ -31,6 +31,11 @@ an interpreted object, so ``n`` is no number ("For 'Cast', the input 'dtype'
 expect a type, but got AbstractNegligible" in ``ops.arange(n)``): such a tuple
 assignment becomes one assignment per name first.
 
+A ``try`` whose body the conversion made a constant return (smp's
+``is_torch_compiling``: ``try: return torch.compiler.is_compiling()`` became
+``try: return False``): graph mode refuses every ``try`` ("Unsupported statement
+'Try'"); such a body cannot raise, so the return alone stands.
+
 A loop variable of ``construct`` read after its loop: graph mode refuses it
 ("The local variable 'i' defined in the 'for' loop body cannot be used outside
 of the loop body. Please define variable 'i' before 'for'"); as it asks, the
@@ -59,6 +64,7 @@ def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
     module = rewrite(module, _MapToComprehension(module_names, ctx.to_format))
     module = _hoist_construct_imports(module, ctx.to_format)
     module = module.visit(_DeviceReads(ctx.to_format))
+    module = module.visit(_TriesThatCannotRaise(ctx.to_format))
     return module.visit(_LoopVariablesBeforeLoops(ctx.to_format))
 
 
@@ -278,6 +284,25 @@ def _module_names(module: cst.Module) -> set[str]:
                 elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
                     names.add(small.target.value)
     return names
+
+
+class _TriesThatCannotRaise(KeepsFormatting):
+    """``try: return False`` (with handlers, no else or finally): the return alone."""
+
+    def leave_Try(self, original_node, updated_node):
+        body = updated_node.body.body if isinstance(updated_node.body, cst.IndentedBlock) else ()
+        if updated_node.orelse is not None or updated_node.finalbody is not None or len(body) != 1:
+            return updated_node
+        line = body[0]
+        if not (isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1
+                and isinstance(line.body[0], cst.Return) and _is_constant(line.body[0].value)):
+            return updated_node
+        return line.with_changes(leading_lines=[*updated_node.leading_lines, *line.leading_lines])
+
+
+def _is_constant(value) -> bool:
+    return value is None or isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)) \
+        or (isinstance(value, cst.Name) and value.value in ("True", "False", "None"))
 
 
 class _DeviceReads(KeepsFormatting):
