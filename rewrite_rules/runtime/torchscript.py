@@ -108,6 +108,11 @@ def _isinstance(call, ctx) -> None:
     call.result = cst.Call(cst.Name("isinstance"), [cst.Arg(call.get("obj")), cst.Arg(target)])
 
 
+def _annotate(call, ctx) -> None:
+    """torch.jit.annotate(T, value) is value: the type is for the TorchScript compiler (timm's crossvit)."""
+    call.result = call.get("the_value")
+
+
 _X = {"x": "randn(3, 4)"}
 
 _NO_OPS = (
@@ -196,6 +201,18 @@ RULES = [
             Example("y = None\nresult = x + 1 if y is not None and torch.jit.isinstance(y, torch.Tensor) else x",
                     inputs=_X),
             Example("ok = torch.jit.isinstance(x, List[int])", marked="typing generic"),
+        ),
+    ),
+    ApiRule(
+        "torch.jit.annotate",
+        None,
+        signature="the_type, the_value",
+        hook=_annotate,
+        notes="the value: the type is for the TorchScript compiler",
+        examples=(
+            Example("from typing import List\nparts = torch.jit.annotate(List[torch.Tensor], [])\nparts.append(x * 2)\n"
+                    "result = parts[0]",
+                    "from typing import List\nparts = []\nparts.append(x * 2)\nresult = parts[0]", inputs=_X),
         ),
     ),
     ApiRule(

@@ -15,6 +15,8 @@ conversion writes instead:
   position compiles (rewrite_rules/tensor/shape.py, reductions.py).
 - a name some branches of an ``if`` bind, read after it: "The name 'every' is not
   defined, or not supported in graph mode"; it is set to None before the ``if``.
+- ``dv = "cuda" if x.is_cuda else "cpu"`` unread, ``if x.is_cuda: pass`` once the
+  move is dropped: "'mindspore.context.get_context' is not supported"; both go.
 - ``try: return torch.compiler.is_compiling()`` made ``try: return False``:
   "Unsupported statement 'Try'"; the return alone stands.
 - ``device = self.qk.weight.device`` that nothing reads once the device arguments
@@ -121,6 +123,30 @@ SOURCE = textwrap.dedent(
             return self.qk(x + ramp[None, :, None]) + pos.flatten(2).transpose(1, 2)
 
 
+    class FourierAxes(nn.Module):
+        """perceiver: the device read in a starred unpacking, which cannot be split."""
+
+        def forward(self, data):
+            b, *axis, _, device, dtype = *data.shape, data.device, data.dtype
+            pos = [torch.linspace(-1.0, 1.0, steps=size, device=device, dtype=dtype) for size in axis]
+            return torch.stack(torch.meshgrid(*pos, indexing="ij"), dim=-1) * b + data.mean()
+
+
+    class DeviceChecks(nn.Module):
+        """pyGAT / PointNet: device checks whose moves the conversion drops."""
+
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 9)
+
+        def forward(self, x):
+            dv = "cuda" if x.is_cuda else "cpu"
+            iden = torch.eye(3).view(1, 9).repeat(x.shape[0], 1)
+            if x.is_cuda:
+                iden = iden.cuda()
+            return (self.fc(x) + iden) * torch.ones(x.shape[0], 1, device=dv)
+
+
     def is_torch_compiling():
         try:
             return torch.compiler.is_compiling()
@@ -165,6 +191,8 @@ CASES = [
     Case("Mixture", [randn(4, 4)], args=[]),
     Case("Tokens", [randn(2, 3, 4)], args=[]),
     Case("RelativePositions", [randn(2, 4, 4)], args=[]),
+    Case("DeviceChecks", [randn(2, 4)], args=[]),
+    Case("FourierAxes", [randn(2, 3, 4, 5)], args=[]),
     Case("Memory", [randn(2, 3, 4)], args=[]),
     Case("Memory", [randn(2, 3, 4)], args=[2.0, True]),
 ]
@@ -234,8 +262,9 @@ def test_a_try_the_conversion_made_constant_is_its_return(both_sides):
 
 def test_an_unread_device_read_goes_and_bicubic_is_written_out(both_sides):
     text = both_sides[0].read_text()
-    assert ".device" not in text and "torch_device" not in text, text
+    assert ".device" not in text and "torch_device" not in text and "get_context" not in text, text
     assert "        n = x.shape[1]\n        dtype = self.qk.weight.dtype\n" in text, text
+    assert "b, *axis, _, device, dtype = *data.shape, None, data.dtype" in text, text
     assert "def bicubic_interpolate(" in text and 'mode="bicubic"' not in text, text
 
 

@@ -37,7 +37,6 @@ def make_inputs():
 
 def train(steps=20, batch_size=16):
     mindspore.set_seed(0)
-    device = "cuda" if mindspore.get_context("device_target") == "GPU" else "cpu"
     model = LeNet()
     criterion = lambda input, target: ops.cross_entropy(input, target)
     optimizer = mindspore.experimental.optim.SGD(

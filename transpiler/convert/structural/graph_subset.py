@@ -31,6 +31,13 @@ an interpreted object, so ``n`` is no number ("For 'Cast', the input 'dtype'
 expect a type, but got AbstractNegligible" in ``ops.arange(n)``): such a tuple
 assignment becomes one assignment per name first.
 
+What the conversion left of a device check: ``dv = "cuda" if x.is_cuda else
+"cpu"`` read by nothing once the device arguments are dropped (pyGAT), and ``if
+x.is_cuda: iden = iden.cuda()`` made ``if <device target> == "GPU": pass``
+(PointNet). Graph mode refuses ``mindspore.get_context`` in construct ("the
+method or function 'mindspore.context.get_context' is not supported"); the
+unread assignment goes as a device read does, the empty ``if`` goes too.
+
 A ``try`` whose body the conversion made a constant return (smp's
 ``is_torch_compiling``: ``try: return torch.compiler.is_compiling()`` became
 ``try: return False``): graph mode refuses every ``try`` ("Unsupported statement
@@ -65,6 +72,7 @@ def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
     module = _hoist_construct_imports(module, ctx.to_format)
     module = module.visit(_DeviceReads(ctx.to_format))
     module = module.visit(_TriesThatCannotRaise(ctx.to_format))
+    module = module.visit(_EmptyIfs(ctx.to_format))
     return module.visit(_LoopVariablesBeforeLoops(ctx.to_format))
 
 
@@ -286,6 +294,51 @@ def _module_names(module: cst.Module) -> set[str]:
     return names
 
 
+def _is_get_context(node) -> bool:
+    func = node.func
+    return (isinstance(func, cst.Attribute) and func.attr.value == "get_context") \
+        or (isinstance(func, cst.Name) and func.value == "get_context")
+
+
+class _EmptyIfs(KeepsFormatting):
+    """``if x.is_cuda: iden = iden.cuda()`` became ``if <device target> == "GPU": pass``: an ``if``
+    whose every branch is ``pass`` and whose tests call nothing but get_context goes."""
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        body = [s for s in updated_node.body if not _empty_if(s)]
+        if len(body) == len(updated_node.body):
+            return updated_node
+        return updated_node.with_changes(body=body or [cst.SimpleStatementLine([cst.Pass()])])
+
+
+def _empty_if(statement) -> bool:
+    node = statement
+    while isinstance(node, cst.If):
+        if not _only_pass(node.body) or not _calls_only_get_context(node.test):
+            return False
+        node = node.orelse
+    return isinstance(statement, cst.If) and (node is None or _only_pass(node.body))
+
+
+def _only_pass(block) -> bool:
+    return isinstance(block, cst.IndentedBlock) and all(
+        isinstance(s, cst.SimpleStatementLine) and all(isinstance(small, cst.Pass) for small in s.body)
+        for s in block.body)
+
+
+def _calls_only_get_context(test) -> bool:
+    class _Calls(cst.CSTVisitor):
+        other = False
+
+        def visit_Call(self, node) -> None:
+            if not _is_get_context(node):
+                self.other = True
+
+    calls = _Calls()
+    test.visit(calls)
+    return not calls.other
+
+
 class _TriesThatCannotRaise(KeepsFormatting):
     """``try: return False`` (with handlers, no else or finally): the return alone."""
 
@@ -319,17 +372,25 @@ class _DeviceReads(KeepsFormatting):
             if unread is None:
                 break
             kept = [s for s in kept if s is not unread]
+        kept = [_without_unread_devices(statement, kept) for statement in kept]
         if kept == body or not kept:
             return updated_node
         return updated_node.with_changes(body=updated_node.body.with_changes(body=kept))
 
 
 def _reads_device(expr: cst.CSTNode) -> bool:
+    """``x.device``, or the device target (``mindspore.get_context("device_target")``, what
+    ``x.is_cuda`` and ``torch.cuda.is_available()`` become)."""
+
     class _Device(cst.CSTVisitor):
         found = False
 
         def visit_Attribute(self, node) -> None:
             if node.attr.value == "device":
+                self.found = True
+
+        def visit_Call(self, node) -> None:
+            if _is_get_context(node):
                 self.found = True
 
     device = _Device()
@@ -364,6 +425,40 @@ def _split_device_tuple(statement) -> list:
     parts = [cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(name.value)], value.value)])
              for name, value in zip(names, values)]
     return [parts[0].with_changes(leading_lines=statement.leading_lines), *parts[1:]]
+
+
+def _without_unread_devices(statement, statements: list):
+    """``b, *axis, device, dtype = *x.shape, x.device, x.dtype`` (which cannot be split) with
+    ``None`` for the device read no other statement reads (perceiver)."""
+    assign = _single_assign(statement)
+    target = assign.targets[0].target if assign is not None else None
+    if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(assign.value, (cst.Tuple, cst.List))):
+        return statement
+    names, values = list(target.elements), list(assign.value.elements)
+    star = [i for i, e in enumerate(names) if isinstance(e, cst.StarredElement)]
+    value_star = [i for i, e in enumerate(values) if isinstance(e, cst.StarredElement)]
+    changed = False
+    for index, element in enumerate(names):
+        if not isinstance(element.value, cst.Name) or isinstance(element, cst.StarredElement):
+            continue
+        if star and index > star[0]:  # after a starred target: aligned from the end
+            position = len(values) - (len(names) - index)
+            if value_star and position <= value_star[-1]:
+                continue
+        elif value_star and index >= value_star[0]:
+            continue
+        else:
+            position = index
+        if not 0 <= position < len(values) or not _reads_device(values[position].value):
+            continue
+        name = element.value.value
+        if any(read == name for other in statements if other is not statement for read in _read_names(other)):
+            continue
+        values[position] = values[position].with_changes(value=cst.Name("None"))
+        changed = True
+    if not changed:
+        return statement
+    return statement.with_changes(body=[assign.with_changes(value=assign.value.with_changes(elements=values))])
 
 
 def _unread_device_read(statement, statements: list) -> bool:
