@@ -11,6 +11,7 @@ module's parameters are recorded as kind "parameter" for the rules.
 from __future__ import annotations
 
 import libcst as cst
+import libcst.matchers as m
 
 from rewrite_rules.spec import Unconvertible
 from transpiler.convert.walk import LAYOUT_TYPES, walk
@@ -248,8 +249,7 @@ def _saved_value(owner, position: int) -> cst.BaseExpression | None:
         return None
     forward = next((s for s in parent.node.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "forward"),
                    None)
-    saves = [node for node in _calls(forward)
-             if isinstance(node.func, cst.Attribute) and node.func.attr.value == "save_for_backward"] \
+    saves = m.findall(forward, m.Call(func=m.Attribute(attr=m.Name("save_for_backward")))) \
         if forward is not None else []
     if len(saves) != 1 or any(a.star or a.keyword for a in saves[0].args) or position >= len(saves[0].args):
         return None
@@ -262,17 +262,6 @@ def _saved_value(owner, position: int) -> cst.BaseExpression | None:
     except _StopWalk:
         return finder.value if finder.value is not _UNKNOWN and not isinstance(finder.value, _Saved) else None
     return None
-
-
-def _calls(node: cst.CSTNode) -> list[cst.Call]:
-    found: list[cst.Call] = []
-
-    class _Calls(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> None:
-            found.append(call)
-
-    node.visit(_Calls())
-    return found
 
 
 def _target_names(target) -> set[str]:
