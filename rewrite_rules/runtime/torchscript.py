@@ -212,7 +212,7 @@ RULES = [
         examples=(
             Example("from typing import List\nparts = torch.jit.annotate(List[torch.Tensor], [])\nparts.append(x * 2)\n"
                     "result = parts[0]",
-                    "from typing import List\nparts = []\nparts.append(x * 2)\nresult = parts[0]", inputs=_X),
+                    "parts = []\nparts.append(x * 2)\nresult = parts[0]", inputs=_X),
         ),
     ),
     ApiRule(
