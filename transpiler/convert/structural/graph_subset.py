@@ -21,22 +21,8 @@ statement still stands under its marker and fails where it runs without torch
 method around it (a stand-in object would not do: graph mode inspects the
 global when it compiles). Measured on MindSpore 2.10 CPU.
 
-A device read that nothing reads: ``device = self.qk.weight.device`` in a method
-whose device arguments and moves the conversion dropped (timm's convit, xcit,
-edgenext). Graph mode refuses ``Parameter.device`` ("the 'Parameter' object's
-method 'device' is not supported in 'construct'"), measured on MindSpore 2.10
-CPU; the assignment, which has no effect, goes. In ``n, device = x.shape[-2],
-x.device`` (lucidrains' conformer, PaLM, CoCa) graph mode compiles the tuple as
-an interpreted object, so ``n`` is no number ("For 'Cast', the input 'dtype'
-expect a type, but got AbstractNegligible" in ``ops.arange(n)``): such a tuple
-assignment becomes one assignment per name first.
-
-What the conversion left of a device check: ``dv = "cuda" if x.is_cuda else
-"cpu"`` read by nothing once the device arguments are dropped (pyGAT), and ``if
-x.is_cuda: iden = iden.cuda()`` made ``if <device target> == "GPU": pass``
-(PointNet). Graph mode refuses ``mindspore.get_context`` in construct ("the
-method or function 'mindspore.context.get_context' is not supported"); the
-unread assignment goes as a device read does, the empty ``if`` goes too.
+What the conversion left of device handling (a device read nothing reads, an
+``if`` left empty by a dropped move) goes: see device_leftovers.py.
 
 A ``try`` whose body the conversion made a constant return (smp's
 ``is_torch_compiling``: ``try: return torch.compiler.is_compiling()`` became
@@ -59,6 +45,8 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from transpiler.convert.names import is_torch_name
+from transpiler.convert.structural.device_leftovers import without_device_leftovers
+from transpiler.convert.structural.name_reads import mentions
 from transpiler.convert.formatting import KeepsFormatting
 from transpiler.convert.walk import rewrite
 
@@ -70,9 +58,8 @@ def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
     module_names = _module_names(module)
     module = rewrite(module, _MapToComprehension(module_names, ctx.to_format))
     module = _hoist_construct_imports(module, ctx.to_format)
-    module = module.visit(_DeviceReads(ctx.to_format))
+    module = without_device_leftovers(module, ctx.to_format)
     module = module.visit(_TriesThatCannotRaise(ctx.to_format))
-    module = module.visit(_EmptyIfs(ctx.to_format))
     return module.visit(_LoopVariablesBeforeLoops(ctx.to_format))
 
 
@@ -294,51 +281,6 @@ def _module_names(module: cst.Module) -> set[str]:
     return names
 
 
-def _is_get_context(node) -> bool:
-    func = node.func
-    return (isinstance(func, cst.Attribute) and func.attr.value == "get_context") \
-        or (isinstance(func, cst.Name) and func.value == "get_context")
-
-
-class _EmptyIfs(KeepsFormatting):
-    """``if x.is_cuda: iden = iden.cuda()`` became ``if <device target> == "GPU": pass``: an ``if``
-    whose every branch is ``pass`` and whose tests call nothing but get_context goes."""
-
-    def leave_IndentedBlock(self, original_node, updated_node):
-        body = [s for s in updated_node.body if not _empty_if(s)]
-        if len(body) == len(updated_node.body):
-            return updated_node
-        return updated_node.with_changes(body=body or [cst.SimpleStatementLine([cst.Pass()])])
-
-
-def _empty_if(statement) -> bool:
-    node = statement
-    while isinstance(node, cst.If):
-        if not _only_pass(node.body) or not _calls_only_get_context(node.test):
-            return False
-        node = node.orelse
-    return isinstance(statement, cst.If) and (node is None or _only_pass(node.body))
-
-
-def _only_pass(block) -> bool:
-    return isinstance(block, cst.IndentedBlock) and all(
-        isinstance(s, cst.SimpleStatementLine) and all(isinstance(small, cst.Pass) for small in s.body)
-        for s in block.body)
-
-
-def _calls_only_get_context(test) -> bool:
-    class _Calls(cst.CSTVisitor):
-        other = False
-
-        def visit_Call(self, node) -> None:
-            if not _is_get_context(node):
-                self.other = True
-
-    calls = _Calls()
-    test.visit(calls)
-    return not calls.other
-
-
 class _TriesThatCannotRaise(KeepsFormatting):
     """``try: return False`` (with handlers, no else or finally): the return alone."""
 
@@ -356,126 +298,6 @@ class _TriesThatCannotRaise(KeepsFormatting):
 def _is_constant(value) -> bool:
     return value is None or isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)) \
         or (isinstance(value, cst.Name) and value.value in ("True", "False", "None"))
-
-
-class _DeviceReads(KeepsFormatting):
-    """At the top of a function: ``n, device = x.shape[-2], x.device`` becomes one assignment
-    per name, then ``name = <... x.device ...>`` that nothing else in the function reads goes."""
-
-    def leave_FunctionDef(self, original_node, updated_node):
-        if not isinstance(updated_node.body, cst.IndentedBlock):
-            return updated_node
-        body = list(updated_node.body.body)
-        kept = [part for statement in body for part in _split_device_tuple(statement)]
-        while True:  # removing one device read may leave the one it read unread
-            unread = next((s for s in kept if _unread_device_read(s, kept)), None)
-            if unread is None:
-                break
-            kept = [s for s in kept if s is not unread]
-        kept = [_without_unread_devices(statement, kept) for statement in kept]
-        if kept == body or not kept:
-            return updated_node
-        return updated_node.with_changes(body=updated_node.body.with_changes(body=kept))
-
-
-def _reads_device(expr: cst.CSTNode) -> bool:
-    """``x.device``, or the device target (``mindspore.get_context("device_target")``, what
-    ``x.is_cuda`` and ``torch.cuda.is_available()`` become)."""
-
-    class _Device(cst.CSTVisitor):
-        found = False
-
-        def visit_Attribute(self, node) -> None:
-            if node.attr.value == "device":
-                self.found = True
-
-        def visit_Call(self, node) -> None:
-            if _is_get_context(node):
-                self.found = True
-
-    device = _Device()
-    expr.visit(device)
-    return device.found
-
-
-def _single_assign(statement) -> cst.Assign | None:
-    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
-            and isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1:
-        return statement.body[0]
-    return None
-
-
-def _split_device_tuple(statement) -> list:
-    """``a, device = e1, x.device`` as ``a = e1`` and ``device = x.device`` (graph mode compiles the
-    device read as an interpreted object, and the tuple with it: ``a`` would be one too), where
-    no element reads a name an element before it binds."""
-    assign = _single_assign(statement)
-    target = assign.targets[0].target if assign is not None else None
-    if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(assign.value, (cst.Tuple, cst.List))):
-        return [statement]
-    names, values = target.elements, assign.value.elements
-    if len(names) != len(values) or any(not isinstance(e.value, cst.Name) for e in names) \
-            or any(isinstance(e, cst.StarredElement) for e in values) \
-            or not any(_reads_device(e.value) for e in values):
-        return [statement]
-    # in order, each element must see the values the tuple saw: none reads a name bound before it
-    if any(read in {e.value.value for e in names[:index]} for index, value in enumerate(values)
-           for read in _mentions(value.value)):
-        return [statement]
-    parts = [cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(name.value)], value.value)])
-             for name, value in zip(names, values)]
-    return [parts[0].with_changes(leading_lines=statement.leading_lines), *parts[1:]]
-
-
-def _without_unread_devices(statement, statements: list):
-    """``b, *axis, device, dtype = *x.shape, x.device, x.dtype`` (which cannot be split) with
-    ``None`` for the device read no other statement reads (perceiver)."""
-    assign = _single_assign(statement)
-    target = assign.targets[0].target if assign is not None else None
-    if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(assign.value, (cst.Tuple, cst.List))):
-        return statement
-    names, values = list(target.elements), list(assign.value.elements)
-    star = [i for i, e in enumerate(names) if isinstance(e, cst.StarredElement)]
-    value_star = [i for i, e in enumerate(values) if isinstance(e, cst.StarredElement)]
-    changed = False
-    for index, element in enumerate(names):
-        if not isinstance(element.value, cst.Name) or isinstance(element, cst.StarredElement):
-            continue
-        if star and index > star[0]:  # after a starred target: aligned from the end
-            position = len(values) - (len(names) - index)
-            if value_star and position <= value_star[-1]:
-                continue
-        elif value_star and index >= value_star[0]:
-            continue
-        else:
-            position = index
-        if not 0 <= position < len(values) or not _reads_device(values[position].value):
-            continue
-        name = element.value.value
-        if any(read == name for other in statements if other is not statement for read in _read_names(other)):
-            continue
-        values[position] = values[position].with_changes(value=cst.Name("None"))
-        changed = True
-    if not changed:
-        return statement
-    return statement.with_changes(body=[assign.with_changes(value=assign.value.with_changes(elements=values))])
-
-
-def _unread_device_read(statement, statements: list) -> bool:
-    """``name = <... x.device ...>`` and no other statement reads ``name``."""
-    assign = _single_assign(statement)
-    if assign is None or not isinstance(assign.targets[0].target, cst.Name) or not _reads_device(assign.value):
-        return False
-    name = assign.targets[0].target.value
-    return not any(read == name for other in statements if other is not statement for read in _read_names(other))
-
-
-def _read_names(statement) -> list[str]:
-    """The names a statement mentions, but for the target of a plain ``name = value``."""
-    assign = _single_assign(statement)
-    if assign is not None and isinstance(assign.targets[0].target, cst.Name):
-        return _mentions(assign.value)
-    return _mentions(statement)
 
 
 class _LoopVariablesBeforeLoops(KeepsFormatting):
@@ -630,27 +452,6 @@ def _bound_names(statement) -> set[str]:
 def _reads(statement) -> set[str]:
     """The names ``statement`` mentions, but for attribute and keyword names
     (an over-approximation of what it reads: a name also assigned there counts)."""
-    return set(_mentions(statement))
+    return set(mentions(statement))
 
 
-def _mentions(statement) -> list[str]:
-    """Each mention of a name in ``statement`` (attribute and keyword names are no mentions)."""
-
-    class _Names(cst.CSTVisitor):
-        def __init__(self):
-            self.names: list[str] = []
-
-        def visit_Name(self, node) -> None:
-            self.names.append(node.value)
-
-        def visit_Attribute(self, node) -> bool:
-            node.value.visit(self)
-            return False
-
-        def visit_Arg(self, node) -> bool:
-            node.value.visit(self)
-            return False
-
-    names = _Names()
-    statement.visit(names)
-    return names.names
