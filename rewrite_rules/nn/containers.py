@@ -6,8 +6,11 @@ weights copy by name. MindSpore's CellDict refuses CellList, CellDict and
 SequentialCell values, which torch's ModuleDict holds (GPT-style
 ``nn.ModuleDict(dict(wte=..., h=nn.ModuleList([...]), ln_f=...))``): a
 ModuleDict whose values the file does not show to be plain layers becomes a
-small CellDict written above the code that holds containers too, with the
-same names (``transformer.h.0.attn.weight``). MindSpore builds parameter
+small Cell written above the code that holds its children by key, containers
+too, with the same names (``transformer.h.0.attn.weight``). A ModuleDict
+subclassed with a forward (timm's DenseBlock, torchvision's
+IntermediateLayerGetter) derives from that Cell too: graph mode cannot call a
+CellDict subclass. MindSpore builds parameter
 names from the keys and allows only letters, digits, ``_`` and ``-`` in
 them: a literal key with other characters is marked. mindspore.Parameter's second positional parameter is
 ``name``, so torch's ``requires_grad`` is always passed by keyword; torch's
@@ -139,15 +142,52 @@ _CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn
                          "torch.nn.modules.container.Sequential"})
 _NAME_PART = re.compile(r"[0-9A-Za-z_\-]+", re.ASCII)  # what MindSpore accepts in a parameter name's path
 _HOLDS_CONTAINERS = '''
-class {name}(CELLDICT):
-    """torch.nn.ModuleDict: a CellDict that holds CellList, CellDict and SequentialCell values too (written by ms-migrate)."""
+class {name}(CELL):
+    """torch.nn.ModuleDict: a Cell holding its children by key (written by ms-migrate).
+
+    CellDict refuses CellList, CellDict and SequentialCell values, and graph mode cannot call a
+    CellDict subclass that has a construct; this Cell does both. A child's parameters are named
+    ``key.<name>``, as torch names them.
+    """
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key):
+        return self._cells[key]
 
     def __setitem__(self, key, cell):
-        if isinstance(cell, (CELLLIST, CELLDICT, SEQUENTIALCELL)):
-            # CellDict refuses containers: the child is set under its key, its parameters named key.<name> alike
-            setattr(self, key, cell)
-        else:
-            super().__setitem__(key, cell)
+        self.insert_child_to_cell(key, cell)
+
+    def __delitem__(self, key):
+        del self._cells[key]
+
+    def __len__(self):
+        return len(self._cells)
+
+    def __iter__(self):
+        return iter(self._cells)
+
+    def __contains__(self, key):
+        return key in self._cells
+
+    def keys(self):
+        return self._cells.keys()
+
+    def values(self):
+        return self._cells.values()
+
+    def items(self):
+        return self._cells.items()
+
+    def pop(self, key):
+        return self._cells.pop(key)
+
+    def update(self, modules):
+        for key, cell in dict(modules).items():
+            self[key] = cell
 '''
 
 
@@ -194,17 +234,13 @@ def _plain_layer(ctx, value: cst.BaseExpression) -> bool:
 
 
 def _holder(ctx) -> cst.Name:
-    """The CellDict written above the code that holds containers too."""
-    source_text = _HOLDS_CONTAINERS
-    for name in ("CellList", "CellDict", "SequentialCell"):
-        source_text = source_text.replace(name.upper(), code_of(ctx.ref(f"mindspore.nn.{name}")))
-    return define(ctx, "ModuleDict", source_text)
+    """The Cell written above the code that holds children by key, containers too."""
+    return define(ctx, "ModuleDict", _HOLDS_CONTAINERS.replace("CELL", code_of(ctx.ref("mindspore.nn.Cell"))))
 
 
 def _module_dict(call, ctx):
     if call.for_adapter:  # torch's ModuleDict subclassed or passed around: its values are known at run time only
-        _positional_modules(call, ctx)
-        call.result = call.result.with_changes(func=_holder(ctx))
+        call.result = cst.Call(_holder(ctx), [cst.Arg(call.get("modules"))])
         return
     source = call.source if call.source is not None else call.original
     try:

@@ -24,6 +24,9 @@ conversion writes instead:
   assignment goes (graph_subset.py).
 - ``F.interpolate(..., mode="bicubic")``: the helper the conversion writes
   (functional/upsampling.py) compiles.
+- a ModuleDict subclass with a forward (DenseNet's blocks): "The object is not
+  callable" for any CellDict subclass; it derives from the Cell the conversion
+  writes for torch's ModuleDict (rewrite_rules/nn/containers.py).
 - ``x.expand(n, -1, -1)``: Tensor.expand does not compile ("The parameters number
   of the function is 2, but the number of provided arguments is 4"; with a tuple
   "GetShapeVector() doesn't implement"); ``ops.broadcast_to`` does.
@@ -49,6 +52,7 @@ SOURCE = textwrap.dedent(
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
+    from collections import OrderedDict
 
 
     def split_heads(t, heads):
@@ -178,6 +182,42 @@ SOURCE = textwrap.dedent(
             if not (torch.jit.is_scripting() or is_torch_compiling()):  # smp's check of the input shape
                 y = y * 2
             return y
+
+
+    class DenseBlock(nn.ModuleDict):
+        """timm / torchvision DenseNet: a ModuleDict subclassed with a forward over its items."""
+
+        def __init__(self, layers=2):
+            super().__init__()
+            for i in range(layers):
+                self.add_module("denselayer%d" % (i + 1), nn.Linear(4 * (i + 1), 4))
+
+        def forward(self, x):
+            features = [x]
+            for name, layer in self.items():
+                features.append(layer(torch.cat(features, 1)))
+            return torch.cat(features, 1) * len(self)
+
+
+    class Features(nn.Module):
+        """torchvision's IntermediateLayerGetter (DeepLab): a ModuleDict subclass given an OrderedDict."""
+
+        def __init__(self):
+            super().__init__()
+            self.body = LayerGetter(OrderedDict([("stem", nn.Linear(4, 4)), ("block", DenseBlock())]))
+
+        def forward(self, x):
+            out = self.body(x)
+            return out["stem"], out["block"]
+
+
+    class LayerGetter(nn.ModuleDict):
+        def forward(self, x):
+            out = OrderedDict()
+            for name, module in self.items():
+                x = module(x)
+                out[name] = x
+            return out
     '''
 )
 
@@ -195,6 +235,8 @@ CASES = [
     Case("FourierAxes", [randn(2, 3, 4, 5)], args=[]),
     Case("Memory", [randn(2, 3, 4)], args=[]),
     Case("Memory", [randn(2, 3, 4)], args=[2.0, True]),
+    Case("DenseBlock", [randn(2, 4)], args=[]),
+    Case("Features", [randn(2, 4)], args=[]),
 ]
 
 _GRAPH_MODE = "import mindspore\nmindspore.set_context(mode=mindspore.GRAPH_MODE)\n"
@@ -266,6 +308,12 @@ def test_an_unread_device_read_goes_and_bicubic_is_written_out(both_sides):
     assert "        n = x.shape[1]\n        dtype = self.qk.weight.dtype\n" in text, text
     assert "b, *axis, _, device, dtype = *data.shape, None, data.dtype" in text, text
     assert "def bicubic_interpolate(" in text and 'mode="bicubic"' not in text, text
+
+
+def test_a_module_dict_subclassed_with_a_forward_derives_from_a_cell(both_sides):
+    text = both_sides[0].read_text()
+    assert "class ModuleDict(nn.Cell):" in text and "CellDict" not in text.split("class torch_nn")[1], text
+    assert "class DenseBlock(torch_nn.ModuleDict):" in text and "class LayerGetter(torch_nn.ModuleDict):" in text, text
 
 
 @pytest.mark.parametrize("index", range(len(CASES)), ids=[c.name for c in CASES])
