@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from rewrite_rules.cases import P, call_cases
 from rewrite_rules.api import (OPTIMIZER, SCALER, SCHEDULER, Drop, Example, MethodRule, Unconvertible, Unsupported, code_of,
-                               define, keyword_arg, receiver_origin)
+                               define, in_forward, keyword_arg, receiver_origin)
 from rewrite_rules.tensor.binding import atom, expr, literal, method
 
 
@@ -139,7 +139,18 @@ def _modules(call, ctx):
     )
 
 
+# In a forward, the children are read from the Cell's own dict: graph mode compiles no
+# cells() or name_cells() call ("The pointer[node] is null", MindSpore 2.10: timm's RegNet
+# stages run ``for block in self.children()``).
+def _children(call, ctx):
+    if in_forward(ctx):
+        return expr(f"{atom(call.receiver)}._cells.values()")
+    return call.rename("cells")
+
+
 def _named_children(call, ctx):
+    if in_forward(ctx):
+        return expr(f"{atom(call.receiver)}._cells.items()")
     return cst.Call(
         cst.Attribute(call.rename("name_cells", []), cst.Name("items")), []
     )
@@ -253,6 +264,16 @@ _FROZEN = (
 )
 
 
+_STAGE = ("class Stage(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+          "        self.b1 = nn.Linear(3, 3)\n        self.b2 = nn.Linear(3, 3)\n\n"
+          "    def forward(self, x):\n        for block in self.children():\n            x = block(x)\n"
+          "        return x\n\n\n")
+_STAGE_CONVERTED = ("class Stage(nn.Cell):\n    def __init__(self):\n        super().__init__()\n"
+                    "        self.b1 = nn.Dense(3, 3)\n        self.b2 = nn.Dense(3, 3)\n\n"
+                    "    def construct(self, x):\n        for block in self._cells.values():\n            x = block(x)\n"
+                    "        return x\n")
+
+
 def _on_net(statements: str, net: str = _NET, **options) -> Example:
     return Example(net + statements, inputs=_X, **options)
 
@@ -294,10 +315,14 @@ RULES = [
                     _on_net("result = [name for name, _ in net.named_parameters(prefix='top', recurse=False)]",
                             notes="keywords"),
                     _on_net("result = len(list(net.named_parameters()))", _NORM, notes="batchnorm"))),
-    _cell("children", rename="cells", arity=(0, 0),
-          examples=(_on_net("layers = list(net.children())\nresult = (len(layers), layers[1](torch.relu(layers[0](x))))"),)),
+    _cell("children", hook=_children, arity=(0, 0),
+          examples=(_on_net("layers = list(net.children())\nresult = (len(layers), layers[1](torch.relu(layers[0](x))))"),
+                    Example(_STAGE + "stage = Stage()\nresult = stage(x)", inputs=_X, notes="in a forward"),
+                    Example(_STAGE, _STAGE_CONVERTED, notes="in a forward"))),
     _cell("named_children", hook=_named_children, arity=(0, 0),
-          examples=(_on_net("result = [name for name, _ in net.named_children()]"),)),
+          examples=(_on_net("result = [name for name, _ in net.named_children()]"),
+                    Example(_STAGE.replace("for block in self.children()", "for _, block in self.named_children()")
+                            + "stage = Stage()\nresult = stage(x)", inputs=_X, notes="in a forward"))),
     _cell("modules", hook=_modules, arity=(0, 0),
           examples=(_on_net("result = [m(x) for m in net.modules() if m is net]\ncount = len(list(net.modules()))",
                             results=("result", "count")),)),

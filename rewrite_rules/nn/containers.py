@@ -36,7 +36,7 @@ _ASSIGNED_CONVERTED = (
     "        self.fc = nn.Dense(4, 3)\n        self.act = nn.Tanh()\n\n"
     "    def construct(self, input_data):\n"
     "        # torch's Sequential runs every child, those assigned as attributes too; SequentialCell runs its cell_list\n"
-    "        for cell in self.name_cells().values():\n"
+    "        for cell in self._cells.values():\n"
     "            input_data = cell(input_data)\n"
     "        return input_data\n"
 )

@@ -27,6 +27,9 @@ conversion writes instead:
 - a ModuleDict subclass with a forward (DenseNet's blocks): "The object is not
   callable" for any CellDict subclass; it derives from the Cell the conversion
   writes for torch's ModuleDict (rewrite_rules/nn/containers.py).
+- ``self.children()`` or ``self.name_cells()`` in a construct (a Sequential
+  subclass that assigns its children runs them all): "The pointer[node] is
+  null"; the construct reads the Cell's own ``_cells`` dict.
 - ``x.expand(n, -1, -1)``: Tensor.expand does not compile ("The parameters number
   of the function is 2, but the number of provided arguments is 4"; with a tuple
   "GetShapeVector() doesn't implement"); ``ops.broadcast_to`` does.
@@ -211,6 +214,29 @@ SOURCE = textwrap.dedent(
             return out["stem"], out["block"]
 
 
+    class ConvNorm(nn.Sequential):
+        """timm's ConvNormAct / MONAI's Convolution: a Sequential subclass that assigns its children."""
+
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+            self.add_module("act", nn.Tanh())
+
+
+    class RegStage(nn.Module):
+        """timm's RegNet stage: its children run in order in the forward."""
+
+        def __init__(self):
+            super().__init__()
+            self.b1 = ConvNorm()
+            self.b2 = nn.Linear(4, 4)
+
+        def forward(self, x):
+            for block in self.children():
+                x = block(x)
+            return x
+
+
     class LayerGetter(nn.ModuleDict):
         def forward(self, x):
             out = OrderedDict()
@@ -237,6 +263,7 @@ CASES = [
     Case("Memory", [randn(2, 3, 4)], args=[2.0, True]),
     Case("DenseBlock", [randn(2, 4)], args=[]),
     Case("Features", [randn(2, 4)], args=[]),
+    Case("RegStage", [randn(2, 4)], args=[]),
 ]
 
 _GRAPH_MODE = "import mindspore\nmindspore.set_context(mode=mindspore.GRAPH_MODE)\n"

@@ -97,11 +97,12 @@ def _is_train_signature(params: cst.Parameters) -> bool:
 
 
 _SEQUENTIAL_BASES = {"torch.nn.Sequential", "torch.nn.modules.container.Sequential"}
-# torch's Sequential.forward, over the children as torch holds them (name_cells(): by name, in the order added)
+# torch's Sequential.forward, over the children as torch holds them (by name, in the order added); read from
+# the Cell's own dict: graph mode compiles no name_cells() call ("The pointer[node] is null", MindSpore 2.10)
 _SEQUENTIAL_CONSTRUCT = '''\
 def construct(self, input_data):
     # torch's Sequential runs every child, those assigned as attributes too; SequentialCell runs its cell_list
-    for cell in self.name_cells().values():
+    for cell in self._cells.values():
         input_data = cell(input_data)
     return input_data
 '''
