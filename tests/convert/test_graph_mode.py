@@ -30,6 +30,9 @@ conversion writes instead:
 - ``self.children()`` or ``self.name_cells()`` in a construct (a Sequential
   subclass that assigns its children runs them all): "The pointer[node] is
   null"; the construct reads the Cell's own ``_cells`` dict.
+- ``assert not (self.cross_attend ^ exists(context))``: "For BitXor, only integer
+  types are supported"; ``^`` between truth values in a test is ``!=``
+  (bool_xor.py).
 - ``x.expand(n, -1, -1)``: Tensor.expand does not compile ("The parameters number
   of the function is 2, but the number of provided arguments is 4"; with a tuple
   "GetShapeVector() doesn't implement"); ``ops.broadcast_to`` does.
@@ -237,6 +240,24 @@ SOURCE = textwrap.dedent(
             return x
 
 
+    def exists(value):
+        return value is not None
+
+
+    class CrossAttend(nn.Module):
+        """x-transformers: arguments checked with ^ between truth values."""
+
+        def __init__(self, cross_attend=False):
+            super().__init__()
+            self.cross_attend = cross_attend
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x, context=None, flags=3):
+            assert not (self.cross_attend ^ exists(context)), "context must be passed in if cross_attend is set"
+            y = self.fc(x)
+            return y * 2 if (flags ^ 1) and not (exists(context) ^ (x.shape[0] > 1)) else y
+
+
     class LayerGetter(nn.ModuleDict):
         def forward(self, x):
             out = OrderedDict()
@@ -264,6 +285,7 @@ CASES = [
     Case("DenseBlock", [randn(2, 4)], args=[]),
     Case("Features", [randn(2, 4)], args=[]),
     Case("RegStage", [randn(2, 4)], args=[]),
+    Case("CrossAttend", [randn(2, 4)], args=[]),
 ]
 
 _GRAPH_MODE = "import mindspore\nmindspore.set_context(mode=mindspore.GRAPH_MODE)\n"
@@ -341,6 +363,12 @@ def test_a_module_dict_subclassed_with_a_forward_derives_from_a_cell(both_sides)
     text = both_sides[0].read_text()
     assert "class ModuleDict(nn.Cell):" in text and "CellDict" not in text.split("class torch_nn")[1], text
     assert "class DenseBlock(torch_nn.ModuleDict):" in text and "class LayerGetter(torch_nn.ModuleDict):" in text, text
+
+
+def test_xor_between_truth_values_in_a_test_is_not_equal(both_sides):
+    text = both_sides[0].read_text()
+    assert "assert not (self.cross_attend != exists(context))" in text, text
+    assert "(flags ^ 1) and not (exists(context) != (x.shape[0] > 1))" in text, text
 
 
 @pytest.mark.parametrize("index", range(len(CASES)), ids=[c.name for c in CASES])
