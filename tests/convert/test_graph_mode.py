@@ -33,6 +33,9 @@ conversion writes instead:
 - ``assert not (self.cross_attend ^ exists(context))``: "For BitXor, only integer
   types are supported"; ``^`` between truth values in a test is ``!=``
   (bool_xor.py).
+- a value a method caches in a dict attribute (timm's attention biases per
+  device): "'tuple' object does not support item assignment" when the graph runs;
+  the method returns the value (attribute_caches.py).
 - ``x.expand(n, -1, -1)``: Tensor.expand does not compile ("The parameters number
   of the function is 2, but the number of provided arguments is 4"; with a tuple
   "GetShapeVector() doesn't implement"); ``ops.broadcast_to`` does.
@@ -258,6 +261,34 @@ SOURCE = textwrap.dedent(
             return y * 2 if (flags ^ 1) and not (exists(context) ^ (x.shape[0] > 1)) else y
 
 
+    class BiasCache(nn.Module):
+        """timm's LeViT / EfficientFormer / TinyViT: attention biases cached per device in eval mode."""
+
+        def __init__(self):
+            super().__init__()
+            self.attention_biases = nn.Parameter(torch.randn(2, 5))
+            self.register_buffer("attention_bias_idxs", torch.tensor([[0, 1, 4], [3, 2, 0]]), persistent=False)
+            self.attention_bias_cache = {}
+
+        @torch.no_grad()
+        def train(self, mode=True):
+            super().train(mode)
+            if mode and self.attention_bias_cache:
+                self.attention_bias_cache = {}
+
+        def get_attention_biases(self, device) -> torch.Tensor:
+            if torch.jit.is_tracing() or self.training:
+                return self.attention_biases[:, self.attention_bias_idxs]
+            else:
+                device_key = str(device)
+                if device_key not in self.attention_bias_cache:
+                    self.attention_bias_cache[device_key] = self.attention_biases[:, self.attention_bias_idxs]
+                return self.attention_bias_cache[device_key]
+
+        def forward(self, x):  # timm passes the input's device
+            return x @ self.get_attention_biases("cpu")
+
+
     class LayerGetter(nn.ModuleDict):
         def forward(self, x):
             out = OrderedDict()
@@ -286,6 +317,7 @@ CASES = [
     Case("Features", [randn(2, 4)], args=[]),
     Case("RegStage", [randn(2, 4)], args=[]),
     Case("CrossAttend", [randn(2, 4)], args=[]),
+    Case("BiasCache", [randn(4, 2)], args=[]),
 ]
 
 _GRAPH_MODE = "import mindspore\nmindspore.set_context(mode=mindspore.GRAPH_MODE)\n"
@@ -369,6 +401,12 @@ def test_xor_between_truth_values_in_a_test_is_not_equal(both_sides):
     text = both_sides[0].read_text()
     assert "assert not (self.cross_attend != exists(context))" in text, text
     assert "(flags ^ 1) and not (exists(context) != (x.shape[0] > 1))" in text, text
+
+
+def test_a_value_cached_in_a_dict_attribute_is_returned(both_sides):
+    text = both_sides[0].read_text()
+    assert "device_key" not in text and "self.attention_bias_cache[" not in text, text
+    assert "        else:\n            return self.attention_biases[:, self.attention_bias_idxs]\n" in text, text
 
 
 @pytest.mark.parametrize("index", range(len(CASES)), ids=[c.name for c in CASES])

@@ -23,7 +23,9 @@ global when it compiles). Measured on MindSpore 2.10 CPU.
 
 What the conversion left of device handling (a device read nothing reads, an
 ``if`` left empty by a dropped move) goes: see device_leftovers.py. ``^``
-between truth values in a test becomes ``!=``: see bool_xor.py.
+between truth values in a test becomes ``!=``: see bool_xor.py. A value a
+method caches in a dict attribute is returned as computed: see
+attribute_caches.py.
 
 A ``try`` whose body the conversion made a constant return (smp's
 ``is_torch_compiling``: ``try: return torch.compiler.is_compiling()`` became
@@ -46,6 +48,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from transpiler.convert.names import is_torch_name
+from transpiler.convert.structural.attribute_caches import without_attribute_caches
 from transpiler.convert.structural.bool_xor import without_bool_xor
 from transpiler.convert.structural.device_leftovers import without_device_leftovers
 from transpiler.convert.structural.name_reads import mentions
@@ -62,6 +65,7 @@ def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
     module = _hoist_construct_imports(module, ctx.to_format)
     module = without_device_leftovers(module, ctx.to_format)
     module = without_bool_xor(module, ctx.to_format)
+    module = without_attribute_caches(module, ctx.to_format)
     module = module.visit(_TriesThatCannotRaise(ctx.to_format))
     return module.visit(_LoopVariablesBeforeLoops(ctx.to_format))
 
