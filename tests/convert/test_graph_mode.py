@@ -36,6 +36,9 @@ conversion writes instead:
 - a value a method caches in a dict attribute (timm's attention biases per
   device): "'tuple' object does not support item assignment" when the graph runs;
   the method returns the value (attribute_caches.py).
+- ``kwargs.update(context=...)`` on ``**kwargs`` passed on: "Got an unexpected
+  keyword argument 'context'"; ``kwargs["context"] = ...`` compiles
+  (kwargs_update.py).
 - ``x.expand(n, -1, -1)``: Tensor.expand does not compile ("The parameters number
   of the function is 2, but the number of provided arguments is 4"; with a tuple
   "GetShapeVector() doesn't implement"); ``ops.broadcast_to`` does.
@@ -289,6 +292,29 @@ SOURCE = textwrap.dedent(
             return x @ self.get_attention_biases("cpu")
 
 
+    class PreNorm(nn.Module):
+        """perceiver-pytorch: the context normalised and passed on in **kwargs."""
+
+        def __init__(self):
+            super().__init__()
+            self.norm_context = nn.LayerNorm(4)
+            self.fn = CrossAttend(cross_attend=True)
+
+        def forward(self, x, **kwargs):
+            context = kwargs["context"]
+            kwargs.update(context=self.norm_context(context))
+            return self.fn(x, **kwargs)
+
+
+    class Perceiver(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer = PreNorm()
+
+        def forward(self, x):
+            return self.layer(x, context=x * 2, flags=2)
+
+
     class LayerGetter(nn.ModuleDict):
         def forward(self, x):
             out = OrderedDict()
@@ -318,6 +344,7 @@ CASES = [
     Case("RegStage", [randn(2, 4)], args=[]),
     Case("CrossAttend", [randn(2, 4)], args=[]),
     Case("BiasCache", [randn(4, 2)], args=[]),
+    Case("Perceiver", [randn(2, 4)], args=[]),
 ]
 
 _GRAPH_MODE = "import mindspore\nmindspore.set_context(mode=mindspore.GRAPH_MODE)\n"
@@ -407,6 +434,11 @@ def test_a_value_cached_in_a_dict_attribute_is_returned(both_sides):
     text = both_sides[0].read_text()
     assert "device_key" not in text and "self.attention_bias_cache[" not in text, text
     assert "        else:\n            return self.attention_biases[:, self.attention_bias_idxs]\n" in text, text
+
+
+def test_kwargs_update_is_an_item_assignment(both_sides):
+    text = both_sides[0].read_text()
+    assert 'kwargs["context"] = self.norm_context(context)' in text and "kwargs.update(" not in text, text
 
 
 @pytest.mark.parametrize("index", range(len(CASES)), ids=[c.name for c in CASES])

@@ -25,7 +25,8 @@ What the conversion left of device handling (a device read nothing reads, an
 ``if`` left empty by a dropped move) goes: see device_leftovers.py. ``^``
 between truth values in a test becomes ``!=``: see bool_xor.py. A value a
 method caches in a dict attribute is returned as computed: see
-attribute_caches.py.
+attribute_caches.py. ``kwargs.update(k=v)`` on a ``**kwargs`` parameter is an
+item assignment per keyword: see kwargs_update.py.
 
 A ``try`` whose body the conversion made a constant return (smp's
 ``is_torch_compiling``: ``try: return torch.compiler.is_compiling()`` became
@@ -51,6 +52,7 @@ from transpiler.convert.names import is_torch_name
 from transpiler.convert.structural.attribute_caches import without_attribute_caches
 from transpiler.convert.structural.bool_xor import without_bool_xor
 from transpiler.convert.structural.device_leftovers import without_device_leftovers
+from transpiler.convert.structural.kwargs_update import without_kwargs_update
 from transpiler.convert.structural.name_reads import mentions
 from transpiler.convert.formatting import KeepsFormatting
 from transpiler.convert.walk import rewrite
@@ -66,6 +68,7 @@ def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
     module = without_device_leftovers(module, ctx.to_format)
     module = without_bool_xor(module, ctx.to_format)
     module = without_attribute_caches(module, ctx.to_format)
+    module = without_kwargs_update(module, ctx.to_format)
     module = module.visit(_TriesThatCannotRaise(ctx.to_format))
     return module.visit(_LoopVariablesBeforeLoops(ctx.to_format))
 
