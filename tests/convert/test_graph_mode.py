@@ -39,6 +39,8 @@ conversion writes instead:
 - ``kwargs.update(context=...)`` on ``**kwargs`` passed on: "Got an unexpected
   keyword argument 'context'"; ``kwargs["context"] = ...`` compiles
   (kwargs_update.py).
+- ``assert x.ndim in {2, 3}``: "Unsupported expression 'Set'"; a tuple of the
+  literals compiles (set_membership.py).
 - ``x.expand(n, -1, -1)``: Tensor.expand does not compile ("The parameters number
   of the function is 2, but the number of provided arguments is 4"; with a tuple
   "GetShapeVector() doesn't implement"); ``ops.broadcast_to`` does.
@@ -260,6 +262,7 @@ SOURCE = textwrap.dedent(
 
         def forward(self, x, context=None, flags=3):
             assert not (self.cross_attend ^ exists(context)), "context must be passed in if cross_attend is set"
+            assert x.ndim in {2, 3} and x.ndim not in {4}
             y = self.fc(x)
             return y * 2 if (flags ^ 1) and not (exists(context) ^ (x.shape[0] > 1)) else y
 
@@ -424,10 +427,11 @@ def test_a_module_dict_subclassed_with_a_forward_derives_from_a_cell(both_sides)
     assert "class DenseBlock(torch_nn.ModuleDict):" in text and "class LayerGetter(torch_nn.ModuleDict):" in text, text
 
 
-def test_xor_between_truth_values_in_a_test_is_not_equal(both_sides):
+def test_xor_of_truth_values_is_not_equal_and_a_set_of_literals_a_tuple(both_sides):
     text = both_sides[0].read_text()
     assert "assert not (self.cross_attend != exists(context))" in text, text
     assert "(flags ^ 1) and not (exists(context) != (x.shape[0] > 1))" in text, text
+    assert "assert x.ndim in (2, 3) and x.ndim not in (4,)" in text, text
 
 
 def test_a_value_cached_in_a_dict_attribute_is_returned(both_sides):

@@ -26,7 +26,8 @@ What the conversion left of device handling (a device read nothing reads, an
 between truth values in a test becomes ``!=``: see bool_xor.py. A value a
 method caches in a dict attribute is returned as computed: see
 attribute_caches.py. ``kwargs.update(k=v)`` on a ``**kwargs`` parameter is an
-item assignment per keyword: see kwargs_update.py.
+item assignment per keyword: see kwargs_update.py. ``x in {2, 3}`` is
+``x in (2, 3)``: see set_membership.py.
 
 A ``try`` whose body the conversion made a constant return (smp's
 ``is_torch_compiling``: ``try: return torch.compiler.is_compiling()`` became
@@ -54,6 +55,7 @@ from transpiler.convert.structural.bool_xor import without_bool_xor
 from transpiler.convert.structural.device_leftovers import without_device_leftovers
 from transpiler.convert.structural.kwargs_update import without_kwargs_update
 from transpiler.convert.structural.name_reads import mentions
+from transpiler.convert.structural.set_membership import without_set_membership
 from transpiler.convert.formatting import KeepsFormatting
 from transpiler.convert.walk import rewrite
 
@@ -69,6 +71,7 @@ def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
     module = without_bool_xor(module, ctx.to_format)
     module = without_attribute_caches(module, ctx.to_format)
     module = without_kwargs_update(module, ctx.to_format)
+    module = without_set_membership(module, ctx.to_format)
     module = module.visit(_TriesThatCannotRaise(ctx.to_format))
     return module.visit(_LoopVariablesBeforeLoops(ctx.to_format))
 
