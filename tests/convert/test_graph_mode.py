@@ -306,7 +306,9 @@ SOURCE = textwrap.dedent(
         def forward(self, x, **kwargs):
             context = kwargs["context"]
             kwargs.update(context=self.norm_context(context))
-            return self.fn(x, **kwargs)
+            fn_kwargs = dict()
+            fn_kwargs.update(flags=kwargs["flags"], context=kwargs["context"])
+            return self.fn(x, **fn_kwargs)
 
 
     class Perceiver(nn.Module):
@@ -443,6 +445,7 @@ def test_a_value_cached_in_a_dict_attribute_is_returned(both_sides):
 def test_kwargs_update_is_an_item_assignment(both_sides):
     text = both_sides[0].read_text()
     assert 'kwargs["context"] = self.norm_context(context)' in text and "kwargs.update(" not in text, text
+    assert 'fn_kwargs["flags"] = kwargs["flags"]\n        fn_kwargs["context"] = kwargs["context"]\n' in text, text
 
 
 @pytest.mark.parametrize("index", range(len(CASES)), ids=[c.name for c in CASES])
