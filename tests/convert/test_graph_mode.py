@@ -252,6 +252,13 @@ SOURCE = textwrap.dedent(
         return value is not None
 
 
+    def special_gelu(t, exact=False):
+        """x-transformers' softclamp_gelu: a torch API without a rule, in a function construct calls."""
+        if exact:
+            return torch.special.ndtr(t)
+        return t
+
+
     class CrossAttend(nn.Module):
         """x-transformers: arguments checked with ^ between truth values."""
 
@@ -263,7 +270,7 @@ SOURCE = textwrap.dedent(
         def forward(self, x, context=None, flags=3):
             assert not (self.cross_attend ^ exists(context)), "context must be passed in if cross_attend is set"
             assert x.ndim in {2, 3} and x.ndim not in {4}
-            y = self.fc(x)
+            y = special_gelu(self.fc(x))
             return y * 2 if (flags ^ 1) and not (exists(context) ^ (x.shape[0] > 1)) else y
 
 
@@ -412,7 +419,7 @@ def test_a_name_some_branches_bind_is_defined_before_the_if(both_sides):
 
 def test_a_try_the_conversion_made_constant_is_its_return(both_sides):
     text = both_sides[0].read_text()
-    assert "def is_torch_compiling():\n    return False\n" in text and "try:" not in text, text
+    assert "def is_torch_compiling():\n    return False\n" in text and "try:\n" not in text.split("torch = None")[1], text
 
 
 def test_an_unread_device_read_goes_and_bicubic_is_written_out(both_sides):
@@ -440,6 +447,13 @@ def test_a_value_cached_in_a_dict_attribute_is_returned(both_sides):
     text = both_sides[0].read_text()
     assert "device_key" not in text and "self.attention_bias_cache[" not in text, text
     assert "        else:\n            return self.attention_biases[:, self.attention_bias_idxs]\n" in text, text
+
+
+def test_a_marked_import_in_a_function_construct_calls_moves_above_the_code(both_sides):
+    text = both_sides[0].read_text()
+    assert "try:\n    import torch\nexcept ImportError:" in text, text
+    function = text.split("def special_gelu")[1].split("\ndef ")[0]
+    assert "import torch" not in function and "torch.special.ndtr(t)" in function, function
 
 
 def test_kwargs_update_is_an_item_assignment(both_sides):

@@ -11,8 +11,8 @@ to list/tuple/sum/...), so that computing every item at once is what the
 program did anyway. A lambda that reads nothing but its parameters and the
 module's names compiles as it is and is left alone.
 
-An ``import`` inside ``construct`` (the torch import a marked statement keeps,
-transpiler/convert/marked.py): graph mode refuses to compile the whole method
+An ``import`` inside ``construct`` or a function it calls (the torch import a
+marked statement keeps, transpiler/convert/marked.py): graph mode refuses to compile the whole method
 ("Unsupported statement 'Import'"), even where the import stands in a branch
 that never runs (a keyword argument's default, a helper's flag). The import
 moves above the code, guarded, binding None without torch; the marked
@@ -47,6 +47,7 @@ supported in graph mode", or "... is not defined in false branch".
 from __future__ import annotations
 
 import libcst as cst
+import libcst.matchers as m
 from libcst.helpers import get_full_name_for_node
 
 from transpiler.convert.names import is_torch_name
@@ -76,8 +77,29 @@ def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
     return module.visit(_LoopVariablesBeforeLoops(ctx.to_format))
 
 
+def _compiled_functions(module: cst.Module) -> set[str]:
+    """``construct`` and the names of the file's functions and methods it calls, as
+    ``f(...)`` or ``self.f(...)``, and those calls make in turn: what graph mode compiles."""
+    functions: dict[str, list[cst.FunctionDef]] = {}
+    for node in m.findall(module, m.FunctionDef()):
+        functions.setdefault(node.name.value, []).append(node)
+    called = m.Call(func=m.Name() | m.Attribute(value=m.Name("self"), attr=m.Name()))
+    compiled, pending = set(), ["construct"]
+    while pending:
+        name = pending.pop()
+        if name in compiled:
+            continue
+        compiled.add(name)
+        for function in functions.get(name, ()):
+            for call in m.findall(function.body, called):
+                callee = call.func.value if isinstance(call.func, cst.Name) else call.func.attr.value
+                if callee in functions and callee not in compiled:
+                    pending.append(callee)
+    return compiled
+
+
 def _hoist_construct_imports(module: cst.Module, to_format) -> cst.Module:
-    hoister = _ConstructImports(to_format)
+    hoister = _ConstructImports(to_format, _compiled_functions(module))
     module = module.visit(hoister)
     if not hoister.hoisted:
         return module
@@ -113,18 +135,20 @@ def _is_docstring(small) -> bool:
 
 
 class _ConstructImports(KeepsFormatting):
-    """Removes the import statements of ``construct`` methods (not of functions
-    defined in them), recording each (an author's own ``import math`` moves
-    too, unguarded: graph mode refuses it as well); a marker
+    """Removes the import statements of ``construct`` methods and of the functions
+    they call (x-transformers' ``softclamp_gelu`` keeps a marked ``import torch``),
+    not of functions defined in them, recording each (an author's own ``import
+    math`` moves too, unguarded: graph mode refuses it as well); a marker
     standing above a removed import stays, above the statement after it."""
 
-    def __init__(self, to_format):
+    def __init__(self, to_format, compiled: set[str]):
         super().__init__(to_format)
-        self.depth = 0  # > 0: inside a construct method
+        self.compiled = compiled
+        self.depth = 0  # > 0: inside a function graph mode compiles
         self.hoisted: dict[str, tuple[list[str], bool]] = {}  # code -> (names bound, a torch module)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if self.depth or node.name.value == "construct":
+        if self.depth or node.name.value in self.compiled:
             self.depth += 1
 
     def leave_FunctionDef(self, original_node, updated_node):
