@@ -252,6 +252,18 @@ SOURCE = textwrap.dedent(
         return value is not None
 
 
+    def convert_pad_shape(pad_shape):
+        """VITS: the padding of each dimension, flattened by a comprehension of two for clauses."""
+        l = pad_shape[::-1]
+        pad_shape = [item for sublist in l for item in sublist]
+        return pad_shape
+
+
+    def layer_order(blocks, per_block):
+        """x-transformers: the order the layers run in, returned as a tuple of a generator."""
+        return tuple(layer for block in blocks for layer in range(block * per_block, (block + 1) * per_block) if layer >= 0)
+
+
     def special_gelu(t, exact=False):
         """x-transformers' softclamp_gelu: a torch API without a rule, in a function construct calls."""
         if exact:
@@ -271,6 +283,7 @@ SOURCE = textwrap.dedent(
             assert not (self.cross_attend ^ exists(context)), "context must be passed in if cross_attend is set"
             assert x.ndim in {2, 3} and x.ndim not in {4}
             y = special_gelu(self.fc(x))
+            y = F.pad(y, convert_pad_shape([[0, 0], [1, 0]]))[:, : len(layer_order((0, 1), 2))]
             return y * 2 if (flags ^ 1) and not (exists(context) ^ (x.shape[0] > 1)) else y
 
 
@@ -454,6 +467,14 @@ def test_a_marked_import_in_a_function_construct_calls_moves_above_the_code(both
     assert "try:\n    import torch\nexcept ImportError:" in text, text
     function = text.split("def special_gelu")[1].split("\ndef ")[0]
     assert "import torch" not in function and "torch.special.ndtr(t)" in function, function
+
+
+def test_a_comprehension_of_two_for_clauses_is_its_loops(both_sides):
+    text = both_sides[0].read_text()
+    assert ("    pad_shape = []\n    for sublist in l:\n        for item in sublist:\n"
+            "            pad_shape.append(item)\n    return pad_shape\n") in text, text
+    assert ("    layers = []\n    for block in blocks:\n        for layer in range(block * per_block, (block + 1) * per_block):\n"
+            "            if layer >= 0:\n                layers.append(layer)\n    return tuple(layers)\n") in text, text
 
 
 def test_kwargs_update_is_an_item_assignment(both_sides):

@@ -27,7 +27,8 @@ between truth values in a test becomes ``!=``: see bool_xor.py. A value a
 method caches in a dict attribute is returned as computed: see
 attribute_caches.py. ``kwargs.update(k=v)`` on a ``**kwargs`` parameter is an
 item assignment per keyword: see kwargs_update.py. ``x in {2, 3}`` is
-``x in (2, 3)``: see set_membership.py.
+``x in (2, 3)``: see set_membership.py. A comprehension of several ``for``
+clauses assigned or returned is its loops: see nested_comprehensions.py.
 
 A ``try`` whose body the conversion made a constant return (smp's
 ``is_torch_compiling``: ``try: return torch.compiler.is_compiling()`` became
@@ -56,6 +57,7 @@ from transpiler.convert.structural.bool_xor import without_bool_xor
 from transpiler.convert.structural.device_leftovers import without_device_leftovers
 from transpiler.convert.structural.kwargs_update import without_kwargs_update
 from transpiler.convert.structural.name_reads import mentions
+from transpiler.convert.structural.nested_comprehensions import without_nested_comprehensions
 from transpiler.convert.structural.set_membership import without_set_membership
 from transpiler.convert.formatting import KeepsFormatting
 from transpiler.convert.walk import rewrite
@@ -67,7 +69,9 @@ _CONSUMERS = frozenset({"list", "tuple", "sum", "set", "sorted", "min", "max", "
 def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
     module_names = _module_names(module)
     module = rewrite(module, _MapToComprehension(module_names, ctx.to_format))
-    module = _hoist_construct_imports(module, ctx.to_format)
+    compiled = _compiled_functions(module)
+    module = _hoist_construct_imports(module, compiled, ctx.to_format)
+    module = without_nested_comprehensions(module, compiled, ctx.to_format)
     module = without_device_leftovers(module, ctx.to_format)
     module = without_bool_xor(module, ctx.to_format)
     module = without_attribute_caches(module, ctx.to_format)
@@ -98,8 +102,8 @@ def _compiled_functions(module: cst.Module) -> set[str]:
     return compiled
 
 
-def _hoist_construct_imports(module: cst.Module, to_format) -> cst.Module:
-    hoister = _ConstructImports(to_format, _compiled_functions(module))
+def _hoist_construct_imports(module: cst.Module, compiled: set[str], to_format) -> cst.Module:
+    hoister = _ConstructImports(to_format, compiled)
     module = module.visit(hoister)
     if not hoister.hoisted:
         return module
