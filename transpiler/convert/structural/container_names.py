@@ -4,13 +4,15 @@
 torch names a parameter by its path (``convs.0.weight``). MindSpore names it when its
 Cell is assigned to an attribute, from the names the Cell holds then: an empty CellList
 (SequentialCell, CellDict) holds none, so what is appended later is named from its index
-alone (``0.weight``). A parent that assigns the Cell names everything again from the
-paths, but the model itself is assigned to nothing: with two such lists its parameter
-names collide (``0.weight`` twice), the optimizer refuses them ("its name '0.weight'
-already exists"), and ``save_checkpoint`` keeps one of each pair, so a resumed model
-silently loses weights. After the last statement that fills such a container, its
-parameters are named from their paths, as torch names them
-(``Cell.update_parameters_name``)."""
+alone (``0.weight``); one assigned with cells in it names what is appended later from
+the wrong path (improved-diffusion's ``input_blocks``: ``blocks.0.1.0.weight`` for
+``blocks.1.0.weight``, measured on MindSpore 2.10). A parent that assigns the Cell names
+everything again from the paths, but the model itself is assigned to nothing: its
+parameter names collide (``0.weight`` twice), the optimizer refuses them ("its name
+'0.weight' already exists"), graph mode refuses to compile, and ``save_checkpoint``
+keeps one of each pair, so a resumed model silently loses weights. After the last
+statement that fills such a container, its parameters are named from their paths, as
+torch names them (``Cell.update_parameters_name``)."""
 
 from __future__ import annotations
 
@@ -19,15 +21,15 @@ import libcst as cst
 from transpiler.convert.diagnostics import Severity
 
 # (ModuleDict: the CellDict the conversion writes where a value may be a CellList)
-_EMPTY_CONTAINERS = {"CellList": "torch.nn.ModuleList", "SequentialCell": "torch.nn.Sequential",
+_CONTAINERS = {"CellList": "torch.nn.ModuleList", "SequentialCell": "torch.nn.Sequential",
                      "CellDict": "torch.nn.ModuleDict", "ModuleDict": "torch.nn.ModuleDict"}
 _FILLING = frozenset({"append", "extend", "insert", "update", "insert_child_to_cell", "add_module"})
-_COMMENT = ("# MindSpore names what is added to a container assigned empty without the attribute",
+_COMMENT = ("# MindSpore names what is added to a container after it is assigned without its path",
             "# (\"0.weight\"): name the parameters from their paths (\"{attribute}.0.weight\"), as torch does")
 
 
 def name_filled_containers(rewriter, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
-    """In a Cell's ``__init__``: each block that assigns an empty container to ``self.x`` and
+    """In a Cell's ``__init__``: each block that assigns a container to ``self.x`` and
     fills it in later statements gets ``self.x.update_parameters_name("x.")`` after them."""
     if original.name.value != "__init__" or not isinstance(updated.body, cst.IndentedBlock):
         return updated
@@ -78,7 +80,7 @@ def _inner_blocks(statement: cst.BaseStatement) -> dict[str, cst.BaseSuite]:
 
 
 def _created_container(statement: cst.BaseStatement) -> tuple[str, str] | None:
-    """``self.x = nn.CellList()`` (or ``([])``, SequentialCell, CellDict): ("x", the torch class)."""
+    """``self.x = nn.CellList(...)`` (SequentialCell, CellDict): ("x", the torch class)."""
     if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
         return None
     assign = statement.body[0]
@@ -91,12 +93,7 @@ def _created_container(statement: cst.BaseStatement) -> tuple[str, str] | None:
         return None
     name = value.func.attr.value if isinstance(value.func, cst.Attribute) else \
         value.func.value if isinstance(value.func, cst.Name) else None
-    if name not in _EMPTY_CONTAINERS:
-        return None
-    empty = not value.args or (len(value.args) == 1 and not value.args[0].keyword and not value.args[0].star
-                               and isinstance(value.args[0].value, (cst.List, cst.Tuple, cst.Dict))
-                               and not value.args[0].value.elements)
-    return (target.attr.value, _EMPTY_CONTAINERS[name]) if empty else None
+    return (target.attr.value, _CONTAINERS[name]) if name in _CONTAINERS else None
 
 
 def _fills(statement: cst.CSTNode, attribute: str) -> bool:
