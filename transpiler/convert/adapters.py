@@ -40,7 +40,7 @@ from transpiler.convert.formatting import format_compound
 class _Adapter:
     name: str  # the member name in its namespace
     namespace: str  # e.g. torch_nn
-    definition: cst.BaseCompoundStatement
+    definition: cst.BaseCompoundStatement | None  # None: the class a rule wrote above the code, taken as it is
     is_class: bool
     checked: dict[str, str]  # parameters checked at run time -> torch's default (source text)
     imports: frozenset = frozenset()  # the MindSpore imports its definition needs
@@ -76,6 +76,8 @@ class Adapters:
             _refuse_known_values(rule, call, adapter.checked, self.ctx)
         self.used[qualified] = None
         self.ctx.imports_needed |= adapter.imports
+        if not adapter.namespace:  # the class written above the code
+            return cst.Name(adapter.name)
         return cst.Attribute(cst.Name(adapter.namespace), cst.Name(adapter.name))
 
     def define(self, module: cst.Module) -> None:
@@ -84,6 +86,8 @@ class Adapters:
         namespaces: dict[str, list[_Adapter]] = {}
         for name in self.used:
             adapter = self.made[name]
+            if adapter.definition is None:
+                continue  # the class written above the code
             namespaces.setdefault(adapter.namespace, []).append(adapter)
         for namespace, members in namespaces.items():
             self.ctx.define(namespace, _namespace(namespace, members, module))
@@ -190,6 +194,9 @@ def _build(qualified: str, rule: ApiRule, ctx: FileContext, attributes: dict | N
         if rule.reset_parameters:
             after.append(_runs_overridden_reset(f"{namespace}.{name}"))
             methods.insert(0, _reset_parameters(qualified, rule, ctx))
+        if defined_class and not (guards or after or methods) and _takes_torch_signature(
+                ctx.definitions[result.func.value], signature, result):
+            return _Adapter(result.func.value, "", None, True, checked)  # the class written above the code is one
         init = cst.FunctionDef(
             name=cst.Name("__init__"), params=signature, body=cst.IndentedBlock([*guards, construct, *after]),
         )
@@ -206,6 +213,19 @@ def _build(qualified: str, rule: ApiRule, ctx: FileContext, attributes: dict | N
         decorators=[cst.Decorator(cst.Name("staticmethod"))],
     )
     return _Adapter(name, namespace, definition, False, checked)
+
+
+def _takes_torch_signature(defined: cst.ClassDef, signature: cst.Parameters, construct: cst.Call) -> bool:
+    """The class a rule writes above the code (torch's ModuleDict) has torch's signature
+    and the adapter would pass each parameter on as it comes: no adapter is needed."""
+    init = next((s for s in defined.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
+    if init is None or not isinstance(init.body, cst.IndentedBlock):
+        return False
+    same = cst.Module([]).code_for_node(init.params) == cst.Module([]).code_for_node(signature)
+    names = [p.name.value for p in signature.params[1:]]
+    passed = [a.value.value if isinstance(a.value, cst.Name) and a.keyword is None and not a.star else None
+              for a in construct.args]
+    return same and not signature.kwonly_params and signature.star_arg is cst.MaybeSentinel.DEFAULT and passed == names
 
 
 def _constant_target(qualified: str, default: str, attributes: dict) -> str | None:
