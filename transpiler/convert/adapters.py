@@ -18,7 +18,9 @@ run time exactly what the rule does where the arguments are written out.
 
 An adapter is a subclass of the MindSpore Cell when the rule makes one (so
 ``isinstance`` and subclassing behave, and weights map by the Cell's rule),
-else a function. An argument the rule cannot carry becomes a check that raises
+else a function; where the rule's form is a class it writes above the code with
+torch's signature already (torch's ModuleDict), that class is the adapter. An
+argument the rule cannot carry becomes a check that raises
 at run time when a value other than torch's default arrives; a rule whose
 conversion needs literal arguments gets no adapter (the use stays marked).
 """
