@@ -15,7 +15,7 @@ from transpiler.convert.codegen import QuietCodegenState, code_for_node
 from transpiler.convert.comments import comments
 from transpiler.convert.node_sets import NodeSet
 from transpiler.convert.positions import count_lines
-from transpiler.convert.walk import IS_STATEMENT, LAYOUT_TYPES, rewrite, walk
+from transpiler.convert.walk import IS_STATEMENT, LAYOUT_TYPES, Transformer, rewrite, walk
 
 DEFAULT_LINE_LENGTH = 88  # black's
 _MIN_LINE = 40
@@ -329,9 +329,11 @@ class _FormattingState(QuietCodegenState):
         return lines
 
 
-class KeepsFormatting(cst.CSTTransformer):
+class KeepsFormatting(Transformer):
     """A transformer makes every node it visits anew: a statement the rewrite queued for
-    black (``to_format``, by identity) stays queued as the node that replaces it."""
+    black (``to_format``, by identity) stays queued as the node that replaces it. (Its
+    handlers are found once per node type; ``rewrite`` runs it without rebuilding what
+    it leaves as it was.)"""
 
     def __init__(self, to_format):
         super().__init__()

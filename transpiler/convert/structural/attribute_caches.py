@@ -23,11 +23,12 @@ import libcst as cst
 import libcst.matchers as m
 
 from transpiler.convert.formatting import KeepsFormatting
+from transpiler.convert.walk import LAYOUT_TYPES, rewrite
 from transpiler.convert.structural.name_reads import mentions
 
 
 def without_attribute_caches(module: cst.Module, to_format) -> cst.Module:
-    return module.visit(_Caches(to_format))
+    return rewrite(module, _Caches(to_format))
 
 
 def _self_attribute(expr) -> str | None:
@@ -37,7 +38,7 @@ def _self_attribute(expr) -> str | None:
 
 
 def _cached(check: cst.BaseStatement, ret: cst.BaseStatement):
-    """(key, cache attribute, value) of ``if k not in self.c: self.c[k] = v`` + ``return self.c[k]``."""
+    """(key, value) of ``if k not in self.c: self.c[k] = v`` + ``return self.c[k]``."""
     if not (isinstance(check, cst.If) and check.orelse is None and isinstance(check.body, cst.IndentedBlock)
             and len(check.body.body) == 1 and isinstance(check.test, cst.Comparison)
             and len(check.test.comparisons) == 1 and isinstance(check.test.comparisons[0].operator, cst.NotIn)):
@@ -59,7 +60,7 @@ def _cached(check: cst.BaseStatement, ret: cst.BaseStatement):
         return None
     if cache in _attributes_read(value):
         return None
-    return key, cache, value
+    return key, value
 
 
 def _attributes_read(expr: cst.CSTNode) -> set[str]:
@@ -88,6 +89,8 @@ def _key_only(statement: cst.BaseStatement, key: cst.BaseExpression) -> bool:
 
 
 class _Caches(KeepsFormatting):
+    prune = LAYOUT_TYPES
+
     def __init__(self, to_format):
         super().__init__(to_format)
         self.depth = 0  # inside a class
@@ -107,7 +110,7 @@ class _Caches(KeepsFormatting):
             found = _cached(body[index], body[index + 1])
             if found is None:
                 continue
-            key, _, value = found
+            key, value = found
             ret = body[index + 1]
             returned = ret.with_changes(body=[ret.body[0].with_changes(value=value)],
                                         leading_lines=body[index].leading_lines)

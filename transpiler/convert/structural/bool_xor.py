@@ -18,12 +18,13 @@ from __future__ import annotations
 import libcst as cst
 
 from transpiler.convert.formatting import KeepsFormatting
+from transpiler.convert.walk import LAYOUT_TYPES, rewrite
 
 _BOOL_CALLS = frozenset({"bool", "isinstance", "issubclass", "hasattr", "callable", "any", "all"})
 
 
 def without_bool_xor(module: cst.Module, to_format) -> cst.Module:
-    return module.visit(_TestedXor(_bool_functions(module), to_format))
+    return rewrite(module, _TestedXor(_bool_functions(module), to_format))
 
 
 def _bool_functions(module: cst.Module) -> set[str]:
@@ -69,6 +70,8 @@ def _is_bool(expr: cst.BaseExpression, functions: set[str]) -> bool:
 
 
 class _TestedXor(KeepsFormatting):
+    prune = LAYOUT_TYPES
+
     def __init__(self, functions: set[str], to_format):
         super().__init__(to_format)
         self.functions = functions

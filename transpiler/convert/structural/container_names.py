@@ -20,7 +20,7 @@ import libcst as cst
 
 from transpiler.convert.diagnostics import Severity
 
-# (ModuleDict: the CellDict the conversion writes where a value may be a CellList)
+# (ModuleDict: the Cell the conversion writes for torch's ModuleDict where a value may be a container)
 _CONTAINERS = {"CellList": "torch.nn.ModuleList", "SequentialCell": "torch.nn.Sequential",
                      "CellDict": "torch.nn.ModuleDict", "ModuleDict": "torch.nn.ModuleDict"}
 _FILLING = frozenset({"append", "extend", "insert", "update", "insert_child_to_cell", "add_module"})

@@ -25,8 +25,8 @@ What the conversion left of device handling (a device read nothing reads, an
 ``if`` left empty by a dropped move) goes: see device_leftovers.py. ``^``
 between truth values in a test becomes ``!=``: see bool_xor.py. A value a
 method caches in a dict attribute is returned as computed: see
-attribute_caches.py. ``kwargs.update(k=v)`` on a ``**kwargs`` parameter is an
-item assignment per keyword: see kwargs_update.py. ``x in {2, 3}`` is
+attribute_caches.py. ``kwargs.update(k=v)`` on a ``**kwargs`` parameter or a dict
+the function makes is an item assignment per keyword: see kwargs_update.py. ``x in {2, 3}`` is
 ``x in (2, 3)``: see set_membership.py. A comprehension of several ``for``
 clauses assigned or returned is its loops: see nested_comprehensions.py.
 
@@ -48,7 +48,6 @@ supported in graph mode", or "... is not defined in false branch".
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
 from libcst.helpers import get_full_name_for_node
 
 from transpiler.convert.names import is_torch_name
@@ -60,7 +59,7 @@ from transpiler.convert.structural.name_reads import mentions
 from transpiler.convert.structural.nested_comprehensions import without_nested_comprehensions
 from transpiler.convert.structural.set_membership import without_set_membership
 from transpiler.convert.formatting import KeepsFormatting
-from transpiler.convert.walk import rewrite
+from transpiler.convert.walk import LAYOUT_TYPES, Visitor, rewrite, walk
 
 # calls that consume their iterable argument whole
 _CONSUMERS = frozenset({"list", "tuple", "sum", "set", "sorted", "min", "max", "any", "all"})
@@ -84,22 +83,46 @@ def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
 def _compiled_functions(module: cst.Module) -> set[str]:
     """``construct`` and the names of the file's functions and methods it calls, as
     ``f(...)`` or ``self.f(...)``, and those calls make in turn: what graph mode compiles."""
-    functions: dict[str, list[cst.FunctionDef]] = {}
-    for node in m.findall(module, m.FunctionDef()):
-        functions.setdefault(node.name.value, []).append(node)
-    called = m.Call(func=m.Name() | m.Attribute(value=m.Name("self"), attr=m.Name()))
+    functions = _FunctionCalls()
+    walk(module, functions, prune=LAYOUT_TYPES)
     compiled, pending = set(), ["construct"]
     while pending:
         name = pending.pop()
         if name in compiled:
             continue
         compiled.add(name)
-        for function in functions.get(name, ()):
-            for call in m.findall(function.body, called):
-                callee = call.func.value if isinstance(call.func, cst.Name) else call.func.attr.value
-                if callee in functions and callee not in compiled:
-                    pending.append(callee)
+        pending.extend(callee for callee in functions.calls.get(name, ()) if callee in functions.calls)
     return compiled
+
+
+class _FunctionCalls(Visitor):
+    """Each function name -> the names it calls as ``f(...)`` or ``self.f(...)`` (over every
+    function of that name; a nested function's calls count for the function around it too)."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls: dict[str, set[str]] = {}
+        self.functions: list[str] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.calls.setdefault(node.name.value, set())
+
+    def visit_FunctionDef_body(self, node: cst.FunctionDef) -> None:  # not its decorators or defaults
+        self.functions.append(node.name.value)
+
+    def leave_FunctionDef_body(self, node: cst.FunctionDef) -> None:
+        self.functions.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Name):
+            callee = func.value
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            callee = func.attr.value
+        else:
+            return
+        for function in self.functions:
+            self.calls[function].add(callee)
 
 
 def _hoist_construct_imports(module: cst.Module, compiled: set[str], to_format) -> cst.Module:

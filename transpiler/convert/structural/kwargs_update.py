@@ -16,33 +16,45 @@ import libcst as cst
 import libcst.matchers as m
 
 from transpiler.convert.formatting import KeepsFormatting
+from transpiler.convert.walk import LAYOUT_TYPES, Visitor, rewrite, walk
 
 
 def without_kwargs_update(module: cst.Module, to_format) -> cst.Module:
-    return module.visit(_KwargsUpdate(to_format))
+    return rewrite(module, _KwargsUpdate(to_format))
 
 
 class _KwargsUpdate(KeepsFormatting):
+    prune = LAYOUT_TYPES
+
     def __init__(self, to_format):
         super().__init__(to_format)
-        self.kwargs: list[set[str]] = []  # each enclosing function's dicts: its ** parameter, the dicts it makes
+        self.functions: list[cst.FunctionDef] = []  # the enclosing functions, innermost last
+        self.dicts: dict[int, set[str]] = {}  # a function -> its dicts (its ** parameter, the dicts it makes)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        star = node.params.star_kwarg
-        self.kwargs.append(({star.name.value} if star is not None else set()) | _dicts_made(node))
+        self.functions.append(node)
 
     def leave_FunctionDef(self, original_node, updated_node):
-        self.kwargs.pop()
+        self.functions.pop()
         return updated_node
 
+    def _is_dict(self, name: str) -> bool:
+        function = self.functions[-1]
+        if id(function) not in self.dicts:  # looked for only in a function that calls update()
+            star = function.params.star_kwarg
+            self.dicts[id(function)] = ({star.name.value} if star is not None else set()) | _dicts_made(function)
+        return name in self.dicts[id(function)]
+
     def leave_SimpleStatementLine(self, original_node, updated_node):
-        if not self.kwargs or len(updated_node.body) != 1:
+        if not self.functions or len(updated_node.body) != 1:
             return updated_node
-        update = m.Expr(value=m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("update"))))
-        if not m.matches(updated_node.body[0], update):
+        line = updated_node.body[0]
+        call = line.value if isinstance(line, cst.Expr) else None
+        func = call.func if isinstance(call, cst.Call) else None
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "update" and isinstance(func.value, cst.Name)):
             return updated_node
-        name = updated_node.body[0].value.func.value.value
-        if name not in self.kwargs[-1]:
+        name = func.value.value
+        if not self._is_dict(name):
             return updated_node
         args = updated_node.body[0].value.args
         if not args or any(a.keyword is None or a.star for a in args):
@@ -58,7 +70,7 @@ def _dicts_made(function: cst.FunctionDef) -> set[str]:
     """Names every assignment in ``function`` binds to a new dict (``{...}``, ``dict(...)``)."""
     values: dict[str, list] = {}
 
-    class _Assignments(cst.CSTVisitor):
+    class _Assignments(Visitor):
         def visit_FunctionDef(self, node):
             return node is function  # a nested function's names are its own
 
@@ -79,7 +91,7 @@ def _dicts_made(function: cst.FunctionDef) -> set[str]:
             for name in m.findall(node.target, m.Name()):
                 values.setdefault(name.value, []).append(None)
 
-    function.visit(_Assignments())
+    walk(function, _Assignments(), prune=LAYOUT_TYPES)
     for param in m.findall(function.params, m.Param()):
         values.setdefault(param.name.value, []).append(None)  # bound by the caller
     made = m.Dict() | m.DictComp() | m.Call(func=m.Name("dict"))

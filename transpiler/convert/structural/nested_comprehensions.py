@@ -25,11 +25,12 @@ import libcst as cst
 import libcst.matchers as m
 
 from transpiler.convert.formatting import KeepsFormatting
+from transpiler.convert.walk import LAYOUT_TYPES, rewrite
 from transpiler.convert.structural.name_reads import mentions
 
 
 def without_nested_comprehensions(module: cst.Module, compiled: set[str], to_format) -> cst.Module:
-    return module.visit(_NestedComprehensions(compiled, to_format))
+    return rewrite(module, _NestedComprehensions(compiled, to_format))
 
 
 def _comprehension(value: cst.BaseExpression):
@@ -64,6 +65,8 @@ def _bound_names(target: cst.BaseExpression) -> set[str]:
 
 
 class _NestedComprehensions(KeepsFormatting):
+    prune = LAYOUT_TYPES
+
     def __init__(self, compiled: set[str], to_format):
         super().__init__(to_format)
         self.compiled = compiled

@@ -11,10 +11,11 @@ from __future__ import annotations
 import libcst as cst
 
 from transpiler.convert.formatting import KeepsFormatting
+from transpiler.convert.walk import LAYOUT_TYPES, rewrite
 
 
 def without_set_membership(module: cst.Module, to_format) -> cst.Module:
-    return module.visit(_SetMembership(to_format))
+    return rewrite(module, _SetMembership(to_format))
 
 
 def _literal(expr: cst.BaseExpression) -> bool:
@@ -25,6 +26,8 @@ def _literal(expr: cst.BaseExpression) -> bool:
 
 
 class _SetMembership(KeepsFormatting):
+    prune = LAYOUT_TYPES
+
     def leave_ComparisonTarget(self, original_node, updated_node):
         values = updated_node.comparator
         if not (isinstance(updated_node.operator, (cst.In, cst.NotIn)) and isinstance(values, cst.Set)
