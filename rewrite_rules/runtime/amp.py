@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from rewrite_rules.api import (SCALER, ApiRule, Example, MethodRule, Unconvertible, code_of, keyword_arg, nullcontext,
-                               receiver_origin)
+from rewrite_rules.api import (SCALER, ApiRule, Example, MethodRule, Unconvertible, bind, code_of, keyword_arg,
+                               nullcontext, receiver_origin)
 
 _AUTOCAST_NOTES = (
     "MindSpore sets mixed precision on the network: mindspore.amp.auto_mixed_precision(net, 'auto', dtype) where "
@@ -84,15 +84,22 @@ def _device_condition(call, ctx):
     """When torch's scaler is on: a CUDA scaler (``torch.cuda.amp``, ``torch.amp`` for "cuda", its
     default device) disables itself where CUDA is not available, scaling by 1 (measured on torch
     2.13); a "cpu" scaler always scales. MindSpore's counterpart: scale off the CPU."""
-    if call.rule.torch == "torch.cpu.amp.GradScaler":
+    if _on_cpu(call):
         return None
     accelerator = f'{code_of(ctx.ref("mindspore.get_context"))}("device_target") != "CPU"'
     if call.rule.torch == "torch.cuda.amp.GradScaler" or not call.has("device"):
         return cst.parse_expression(accelerator)
-    known, device = _literal(call, "device")
-    if known:
-        return None if str(device).split(":")[0] == "cpu" else cst.parse_expression(accelerator)
     return cst.parse_expression(f'{code_of(call.get("device"))} == "cpu" or {accelerator}')
+
+
+def _on_cpu(call) -> bool:
+    """The scaler is made for the CPU (so it always scales)."""
+    if call.rule.torch == "torch.cpu.amp.GradScaler":
+        return True
+    if call.rule.torch == "torch.cuda.amp.GradScaler" or not call.has("device"):
+        return False
+    known, device = _literal(call, "device")
+    return known and str(device).split(":")[0] == "cpu"
 
 
 def _get_scale(call, ctx):
@@ -100,6 +107,53 @@ def _get_scale(call, ctx):
     if origin is None or origin.kind != SCALER:
         return call.call
     return cst.Call(cst.Attribute(cst.Attribute(call.receiver, cst.Name("scale_value")), cst.Name("item")), [])
+
+
+def _constructor(call, ctx):
+    """The GradScaler call of this file that made the receiver, bound to torch's signature."""
+    origin = receiver_origin(call)
+    if origin is None or origin.kind != SCALER or origin.call is None:
+        return None
+    rule = next((r for r in RULES if isinstance(r, ApiRule) and origin.qualified in (r.torch, *r.aliases)), None)
+    if rule is None:
+        return None  # converted output read again: a MindSpore scaler
+    try:
+        return bind(rule, origin.call, ctx)
+    except Unconvertible:
+        return None
+
+
+def _always_dynamic(made) -> bool:
+    """The conversion of ``made`` is a DynamicLossScaler on every device (not a StaticLossScaler(1.0))."""
+    known, enabled = _literal(made, "enabled")
+    return known and bool(enabled) and _on_cpu(made)
+
+
+def _schedule_getter(attribute: str, torch_name: str, form):
+    """``scaler.get_growth_factor()``-style reads of the schedule: from the DynamicLossScaler
+    where the scaler always is one, else the value the constructor gave (which the scaler keeps:
+    torch's setters are not converted)."""
+
+    def hook(call, ctx):
+        made = _constructor(call, ctx)
+        if made is None:
+            return call.call
+        if _always_dynamic(made):
+            return form(cst.Attribute(call.receiver, cst.Name(attribute)))
+        known, value = _literal(made, torch_name)
+        if not known:
+            return call.call
+        return cst.Integer(str(value)) if isinstance(value, int) else cst.Float(repr(float(value)))
+
+    return hook
+
+
+def _float(value):
+    return cst.Call(cst.Name("float"), [cst.Arg(value)])
+
+
+def _inverse(value):
+    return cst.BinaryOperation(cst.Float("1.0"), cst.Divide(), value)
 
 
 def _is_enabled(call, ctx):
@@ -213,6 +267,23 @@ RULES = [
                examples=tuple(Example(f"scaler = {make}\nresult = scaler.is_enabled()", inputs={})
                               for make in ('torch.amp.GradScaler("cpu")', "torch.cuda.amp.GradScaler()",
                                            'torch.amp.GradScaler("cpu", enabled=False)'))),
+    *(MethodRule(method, hook=_schedule_getter(attribute, name, form), arity=(0, 0), receiver="any",
+                 notes=f"GradScaler.{method}() -> {text} when the scaler is made in this file (a scaler that may be "
+                       f"disabled: the constructor's {name})",
+                 examples=(*(Example(f"scaler = {make}\nresult = scaler.{method}()", inputs={})
+                             for make in ('torch.amp.GradScaler("cpu")', 'torch.cpu.amp.GradScaler(growth_interval=5)',
+                                          'torch.amp.GradScaler("cpu", growth_factor=4.0, backoff_factor=0.25)')),
+                           # a CUDA scaler is a StaticLossScaler on the CPU; torch's, disabled there, has no
+                           # schedule: compared with what it gives where CUDA is available
+                           Example(f"scaler = torch.cuda.amp.GradScaler(growth_interval=7)\nresult = scaler.{method}()",
+                                   inputs={}, torch_reference=reference,
+                                   notes=f"torch without CUDA: 'GradScaler' object has no attribute '_{name}'")))
+      for method, attribute, name, form, text, reference in (
+          ("get_growth_factor", "scale_factor", "growth_factor", _float, "float(scaler.scale_factor)", "result = 2.0"),
+          ("get_backoff_factor", "scale_factor", "backoff_factor", _inverse, "1.0 / scaler.scale_factor",
+           "result = 0.5"),
+          ("get_growth_interval", "scale_window", "growth_interval", lambda v: v, "scaler.scale_window",
+           "result = 7"))),
     MethodRule("get_scale", hook=_get_scale, arity=(0, 0), receiver="any",
                notes="GradScaler.get_scale() -> scaler.scale_value.item() when the scaler is made in this file",
                examples=(Example('scaler = torch.amp.GradScaler("cpu", init_scale=256.0, growth_interval=10)\n'

@@ -12,7 +12,7 @@ from rewrite_rules.api import (ApiRule, Arg, Example, MethodRule, Unconvertible,
                                holds_numpy, literal_value, render, define)
 from rewrite_rules.tensor.inplace import bernoulli_of
 from rewrite_rules.torch_functions.builders import IN, X, arg_text, case, compose, fn, ms
-from rewrite_rules.torch_functions.integer_inputs import holds_python_complex, source_argument
+from rewrite_rules.torch_functions.integer_inputs import holds_python_complex, source_argument, writes_python_complex
 from rewrite_rules.torch_functions.numpy_scalars import python_numbers
 
 # torch also takes the size by keyword (torch.empty(size=(2, 3))): the keyword-only ``size`` below
@@ -322,7 +322,12 @@ def _complex64(call, ctx):
         return
     data = source_argument(call, "data")
     if isinstance(data, cst.Name):  # values = [1 + 2j, 3]; torch.tensor(values)
-        data = assigned_value(ctx, data)
+        shown = assigned_value(ctx, data)
+        if shown is None and writes_python_complex(ctx):
+            raise Unconvertible(f"{call.rule.torch} makes complex64 of Python complex numbers, MindSpore complex128, "
+                                f"and this file writes complex numbers without showing what {data.value} holds: "
+                                f"add dtype=mindspore.complex64 if it holds Python complex numbers")
+        data = shown
     if data is not None and holds_python_complex(data):
         call.set("dtype", code_of(ctx.ref("mindspore.complex64")))
 
@@ -466,7 +471,9 @@ RULES = [
               case("result = torch.tensor(complex(1, -2))"), case("result = torch.tensor([k * 1j for k in range(3)])"),
               case("values = [1 + 2j, 3 - 1j]\nresult = torch.tensor(values)"),
               case("result = torch.tensor([1 + 2j, 3], dtype=None)"),
-              case("result = torch.tensor([1 + 2j, 3j], dtype=torch.complex128)"))),
+              case("result = torch.tensor([1 + 2j, 3j], dtype=torch.complex128)"),
+              # data the file does not show, in a file that writes complex numbers
+              Example("def make(v):\n    return torch.tensor(v)\nz = make([1j, 2])", marked="complex64"))),
     fn("torch.as_tensor", "mindspore.Tensor", "data, dtype=None, device=None", args={**FACTORY_ARGS, "data": "input_data"},
        positional=1, hook=_complex64,
        params=[P("data", "[[1.0, 2.0], [3.0, 4.0]]"), DTYPE], inputs={},

@@ -23,6 +23,7 @@ torch's is float32. This module declares no rules.
 from __future__ import annotations
 
 import libcst as cst
+import libcst.matchers as m
 
 from rewrite_rules.api import assigned_value, code_of, literal_value, parse_expr
 
@@ -116,6 +117,18 @@ def holds_python_complex(data) -> bool:
     if isinstance(data, cst.UnaryOperation):
         return holds_python_complex(data.expression)
     return isinstance(data, cst.Call) and isinstance(data.func, cst.Name) and data.func.value == "complex"
+
+
+def writes_python_complex(ctx) -> bool:
+    """The file writes a Python complex number somewhere (an imaginary literal, ``complex(...)``)."""
+    if _WRITES_COMPLEX not in ctx.facts:
+        module = ctx.facts.get("module")
+        ctx.facts[_WRITES_COMPLEX] = module is not None and bool(
+            m.findall(module, m.Imaginary() | m.Call(func=m.Name("complex"))))
+    return ctx.facts[_WRITES_COMPLEX]
+
+
+_WRITES_COMPLEX = "writes python complex numbers"
 
 
 # what keeps a complex receiver complex, besides _SAME_DTYPE_METHODS

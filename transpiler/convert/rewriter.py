@@ -28,7 +28,7 @@ from transpiler.convert.marked import LeftReference, MarkedStatements, present_n
 from transpiler.convert.markers import add_markers
 from transpiler.convert.structural.autograd_function import (apply_as_value, convert_function_class, function_base,
                                                              function_classes, stateless_functions)
-from transpiler.convert.structural import builtin_abs, mapped_calls, numpy_scalars, shift_operators
+from transpiler.convert.structural import builtin_abs, complex_constants, mapped_calls, numpy_scalars, shift_operators
 from transpiler.convert.structural.launcher_env import LauncherEnvironment
 from transpiler.convert.structural.cells import LAYER_METHOD_NAMES, layer_method_call, parent_layer_call
 from transpiler.convert.structural.class_tables import indexed_tuples
@@ -214,6 +214,7 @@ class Rewriter(Transformer):
         self.launcher_env.plan(node)
         numpy_scalars.plan(self.ctx, node)  # np.log(k) * t, x[range(n)]
         shift_operators.plan(self.ctx, node)  # lengths >> 2
+        complex_constants.plan(self.ctx, node)  # torch.exp(1j * theta)
 
     def leave_Module(self, original_node, updated_node):
         return updated_node.with_changes(body=self.placeholders.compact(list(updated_node.body)))
@@ -398,6 +399,7 @@ class Rewriter(Transformer):
 
     def leave_BinaryOperation(self, original_node, updated_node):
         result = numpy_scalars.float_numpy_operand(self.ctx, original_node, updated_node)
+        result = complex_constants.tensor_operands(self.ctx, original_node, result)
         return self._changed_if(updated_node, shift_operators.shift(self.ctx, original_node, result))
 
     def leave_AugAssign(self, original_node, updated_node):
