@@ -3,7 +3,8 @@ the same callbacks in the same order, the same resulting tree."""
 
 import libcst as cst
 
-from transpiler.convert.walk import LAYOUT_TYPES, StatementVisitor, Transformer, Visitor, child_fields, rewrite, walk
+from transpiler.convert.walk import (LAYOUT_TYPES, WITHIN_STATEMENT_TYPES, StatementVisitor, Transformer, Visitor, child_fields,
+                                     rewrite, walk)
 
 SOURCE = '''
 import torch.nn as nn
@@ -267,3 +268,38 @@ def test_rewrite_gives_every_visited_node_a_new_object():
 def test_child_fields_follow_source_order():
     assert child_fields(cst.Call) == ("lpar", "func", "whitespace_after_func", "whitespace_before_args", "args", "rpar")
     assert child_fields(cst.ImportFrom)[:3] == ("whitespace_after_from", "relative", "module")
+
+
+class _BlockCounter(Transformer):
+    """Works on blocks only: reverses no statement, counts the blocks it leaves."""
+
+    prune = WITHIN_STATEMENT_TYPES
+
+    def __init__(self):
+        super().__init__()
+        self.left: list[str] = []
+
+    def on_leave(self, original_node, updated_node):
+        self.left.append(type(original_node).__name__)
+        return super().on_leave(original_node, updated_node)
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        return updated_node.with_changes(body=[*updated_node.body, cst.SimpleStatementLine([cst.Pass()])])
+
+
+def test_a_block_transformer_passes_statements_and_expressions_by():
+    module = cst.parse_module(SOURCE)
+    blocks = _BlockCounter()
+    result = rewrite(module, blocks)
+    full = module.visit(_LibcstBlockPasser())
+    assert result.code == full.code
+    assert set(blocks.left) <= {"Module", "ClassDef", "FunctionDef", "IndentedBlock", "If", "Else", "For", "While",
+                                "Try", "ExceptHandler", "Finally", "With", "Match", "MatchCase"}
+    assert {"FunctionDef", "IndentedBlock", "Try", "With"} <= set(blocks.left)
+    lines = [n for n in _nodes(module) if type(n) is cst.SimpleStatementLine]
+    assert lines and {id(n) for n in lines} <= {id(n) for n in _nodes(result)}  # the same objects
+
+
+class _LibcstBlockPasser(cst.CSTTransformer):
+    def leave_IndentedBlock(self, original_node, updated_node):
+        return updated_node.with_changes(body=[*updated_node.body, cst.SimpleStatementLine([cst.Pass()])])

@@ -120,6 +120,18 @@ LAYOUT_TYPES: frozenset[type] = frozenset(
 )
 
 
+# Nodes that hold no block of statements (expressions, simple statements, parameters,
+# decorators ...): a transformer that works on blocks and compound statements only
+# (a function's body, an ``if``, a ``try``) can pass these as ``prune``.
+_BLOCK_HOLDERS = frozenset({
+    cst.Module, cst.ClassDef, cst.FunctionDef, cst.IndentedBlock, cst.If, cst.Else, cst.For, cst.While, cst.Try,
+    cst.TryStar, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally, cst.With, cst.Match, cst.MatchCase,
+})
+WITHIN_STATEMENT_TYPES: frozenset[type] = frozenset(
+    t for t in vars(cst).values() if isinstance(t, type) and cst.CSTNode in t.__mro__ and t not in _BLOCK_HOLDERS
+)
+
+
 class Subclasses(dict):
     """node type -> whether it is a subclass of ``base`` (a class or a tuple of
     them), found once per type: isinstance on libcst's abstract classes goes

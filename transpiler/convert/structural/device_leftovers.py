@@ -25,16 +25,19 @@ import libcst as cst
 
 from transpiler.convert.formatting import KeepsFormatting
 from transpiler.convert.structural.name_reads import mentions
+from transpiler.convert.walk import WITHIN_STATEMENT_TYPES, rewrite
 
 
 def without_device_leftovers(module: cst.Module, to_format) -> cst.Module:
-    module = module.visit(_DeviceReads(to_format))
-    return module.visit(_EmptyIfs(to_format))
+    module = rewrite(module, _DeviceReads(to_format))
+    return rewrite(module, _EmptyIfs(to_format))
 
 
 class _DeviceReads(KeepsFormatting):
     """At the top of a function: ``n, device = x.shape[-2], x.device`` becomes one assignment
     per name, then ``name = <... x.device ...>`` that nothing else in the function reads goes."""
+
+    prune = WITHIN_STATEMENT_TYPES
 
     def leave_FunctionDef(self, original_node, updated_node):
         if not isinstance(updated_node.body, cst.IndentedBlock):
@@ -161,6 +164,8 @@ def _is_get_context(node) -> bool:
 class _EmptyIfs(KeepsFormatting):
     """``if x.is_cuda: iden = iden.cuda()`` became ``if <device target> == "GPU": pass``: an ``if``
     whose every branch is ``pass`` and whose tests call nothing but get_context goes."""
+
+    prune = WITHIN_STATEMENT_TYPES
 
     def leave_IndentedBlock(self, original_node, updated_node):
         body = [s for s in updated_node.body if not _empty_if(s)]

@@ -59,32 +59,34 @@ from transpiler.convert.structural.name_reads import mentions
 from transpiler.convert.structural.nested_comprehensions import without_nested_comprehensions
 from transpiler.convert.structural.set_membership import without_set_membership
 from transpiler.convert.formatting import KeepsFormatting
-from transpiler.convert.walk import LAYOUT_TYPES, Visitor, rewrite, walk
+from transpiler.convert.walk import LAYOUT_TYPES, WITHIN_STATEMENT_TYPES, Visitor, rewrite, walk
 
 # calls that consume their iterable argument whole
 _CONSUMERS = frozenset({"list", "tuple", "sum", "set", "sorted", "min", "max", "any", "all"})
 
 
 def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
-    module_names = _module_names(module)
-    module = rewrite(module, _MapToComprehension(module_names, ctx.to_format))
-    compiled = _compiled_functions(module)
-    module = _hoist_construct_imports(module, compiled, ctx.to_format)
+    survey = _FunctionCalls()  # what the file holds: the passes with nothing to do are not run
+    walk(module, survey, prune=LAYOUT_TYPES)
+    if survey.maps:
+        module = rewrite(module, _MapToComprehension(_module_names(module), ctx.to_format))
+    compiled = _compiled_functions(survey)
+    if survey.function_imports:
+        module = _hoist_construct_imports(module, compiled, ctx.to_format)
     module = without_nested_comprehensions(module, compiled, ctx.to_format)
     module = without_device_leftovers(module, ctx.to_format)
-    module = without_bool_xor(module, ctx.to_format)
+    if survey.xor:
+        module = without_bool_xor(module, ctx.to_format)
     module = without_attribute_caches(module, ctx.to_format)
     module = without_kwargs_update(module, ctx.to_format)
     module = without_set_membership(module, ctx.to_format)
-    module = module.visit(_TriesThatCannotRaise(ctx.to_format))
-    return module.visit(_LoopVariablesBeforeLoops(ctx.to_format))
+    module = rewrite(module, _TriesThatCannotRaise(ctx.to_format))
+    return rewrite(module, _LoopVariablesBeforeLoops(ctx.to_format))
 
 
-def _compiled_functions(module: cst.Module) -> set[str]:
+def _compiled_functions(functions: "_FunctionCalls") -> set[str]:
     """``construct`` and the names of the file's functions and methods it calls, as
     ``f(...)`` or ``self.f(...)``, and those calls make in turn: what graph mode compiles."""
-    functions = _FunctionCalls()
-    walk(module, functions, prune=LAYOUT_TYPES)
     compiled, pending = set(), ["construct"]
     while pending:
         name = pending.pop()
@@ -97,12 +99,23 @@ def _compiled_functions(module: cst.Module) -> set[str]:
 
 class _FunctionCalls(Visitor):
     """Each function name -> the names it calls as ``f(...)`` or ``self.f(...)`` (over every
-    function of that name; a nested function's calls count for the function around it too)."""
+    function of that name; a nested function's calls count for the function around it too);
+    and whether the file calls ``map``, has a ``^`` or an import inside a function."""
 
     def __init__(self):
         super().__init__()
         self.calls: dict[str, set[str]] = {}
         self.functions: list[str] = []
+        self.maps = self.xor = self.function_imports = False
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        self.xor = self.xor or isinstance(node.operator, cst.BitXor)
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self.function_imports = self.function_imports or bool(self.functions)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.function_imports = self.function_imports or bool(self.functions)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.calls.setdefault(node.name.value, set())
@@ -117,6 +130,7 @@ class _FunctionCalls(Visitor):
         func = node.func
         if isinstance(func, cst.Name):
             callee = func.value
+            self.maps = self.maps or callee == "map"
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
             callee = func.attr.value
         else:
@@ -127,7 +141,7 @@ class _FunctionCalls(Visitor):
 
 def _hoist_construct_imports(module: cst.Module, compiled: set[str], to_format) -> cst.Module:
     hoister = _ConstructImports(to_format, compiled)
-    module = module.visit(hoister)
+    module = rewrite(module, hoister)
     if not hoister.hoisted:
         return module
     position = 0  # after the docstring, the __future__ imports and the module's imports
@@ -167,6 +181,8 @@ class _ConstructImports(KeepsFormatting):
     not of functions defined in them, recording each (an author's own ``import
     math`` moves too, unguarded: graph mode refuses it as well); a marker
     standing above a removed import stays, above the statement after it."""
+
+    prune = WITHIN_STATEMENT_TYPES
 
     def __init__(self, to_format, compiled: set[str]):
         super().__init__(to_format)
@@ -348,6 +364,8 @@ def _module_names(module: cst.Module) -> set[str]:
 class _TriesThatCannotRaise(KeepsFormatting):
     """``try: return False`` (with handlers, no else or finally): the return alone."""
 
+    prune = WITHIN_STATEMENT_TYPES
+
     def leave_Try(self, original_node, updated_node):
         body = updated_node.body.body if isinstance(updated_node.body, cst.IndentedBlock) else ()
         if updated_node.orelse is not None or updated_node.finalbody is not None or len(body) != 1:
@@ -368,6 +386,8 @@ class _LoopVariablesBeforeLoops(KeepsFormatting):
     """``i = None`` before a loop of ``construct`` whose variable ``i`` is read
     after the loop and bound nowhere before it; the same before an ``if`` that
     binds a name in some of its branches only."""
+
+    prune = WITHIN_STATEMENT_TYPES
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return node.name.value != "construct"  # a construct's nested functions are left alone
