@@ -364,7 +364,7 @@ class _Foreign:
         key = ("assigned", id(body))
         if key not in self.cache:
             collector = _Assigned()
-            walk(body, collector)
+            walk(body, collector, prune=LAYOUT_TYPES)
             self.cache[key] = collector.values
         return self.cache[key]
 
@@ -376,7 +376,6 @@ class _Assigned(cst.CSTVisitor):
     def __init__(self):
         super().__init__()
         self.values: dict[str, list[cst.BaseExpression]] = {}
-        self.nested = 0
 
     def _add(self, target, value) -> None:
         if isinstance(target, cst.Name):
@@ -387,26 +386,21 @@ class _Assigned(cst.CSTVisitor):
 
     def on_visit(self, node) -> bool:
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            self.nested += 1
-        elif not self.nested:
-            if isinstance(node, cst.Assign):
-                for target in node.targets:
-                    self._add(target.target, node.value)
-            elif isinstance(node, cst.AnnAssign) and node.value is not None:
-                self._add(node.target, node.value)
-            elif isinstance(node, cst.AugAssign):
-                self._add(node.target, cst.BinaryOperation(node.target, cst.Add(), node.value))
-            elif isinstance(node, cst.NamedExpr):
-                self._add(node.target, node.value)
-            elif isinstance(node, (cst.For, cst.CompFor)):
-                self._add(cst.Tuple([cst.Element(node.target)]), None)
-            elif isinstance(node, cst.WithItem) and node.asname is not None:
-                self._add(cst.Tuple([cst.Element(node.asname.name)]), None)
+            return False  # a scope of its own
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                self._add(target.target, node.value)
+        elif isinstance(node, cst.AnnAssign) and node.value is not None:
+            self._add(node.target, node.value)
+        elif isinstance(node, cst.AugAssign):
+            self._add(node.target, cst.BinaryOperation(node.target, cst.Add(), node.value))
+        elif isinstance(node, cst.NamedExpr):
+            self._add(node.target, node.value)
+        elif isinstance(node, (cst.For, cst.CompFor)):
+            self._add(cst.Tuple([cst.Element(node.target)]), None)
+        elif isinstance(node, cst.WithItem) and node.asname is not None:
+            self._add(cst.Tuple([cst.Element(node.asname.name)]), None)
         return True
-
-    def on_leave(self, node) -> None:
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            self.nested -= 1
 
 
 def assigned_value(ctx, name: cst.BaseExpression) -> cst.BaseExpression | None:
