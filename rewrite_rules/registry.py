@@ -95,6 +95,8 @@ class RuleSet:
 def method_api_name(rule: MethodRule) -> str:
     if isinstance(rule, PropertyRule) and rule.api:
         return rule.api
+    if rule.owner:
+        return rule.torch
     prefix = {"tensor": "torch.Tensor", "cell": "torch.nn.Module", "optimizer": "torch.optim.Optimizer"}
     if rule.receiver in prefix:
         return f"{prefix[rule.receiver]}.{rule.name}"

@@ -345,6 +345,9 @@ class MethodRule:
         a call with unpacked arguments (``m.add_module(*pair)``) then becomes
         the rule applied to these names inside a lambda the arguments go to.
     proven_by: as ``ApiRule.proven_by``.
+    owner: the torch class whose method the rule converts, where it is neither a Tensor
+        nor a Module (``torch.amp.GradScaler`` for ``get_scale``): the name reports and
+        the API table give it.
     """
 
     name: str
@@ -356,9 +359,12 @@ class MethodRule:
     examples: tuple[Example, ...] = ()
     signature: str = ""
     proven_by: tuple[str, ...] = ()
+    owner: str = ""
 
     @property
     def torch(self) -> str:
+        if self.owner:
+            return f"{self.owner}.{self.name}"
         return f"torch.Tensor.{self.name}" if self.receiver == "tensor" else f"torch.nn.Module.{self.name}"
 
 

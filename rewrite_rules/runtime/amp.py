@@ -22,6 +22,7 @@ import libcst as cst
 from rewrite_rules.api import (SCALER, ApiRule, Example, MethodRule, Unconvertible, bind, code_of, keyword_arg,
                                nullcontext, receiver_origin)
 
+_SCALER = "torch.amp.GradScaler"
 _AUTOCAST_NOTES = (
     "MindSpore sets mixed precision on the network: mindspore.amp.auto_mixed_precision(net, 'auto', dtype) where "
     "the network trains (the operator lists of 'auto' are autocast's); the context becomes contextlib.nullcontext()"
@@ -261,13 +262,13 @@ RULES = [
                     inputs={"loss": "tensor(2.5)"}, notes="disabled"),
         ),
     ),
-    MethodRule("is_enabled", hook=_is_enabled, arity=(0, 0), receiver="any",
+    MethodRule("is_enabled", hook=_is_enabled, arity=(0, 0), receiver="any", owner=_SCALER,
                notes="GradScaler.is_enabled() -> isinstance(scaler, mindspore.amp.DynamicLossScaler) (a disabled "
                      "scaler is a StaticLossScaler(1.0)) when the scaler is made in this file",
                examples=tuple(Example(f"scaler = {make}\nresult = scaler.is_enabled()", inputs={})
                               for make in ('torch.amp.GradScaler("cpu")', "torch.cuda.amp.GradScaler()",
                                            'torch.amp.GradScaler("cpu", enabled=False)'))),
-    *(MethodRule(method, hook=_schedule_getter(attribute, name, form), arity=(0, 0), receiver="any",
+    *(MethodRule(method, hook=_schedule_getter(attribute, name, form), arity=(0, 0), receiver="any", owner=_SCALER,
                  notes=f"GradScaler.{method}() -> {text} when the scaler is made in this file (a scaler that may be "
                        f"disabled: the constructor's {name})",
                  examples=(*(Example(f"scaler = {make}\nresult = scaler.{method}()", inputs={})
@@ -284,7 +285,7 @@ RULES = [
            "result = 0.5"),
           ("get_growth_interval", "scale_window", "growth_interval", lambda v: v, "scaler.scale_window",
            "result = 7"))),
-    MethodRule("get_scale", hook=_get_scale, arity=(0, 0), receiver="any",
+    MethodRule("get_scale", hook=_get_scale, arity=(0, 0), receiver="any", owner=_SCALER,
                notes="GradScaler.get_scale() -> scaler.scale_value.item() when the scaler is made in this file",
                examples=(Example('scaler = torch.amp.GradScaler("cpu", init_scale=256.0, growth_interval=10)\n'
                                  'result = scaler.get_scale()', inputs={}),)),

@@ -266,6 +266,7 @@ RULES = [
                      "and summing them equals reducing their sum (the proof runs the context; accumulation "
                      "under it is not compared)"),
     MethodRule("set_epoch", hook=_set_epoch, arity=(1, 1), receiver="any",
+               owner="torch.utils.data.distributed.DistributedSampler",
                proven_by=_PROVEN + ("tests/training/test_distributed_sampler_order.py::"
                                     "test_loader_reads_torchs_batches_each_epoch",),
                notes="DistributedSampler.set_epoch: kept (the converted sampler draws torch's order of the epoch); "

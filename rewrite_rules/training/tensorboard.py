@@ -134,6 +134,8 @@ def _scalars(call, ctx):
     return call.call.with_changes(args=args)
 
 
+_WRITER = "torch.utils.tensorboard.SummaryWriter"
+
 RULES = [
     ApiRule(
         "torch.utils.tensorboard.SummaryWriter",
@@ -164,16 +166,16 @@ RULES = [
             Example('writer = torch.utils.tensorboard.SummaryWriter()\nwriter.add_graph(model, x)', marked="add_graph"),
         ),
     ),
-    *(MethodRule(name, hook=_values(name), receiver="any",
+    *(MethodRule(name, hook=_values(name), receiver="any", owner=_WRITER,
                  notes="on a SummaryWriter made in this file: values that may be tensors as NumPy arrays"
                        + _DIFFERENCES.get(name, ""),
                  proven_by=(f"tests/rules/test_tensorboard_rules.py::test_{name}",))
       for name in _TENSOR_ARGUMENTS),
-    MethodRule("add_scalars", hook=_scalars, receiver="any",
+    MethodRule("add_scalars", hook=_scalars, receiver="any", owner=_WRITER,
                notes="on a SummaryWriter made in this file: the dict's values as NumPy arrays"
                      + _DIFFERENCES["add_scalars"],
                proven_by=("tests/rules/test_tensorboard_rules.py::test_add_scalars",)),
     # no hook: every add_graph call is marked, on a writer made elsewhere too (it cannot work on any)
-    MethodRule("add_graph", receiver="any",
+    MethodRule("add_graph", receiver="any", owner=_WRITER,
                notes="add_graph traces a torch model; tensorboardX cannot trace a MindSpore Cell"),
 ]
