@@ -51,3 +51,18 @@ def test_the_configuration_example_is_read_as_documented(tmp_path):
     documented = set(re.findall(r"^([a-z-]+) =", example, re.MULTILINE)) | {"rules"}
     assert documented == set(KEYS)
     assert "`rules`" in README
+
+
+def test_the_workflow_commands_are_the_tools_own():
+    """Each ``ms-migrate`` line of the README's workflow parses with the tool's own
+    command line (a renamed flag or command fails here, not for a reader)."""
+    import shlex
+
+    from transpiler.cli import build_parser
+
+    lines = [line.split("  #")[0].strip() for line in _commands(_block_after("## Workflow", "sh"))]
+    commands = [shlex.split(line)[1:] for line in lines if line.startswith("ms-migrate ")]
+    assert [c[0] for c in commands] == ["analyze", "convert", "verify", "weights", "convert", "convert"]
+    parser = build_parser()
+    for argv in commands:
+        parser.parse_args(argv)
