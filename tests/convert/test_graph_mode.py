@@ -347,6 +347,36 @@ SOURCE = textwrap.dedent(
                 x = module(x)
                 out[name] = x
             return out
+
+
+    def shifted(x, shift):
+        """monai's compute_mask: a name one branch binds, read under a later test."""
+        if shift > 0:
+            tail = x[..., :shift]
+        if shift > 0:
+            x = torch.cat([x, tail], -1)[..., shift:]
+        return x
+
+
+    class Forecast(nn.Module):
+        """Time-Series-Library's TimeMixer: a loop variable read after the loop, in a method
+        construct calls."""
+
+        def __init__(self, shift=1):
+            super().__init__()
+            self.shift = shift
+            self.proj = nn.Linear(4, 4)
+
+        def forecast(self, xs):
+            outs = []
+            for x in xs:
+                B, T, N = x.shape
+                outs.append(self.proj(x))
+            y = torch.stack(outs, 0).sum(0)
+            return shifted(y.reshape(B, T * N), self.shift)
+
+        def forward(self, x):
+            return self.forecast([x, x * 2])
     '''
 )
 
@@ -370,6 +400,7 @@ CASES = [
     Case("CrossAttend", [randn(2, 4)], args=[]),
     Case("BiasCache", [randn(4, 2)], args=[]),
     Case("Perceiver", [randn(2, 4)], args=[]),
+    Case("Forecast", [randn(2, 3, 4)], args=[]),
 ]
 
 _GRAPH_MODE = "import mindspore\nmindspore.set_context(mode=mindspore.GRAPH_MODE)\n"
@@ -428,6 +459,12 @@ def test_a_name_some_branches_bind_is_defined_before_the_if(both_sides):
     text = both_sides[0].read_text()
     assert "        every = None\n        if self.use_mem:\n" in text, text
     assert "        landmarks = None\n        if mask is not None:\n" in text, text
+
+
+def test_names_are_defined_before_loops_and_ifs_in_the_functions_construct_calls(both_sides):
+    text = both_sides[0].read_text()
+    assert "        B = N = T = None\n        for x in xs:\n" in text, text
+    assert "    tail = None\n    if shift > 0:\n" in text, text
 
 
 def test_a_try_the_conversion_made_constant_is_its_return(both_sides):

@@ -81,7 +81,7 @@ def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
     module = without_kwargs_update(module, ctx.to_format)
     module = without_set_membership(module, ctx.to_format)
     module = rewrite(module, _TriesThatCannotRaise(ctx.to_format))
-    return rewrite(module, _LoopVariablesBeforeLoops(ctx.to_format))
+    return rewrite(module, _LoopVariablesBeforeLoops(compiled, ctx.to_format))
 
 
 def _compiled_functions(functions: "_FunctionCalls") -> set[str]:
@@ -383,17 +383,21 @@ def _is_constant(value) -> bool:
 
 
 class _LoopVariablesBeforeLoops(KeepsFormatting):
-    """``i = None`` before a loop of ``construct`` whose variable ``i`` is read
-    after the loop and bound nowhere before it; the same before an ``if`` that
-    binds a name in some of its branches only."""
+    """``i = None`` before a loop of ``construct`` (or of a function it calls) whose
+    variable ``i``, or a name its body binds, is read after the loop and bound nowhere
+    before it; the same before an ``if`` that binds a name in some of its branches only."""
 
     prune = WITHIN_STATEMENT_TYPES
 
+    def __init__(self, compiled: set[str], to_format):
+        super().__init__(to_format)
+        self.compiled = compiled
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return node.name.value != "construct"  # a construct's nested functions are left alone
+        return node.name.value not in self.compiled  # a compiled function's nested functions are left alone
 
     def leave_FunctionDef(self, original_node, updated_node):
-        if original_node.name.value != "construct" or not isinstance(updated_node.body, cst.IndentedBlock):
+        if original_node.name.value not in self.compiled or not isinstance(updated_node.body, cst.IndentedBlock):
             return updated_node
         params = {p.name.value for p in _all_params(updated_node.params)}
         body = _define_before_loops(list(updated_node.body.body), set(), params)
@@ -428,10 +432,14 @@ def _define_before_loops(body: list, reads_following: set[str], bound_before: se
             if new is not None:
                 statement, changed = new, True
         needed = []
-        if isinstance(statement, cst.For) and not statement.asynchronous:
-            needed = [name for name in sorted(_target_names(statement.target)) if name in after and name not in bound]
+        if isinstance(statement, (cst.For, cst.While)) and not getattr(statement, "asynchronous", None):
+            # the loop's variable, and what its body binds: graph mode reads neither after the loop
+            names = _target_names(statement.target) if isinstance(statement, cst.For) else set()
+            names = names.union(*(_bound_names(s) for s in statement.body.body))
+            needed = [name for name in sorted(names) if name in after and name not in bound]
         elif isinstance(statement, cst.If):
             needed = [name for name in sorted(_bound_in_some_branch(statement)) if name in after and name not in bound]
+        needed = [name for name in needed if name != "_"]  # a throwaway, never read
         if needed:
             define = cst.parse_statement(" = ".join(needed) + " = None\n")
             result.append(define.with_changes(leading_lines=statement.leading_lines))
