@@ -256,7 +256,7 @@ RULES = [
           notes="literal pattern and reduction (mean/sum/max/min/prod/any/all) -> MindSpore reductions",
           examples=(
               Example(_FROM + "y = reduce(x, 'b n d -> b d', 'mean')", "y = x.mean(1)"),
-              Example(_FROM + "y = reduce(x, 'b c h w -> b c 1 1', 'max')", "y = x.amax(axis=(2, 3), keepdims=True)"),
+              Example(_FROM + "y = reduce(x, 'b c h w -> b c 1 1', 'max')", "y = x.amax((2, 3), True)"),
               Example(_FROM + "y = reduce(x, 'b c (h 2) (w 2) -> b c h w', 'max')",
                       "y = x.reshape(x.shape[0], x.shape[1], -1, 2, x.shape[3] // 2, 2).amax(axis=(3, 5))"),
               Example(_FROM + "y = reduce(x, 'b n d -> b d', torch.logsumexp)", marked="only the literal names"),

@@ -43,6 +43,8 @@ def _transpose(call, ctx):
     dims = [call.keyword("dim0"), call.keyword("dim1")]
     if all(d is not None for d in dims):
         return call.rename("swapaxes", [cst.Arg(dims[0]), cst.Arg(dims[1])])
+    if len(call.args) == 1 and call.args[0].star == "*":  # x.transpose(*self.shape): torch's takes two dims
+        return call.rename("swapaxes")
     raise Unconvertible("transpose() needs two dims")
 
 
@@ -98,6 +100,7 @@ RULES = [
         arity=(0, 2),
         notes="MindSpore's Tensor.transpose permutes all axes; swapaxes swaps two like torch.",
         examples=(Example("y = x.transpose(1, 2)", "y = x.swapaxes(1, 2)"),
+                  Example("dims = (0, 2)\nresult = x.transpose(*dims)", inputs=X3),  # sooftware's conformer
                   *call_cases("result = x.transpose({args})", [P("dim0", "0"), P("dim1", "2")], X3)),
     ),
     MethodRule(

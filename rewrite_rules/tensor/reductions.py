@@ -170,8 +170,8 @@ def _aminmax(bound, call, ctx):
             raise Unconvertible("aminmax(keepdim=...) without dim")
         bound.result = expr(f"({x}.min(), {x}.max())")
         return
-    keep = f", keepdims={code_of(keepdim)}" if keepdim is not None else ""
-    bound.result = expr(f"({x}.amin(axis={code_of(dim)}{keep}), {x}.amax(axis={code_of(dim)}{keep}))")
+    keep = f", {code_of(keepdim)}" if keepdim is not None else ""  # by position: graph mode has no keepdims keyword
+    bound.result = expr(f"({x}.amin({code_of(dim)}{keep}), {x}.amax({code_of(dim)}{keep}))")
 
 
 RULES = [
@@ -187,8 +187,8 @@ RULES = [
     same("min", notes="x.min(dim) returns (values, indices) in both; .values/.indices attributes do not exist in MindSpore",
          examples=(*call_cases("result = x.min()", [], X),
                    *call_cases("values, indices = x.min({args})", DIM_KEEP, X, results=("values", "indices")))),
-    method("amax", "dim=(), keepdim=False", args=AXIS, examples=_dim_cases("amax")),
-    method("amin", "dim=(), keepdim=False", args=AXIS, examples=_dim_cases("amin")),
+    method("amax", "dim=(), keepdim=False", args=AXIS, as_positional=True, examples=_dim_cases("amax")),
+    method("amin", "dim=(), keepdim=False", args=AXIS, as_positional=True, examples=_dim_cases("amin")),
     same("argmax", examples=_dim_cases("argmax")),
     method("argmin", "dim=None, keepdim=False", function="mindspore.ops.argmin", args=AXIS, wrap=as_int64,
            notes=INDEX_NOTE, examples=_dim_cases("argmin")),

@@ -377,6 +377,20 @@ SOURCE = textwrap.dedent(
 
         def forward(self, x):
             return self.forecast([x, x * 2])
+
+
+    class Reductions(nn.Module):
+        """CoCa's sim.amax(dim=-1, keepdim=True); sooftware's Transpose(shape) layer."""
+
+        def __init__(self, shape=(1, 2)):
+            super().__init__()
+            self.shape = shape
+            self.proj = nn.Linear(4, 4)
+
+        def forward(self, x):
+            sim = self.proj(x)
+            sim = sim - sim.amax(dim=-1, keepdim=True)
+            return sim.transpose(*self.shape)
     '''
 )
 
@@ -401,6 +415,7 @@ CASES = [
     Case("BiasCache", [randn(4, 2)], args=[]),
     Case("Perceiver", [randn(2, 4)], args=[]),
     Case("Forecast", [randn(2, 3, 4)], args=[]),
+    Case("Reductions", [randn(2, 3, 4)], args=[]),
 ]
 
 _GRAPH_MODE = "import mindspore\nmindspore.set_context(mode=mindspore.GRAPH_MODE)\n"
@@ -465,6 +480,11 @@ def test_names_are_defined_before_loops_and_ifs_in_the_functions_construct_calls
     text = both_sides[0].read_text()
     assert "        B = N = T = None\n        for x in xs:\n" in text, text
     assert "    tail = None\n    if shift > 0:\n" in text, text
+
+
+def test_amax_keeps_dims_by_position_and_a_starred_transpose_swaps(both_sides):
+    text = both_sides[0].read_text()
+    assert "sim.amax(-1, True)" in text and "sim.swapaxes(*self.shape)" in text, text
 
 
 def test_a_try_the_conversion_made_constant_is_its_return(both_sides):
