@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from rewrite_rules.torch_functions.integer_inputs import is_complex_tensor
+from rewrite_rules.torch_functions.integer_inputs import holds_python_complex, is_complex_tensor
 from transpiler.analyze.tensor_values import is_torch_value_call
 from transpiler.convert.change_text import short
 from transpiler.convert.tensor_properties import assigned_value
@@ -37,7 +37,7 @@ _TAKE_NUMBERS = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray", "
 
 
 def _is_complex_constant(ctx, expr: cst.BaseExpression) -> bool:
-    return _is_constant(ctx, expr) and _has_imaginary(expr)
+    return _is_constant(ctx, expr) and holds_python_complex(expr)
 
 
 def _is_constant(ctx, expr: cst.BaseExpression) -> bool:
@@ -50,16 +50,6 @@ def _is_constant(ctx, expr: cst.BaseExpression) -> bool:
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):  # math.pi, np.pi
         binding = ctx.analysis.imports.get(expr.value.value)
         return binding is not None and binding.qualified.split(".")[0] in _CONSTANT_MODULES
-    return False
-
-
-def _has_imaginary(expr: cst.BaseExpression) -> bool:
-    if isinstance(expr, cst.Imaginary):
-        return True
-    if isinstance(expr, cst.UnaryOperation):
-        return _has_imaginary(expr.expression)
-    if isinstance(expr, cst.BinaryOperation):
-        return _has_imaginary(expr.left) or _has_imaginary(expr.right)
     return False
 
 
