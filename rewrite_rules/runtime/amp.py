@@ -88,8 +88,8 @@ def _device_condition(call, ctx):
     if _on_cpu(call):
         return None
     accelerator = f'{code_of(ctx.ref("mindspore.get_context"))}("device_target") != "CPU"'
-    if call.rule.torch == "torch.cuda.amp.GradScaler" or not call.has("device"):
-        return cst.parse_expression(accelerator)
+    if call.rule.torch == "torch.cuda.amp.GradScaler" or not call.has("device") or _literal(call, "device")[0]:
+        return cst.parse_expression(accelerator)  # a literal device other than the CPU
     return cst.parse_expression(f'{code_of(call.get("device"))} == "cpu" or {accelerator}')
 
 

@@ -66,7 +66,7 @@ _CONSUMERS = frozenset({"list", "tuple", "sum", "set", "sorted", "min", "max", "
 
 
 def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
-    survey = _FunctionCalls()  # what the file holds: the passes with nothing to do are not run
+    survey = _Survey()  # the call graph, and what the file holds: passes with nothing to do do not run
     walk(module, survey, prune=LAYOUT_TYPES)
     if survey.maps:
         module = rewrite(module, _MapToComprehension(_module_names(module), ctx.to_format))
@@ -84,7 +84,7 @@ def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
     return rewrite(module, _LoopVariablesBeforeLoops(compiled, ctx.to_format))
 
 
-def _compiled_functions(functions: "_FunctionCalls") -> set[str]:
+def _compiled_functions(functions: "_Survey") -> set[str]:
     """``construct`` and the names of the file's functions and methods it calls, as
     ``f(...)`` or ``self.f(...)``, and those calls make in turn: what graph mode compiles."""
     compiled, pending = set(), ["construct"]
@@ -97,7 +97,7 @@ def _compiled_functions(functions: "_FunctionCalls") -> set[str]:
     return compiled
 
 
-class _FunctionCalls(Visitor):
+class _Survey(Visitor):
     """Each function name -> the names it calls as ``f(...)`` or ``self.f(...)`` (over every
     function of that name; a nested function's calls count for the function around it too);
     and whether the file calls ``map``, has a ``^`` or an import inside a function."""
