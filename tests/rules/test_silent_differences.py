@@ -247,3 +247,16 @@ KNOWN_GAPS = [
 @pytest.mark.parametrize("case", KNOWN_GAPS, ids=[c.case_id for c in KNOWN_GAPS])
 def test_known_gaps(worker_pool, case):
     _check(worker_pool, case)
+
+
+def test_complex_constants_with_numbers_and_numpy_stay_python():
+    source = ("import math\nimport numpy as np\nimport torch\n"
+              "def f(scale, theta):\n"
+              "    a = scale * 1j\n    b = np.arange(3) * 1j\n    c = 2 * math.pi * 1j\n"
+              "    d = torch.full((2,), 1j * scale)\n    e = torch.exp(2 * math.pi * 1j * theta)\n"
+              "    return a, b, c, d, e\n")
+    out = convert_source(source, "snippet.py").output
+    for kept in ("a = scale * 1j", "b = np.arange(3) * 1j", "c = 2 * math.pi * 1j", "1j * scale"):
+        assert kept in out, out
+    assert "mindspore.Tensor(2 * math.pi * 1j, dtype=mindspore.complex64)" in out, out
+    assert "theta.to(mindspore.complex64)" in out, out
