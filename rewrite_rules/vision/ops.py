@@ -30,27 +30,13 @@ RULES = [
                 "        def __init__(self, num_features, eps=1e-05):\n"
                 "            super().__init__(num_features, eps=eps, use_batch_statistics=False)\n"
                 "            self.gamma.requires_grad = False\n"
-                "            self.beta.requires_grad = False\n\n\n"
-                "layer = torchvision_ops_misc.FrozenBatchNorm2d(4, eps=0.001)",
-            ),
-            # code that reads torch's names on the layer gets them (properties over MindSpore's)
-            Example(
-                "from torchvision.ops.misc import FrozenBatchNorm2d\nlayer = FrozenBatchNorm2d(4)\n"
-                "scale = layer.weight * (layer.running_var + layer.eps).rsqrt()",
-                "class torchvision_ops_misc:\n"
-                '    """torchvision.ops.misc signatures over MindSpore (written by ms-migrate)."""\n\n'
-                "    class FrozenBatchNorm2d(nn.BatchNorm2d):\n"
-                "        def __init__(self, num_features, eps=1e-05):\n"
-                "            super().__init__(num_features, eps=eps, use_batch_statistics=False)\n"
-                "            self.gamma.requires_grad = False\n"
                 "            self.beta.requires_grad = False\n\n"
-                "        @property\n        def weight(self):\n            return self.gamma\n\n"
-                "        @weight.setter\n        def weight(self, value):\n            self.gamma = value\n\n"
-                "        @property\n        def running_var(self):\n            return self.moving_variance\n\n"
-                "        @running_var.setter\n        def running_var(self, value):\n"
-                "            self.moving_variance = value\n\n\n"
-                "layer = torchvision_ops_misc.FrozenBatchNorm2d(4)\n"
-                "scale = layer.weight * (layer.running_var + layer.eps).rsqrt()",
+                + "".join(f"        @property\n        def {torch_name}(self):\n            return self.{ms_name}\n\n"
+                          f"        @{torch_name}.setter\n        def {torch_name}(self, value):\n"
+                          f"            self.{ms_name} = value\n\n"
+                          for torch_name, ms_name in _FROZEN_BN_WEIGHTS.items())
+                + "\n"
+                "layer = torchvision_ops_misc.FrozenBatchNorm2d(4, eps=0.001)",
             ),
         ),
     ),

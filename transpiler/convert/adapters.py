@@ -36,7 +36,6 @@ from rewrite_rules.spec import ApiRule, AttributeRead, NotALiteral, Unconvertibl
 from transpiler.convert.context import FileContext, parse_expr, parse_stmt
 from transpiler.convert.engine import bind, code_of, convert_call, is_literal, literal_value
 from transpiler.convert.formatting import format_compound
-from transpiler.convert.walk import LAYOUT_TYPES, Visitor, walk
 
 
 @dataclass
@@ -92,60 +91,8 @@ class Adapters:
             if adapter.definition is None:
                 continue  # the class written above the code
             namespaces.setdefault(adapter.namespace, []).append(adapter)
-        names = _Names()
-        if namespaces:
-            walk(module, names, prune=LAYOUT_TYPES)
         for namespace, members in namespaces.items():
-            members = [m if f"{namespace}.{m.name}" in names.bases
-                       else replace(m, definition=_without_unmentioned(m.definition, names.found))
-                       for m in members]
             self.ctx.define(namespace, _namespace(namespace, members, module))
-
-
-class _Names(Visitor):
-    """Every name, attribute, function name and short string the converted file holds,
-    and the base classes its classes name."""
-
-    def __init__(self):
-        super().__init__()
-        self.found: set[str] = set()
-        self.bases: set[str] = set()
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.found.add(node.value)
-
-    def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        if len(node.value) < 40:
-            self.found.add(node.value.strip("\"'"))
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.bases.update(code_of(base.value) for base in node.bases)
-
-
-def _without_unmentioned(definition, mentioned: set[str]):
-    """An adapter class the file only calls (no class of the file derives from it),
-    without the members no code can reach: the properties giving torch's attribute names
-    (``weight`` -> ``gamma``) where the file never reads that name, and
-    ``reset_parameters`` (with the call that runs a subclass's own) where the file never
-    names it. Its instances are then the MindSpore layer to every other file, whose own
-    conversion reads them by MindSpore's names (``isinstance(m, nn.LayerNorm)`` then
-    ``m.weight`` becomes ``m.gamma``), as it reads any layer this file makes."""
-    if not isinstance(definition, cst.ClassDef):
-        return definition
-    kept = []
-    for member in definition.body.body:
-        if isinstance(member, cst.FunctionDef):
-            if member.name.value not in mentioned and (member.decorators or member.name.value == "reset_parameters"):
-                continue
-            if member.name.value == "__init__" and "reset_parameters" not in mentioned:
-                member = member.with_changes(body=member.body.with_changes(
-                    body=[s for s in member.body.body if not _runs_reset(s)]))
-        kept.append(member)
-    return definition.with_changes(body=definition.body.with_changes(body=kept))
-
-
-def _runs_reset(statement) -> bool:
-    return isinstance(statement, cst.If) and "reset_parameters" in cst.Module([]).code_for_node(statement.test)
 
 
 # in the docstring of every definition ms-migrate writes above a file's code
