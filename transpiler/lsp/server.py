@@ -27,14 +27,16 @@ converter and load the rules as soon as the client is initialised (warm-up).
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import os
 import shutil
+import sys
 import tempfile
 import time
-import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from typing import NoReturn
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -460,10 +462,22 @@ def _uri_argument(arguments) -> str:
     return arguments[0]
 
 
-def serve() -> int:
+def serve() -> NoReturn:
     server = build_server()
+    code = 0
     try:
         server.start_io()
+    except SystemExit as done:  # pygls ends the process on the client's exit notification
+        code = done.code if isinstance(done.code, int) else 0
     finally:
         server.cleanup()
-    return 0
+    # A worker stopped while it wrote a result leaves the process pool's manager thread
+    # waiting for the rest of that message, and the interpreter's exit joins that thread:
+    # measured, a server that never exited after its client left (a test session hung on it).
+    # Nothing is left to do, so the process ends here, its output flushed.
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # closed with the connection
+            pass
+    os._exit(code)
