@@ -504,40 +504,42 @@ def _target_names(target) -> set[str]:
     return set()
 
 
+class _Binds(Visitor):
+    def __init__(self):
+        super().__init__()
+        self.names: set[str] = set()
+
+    def visit_AssignTarget(self, node) -> None:
+        self.names |= _target_names(node.target)
+
+    def visit_AugAssign(self, node) -> None:
+        self.names |= _target_names(node.target)
+
+    def visit_AnnAssign(self, node) -> None:
+        if node.value is not None:
+            self.names |= _target_names(node.target)
+
+    def visit_For(self, node) -> None:
+        self.names |= _target_names(node.target)
+
+    def visit_AsName(self, node) -> None:
+        self.names |= _target_names(node.name)
+
+    def visit_NamedExpr(self, node) -> None:
+        self.names |= _target_names(node.target)
+
+    def visit_FunctionDef(self, node) -> bool:
+        self.names.add(node.name.value)
+        return False
+
+    def visit_ClassDef(self, node) -> bool:
+        self.names.add(node.name.value)
+        return False
+
+
 def _bound_names(statement) -> set[str]:
-    class _Binds(cst.CSTVisitor):
-        def __init__(self):
-            self.names: set[str] = set()
-
-        def visit_AssignTarget(self, node) -> None:
-            self.names |= _target_names(node.target)
-
-        def visit_AugAssign(self, node) -> None:
-            self.names |= _target_names(node.target)
-
-        def visit_AnnAssign(self, node) -> None:
-            if node.value is not None:
-                self.names |= _target_names(node.target)
-
-        def visit_For(self, node) -> None:
-            self.names |= _target_names(node.target)
-
-        def visit_AsName(self, node) -> None:
-            self.names |= _target_names(node.name)
-
-        def visit_NamedExpr(self, node) -> None:
-            self.names |= _target_names(node.target)
-
-        def visit_FunctionDef(self, node) -> bool:
-            self.names.add(node.name.value)
-            return False
-
-        def visit_ClassDef(self, node) -> bool:
-            self.names.add(node.name.value)
-            return False
-
     binds = _Binds()
-    statement.visit(binds)
+    walk(statement, binds, prune=LAYOUT_TYPES)
     return binds.names
 
 

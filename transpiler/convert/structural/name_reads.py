@@ -2,27 +2,28 @@
 
 from __future__ import annotations
 
-import libcst as cst
+from transpiler.convert.walk import LAYOUT_TYPES, Visitor, walk
+
+
+class _Names(Visitor):
+    def __init__(self):
+        super().__init__()
+        self.names: list[str] = []
+
+    def visit_Name(self, node) -> None:
+        self.names.append(node.value)
+
+    def visit_Attribute(self, node) -> bool:
+        walk(node.value, self, prune=LAYOUT_TYPES)
+        return False
+
+    def visit_Arg(self, node) -> bool:
+        walk(node.value, self, prune=LAYOUT_TYPES)
+        return False
 
 
 def mentions(statement) -> list[str]:
     """Each mention of a name in ``statement`` (attribute and keyword names are no mentions)."""
-
-    class _Names(cst.CSTVisitor):
-        def __init__(self):
-            self.names: list[str] = []
-
-        def visit_Name(self, node) -> None:
-            self.names.append(node.value)
-
-        def visit_Attribute(self, node) -> bool:
-            node.value.visit(self)
-            return False
-
-        def visit_Arg(self, node) -> bool:
-            node.value.visit(self)
-            return False
-
     names = _Names()
-    statement.visit(names)
+    walk(statement, names, prune=LAYOUT_TYPES)
     return names.names
