@@ -27,7 +27,7 @@ from rewrite_rules.index_notation.patterns import Pattern, Side
 _REST = "(rest)"  # the `...` block merged into one axis, when reduce removes it
 _UNIT = "(1)"  # prefix of length-1 axes
 _METHOD = {"mean": "mean", "sum": "sum", "max": "amax", "min": "amin", "prod": "prod", "any": "any", "all": "all"}
-_KEEPDIM = {"mean": "keepdim", "sum": "keepdim", "max": "keepdims", "min": "keepdims"}  # max, min: by position
+_KEEPDIM = {"mean": "keepdim", "sum": "keepdim", "max": "keepdims", "min": "keepdims"}  # max, min: written by position
 
 
 def lower_pattern(pattern: Pattern, tensor: cst.BaseExpression, sizes: Mapping[str, cst.BaseExpression],
@@ -127,9 +127,9 @@ def _reduce(state: Arranged, right: Side, reduction: str) -> Arranged:
         return state.reduced(_METHOD[reduction], gone)
     # keep the reduced axes with length 1: they become the output's unit axes
     numbers = sorted(state.axis(label) for label in gone)
-    how, keep = _METHOD[reduction], {keyword: cst.Name("True")}
+    how = _METHOD[reduction]
     if how in ("amax", "amin"):  # graph mode's Tensor.amax takes no keepdims keyword: by position
         node = method(state.node, how, axes(numbers), cst.Name("True"))
     else:
-        node = method(state.node, how, axes(numbers), **keep)
+        node = method(state.node, how, axes(numbers), **{keyword: cst.Name("True")})
     return Arranged(node, tuple(f"{_UNIT}{label}" if label in gone else label for label in state.layout))

@@ -464,11 +464,8 @@ def _uri_argument(arguments) -> str:
 
 def serve() -> NoReturn:
     server = build_server()
-    code = 0
     try:
-        server.start_io()
-    except SystemExit as done:  # pygls ends the process on the client's exit notification
-        code = done.code if isinstance(done.code, int) else 0
+        server.start_io()  # pygls ends it on the client's exit notification (it catches its own SystemExit)
     finally:
         server.cleanup()
     # A worker stopped while it wrote a result leaves the process pool's manager thread
@@ -480,4 +477,4 @@ def serve() -> NoReturn:
             stream.flush()
         except (OSError, ValueError):  # closed with the connection
             pass
-    os._exit(code)
+    os._exit(0)

@@ -23,6 +23,7 @@ import libcst as cst
 from rewrite_rules.torch_functions.integer_inputs import holds_python_complex, is_complex_tensor
 from transpiler.analyze.tensor_values import is_torch_value_call
 from transpiler.convert.change_text import short
+from transpiler.convert.engine import keyword_arg
 from transpiler.convert.tensor_properties import assigned_value
 from transpiler.convert.walk import LAYOUT_TYPES, StatementVisitor, walk
 
@@ -93,7 +94,7 @@ class _Candidates(StatementVisitor):
     def __init__(self, ctx):
         super().__init__()
         self.ctx = ctx
-        self.found: set[int] = set()
+        self.found: dict[int, tuple[str, str]] = {}  # operation -> (its constant's field, its tensor's field)
         self.statements_found: set[int] = set()
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -104,15 +105,15 @@ class _Candidates(StatementVisitor):
         first = node.args[0] if node.args else None
         if first is not None and first.keyword is None and not first.star \
                 and isinstance(first.value, cst.BinaryOperation) and _sides(self.ctx, first.value) is not None:
-            self._take(first.value)
+            self._take(first.value, _sides(self.ctx, first.value))
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         sides = _sides(self.ctx, node)
         if sides is not None and _shows_tensor(self.ctx, getattr(node, sides[1])):
-            self._take(node)
+            self._take(node, sides)
 
-    def _take(self, node: cst.BinaryOperation) -> None:
-        self.found.add(id(node))
+    def _take(self, node: cst.BinaryOperation, sides: tuple[str, str]) -> None:
+        self.found[id(node)] = sides
         self.statements_found.update(id(s) for s in self.statements)
 
 
@@ -126,15 +127,15 @@ def plan(ctx, module: cst.Module) -> None:
 
 def tensor_operands(ctx, original: cst.BinaryOperation, updated: cst.BaseExpression) -> cst.BaseExpression:
     """``1j * theta`` -> ``mindspore.Tensor(1j, dtype=mindspore.complex64) * theta.to(mindspore.complex64)``."""
-    if id(original) not in ctx.facts.get(_FOUND, ()) or not isinstance(updated, cst.BinaryOperation):
+    sides = ctx.facts.get(_FOUND, {}).get(id(original))
+    if sides is None or not isinstance(updated, cst.BinaryOperation):
         return updated
-    constant, operand = _sides(ctx, original)
+    constant, operand = sides
     complex64 = ctx.ref("mindspore.complex64")
     value = getattr(updated, constant)
     tensor_constant = cst.Call(ctx.ref("mindspore.Tensor"), [
         cst.Arg(value.with_changes(lpar=[], rpar=[]) if isinstance(value, cst.BinaryOperation) else value),
-        cst.Arg(complex64, keyword=cst.Name("dtype"), equal=cst.AssignEqual(cst.SimpleWhitespace(""),
-                                                                             cst.SimpleWhitespace(""))),
+        keyword_arg("dtype", complex64),
     ])
     changes = {constant: tensor_constant}
     why = "MindSpore's Tensor takes no Python complex operand"
