@@ -137,7 +137,7 @@ def _process(job: Job) -> FileSummary:
     if job.cache is not None and not job.want_text:
         start = time.perf_counter()
         # the output depends on what the siblings define too
-        siblings = job.siblings.digest().encode() if job.siblings else b""
+        siblings = job.siblings.digest().encode() if job.siblings is not None else b""
         key = job.cache.key(job.source, job.target, data + siblings)
         entry = job.cache.get(key, job.display)
         timings["cache"] = time.perf_counter() - start

@@ -36,6 +36,8 @@ from rewrite_rules.spec import ApiRule, AttributeRead, NotALiteral, Unconvertibl
 from transpiler.convert.context import FileContext, parse_expr, parse_stmt
 from transpiler.convert.engine import bind, code_of, convert_call, is_literal, literal_value
 from transpiler.convert.formatting import format_compound
+from transpiler.convert.project import adapter_members
+from transpiler.convert.walk import LAYOUT_TYPES, Visitor, walk
 
 
 @dataclass
@@ -91,8 +93,68 @@ class Adapters:
             if adapter.definition is None:
                 continue  # the class written above the code
             namespaces.setdefault(adapter.namespace, []).append(adapter)
+        if namespaces and self.ctx.project_attributes is not None:
+            names = _Names()
+            walk(module, names, prune=LAYOUT_TYPES)
+            named = names.found | self.ctx.project_attributes
+            for namespace, members in namespaces.items():
+                namespaces[namespace] = [
+                    m if f"{namespace}.{m.name}" in names.bases else replace(m, definition=_without_unnamed(m.definition, named))
+                    for m in members]
         for namespace, members in namespaces.items():
             self.ctx.define(namespace, _namespace(namespace, members, module))
+
+
+class _Names(Visitor):
+    """The names, attribute names and short strings of the converted file (but an
+    attribute of ``self``: no method of the file runs on an adapter only called here),
+    and the base classes its classes name."""
+
+    def __init__(self):
+        super().__init__()
+        self.found: set[str] = set()
+        self.bases: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found.add(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        return not (isinstance(node.value, cst.Name) and node.value.value == "self")
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if len(node.value) < 40:
+            self.found.add(node.value.strip("\"'"))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.bases.update(code_of(base.value) for base in node.bases)
+
+
+def _without_unnamed(definition, named: set[str]):
+    """An adapter class the file only calls (no class of the file derives from it),
+    without the members no code of the project can reach: the properties giving torch's
+    attribute names (``weight`` -> ``gamma``) that no file names, and
+    ``reset_parameters`` (with the call that runs a subclass's own) where no file names
+    it. The project index (``SiblingFacts.attributes``) says what the other files
+    name: monai's DenseNet sets ``m.weight`` on the BatchNorms its layer factory, another
+    file, makes. Only its instances could reach the members, never a ``self`` of
+    another class, as a class deriving from an adapter gets it whole in its own file."""
+    if not isinstance(definition, cst.ClassDef):
+        return definition
+    unnamed = adapter_members() - named
+    kept = []
+    for member in definition.body.body:
+        if isinstance(member, cst.FunctionDef):
+            if member.name.value in unnamed and (member.decorators or member.name.value == "reset_parameters"):
+                continue
+            if member.name.value == "__init__" and "reset_parameters" in unnamed:
+                member = member.with_changes(body=member.body.with_changes(
+                    body=[s for s in member.body.body if not _runs_reset(s)]))
+        kept.append(member)
+    return definition.with_changes(body=definition.body.with_changes(body=kept))
+
+
+def _runs_reset(statement) -> bool:
+    return isinstance(statement, cst.If) and "reset_parameters" in code_of(statement.test)
 
 
 # in the docstring of every definition ms-migrate writes above a file's code

@@ -64,6 +64,9 @@ class FileContext:
     # MindSpore differentiates construct as a whole (no ops.assign on locals; no requires_grad flags)
     forward_depth: int = 0
     runtime_settings: bool = False
+    # the adapter members (torch's attribute names, reset_parameters) some file of the project
+    # names (SiblingFacts.attributes); None: the project is not known
+    project_attributes: frozenset[str] | None = None
     # ids of statements the rewrite changed: black formats exactly these
     to_format: NodeSet = field(default_factory=NodeSet)
     # statements the rewrite passed by (nothing to convert in them): written as they were

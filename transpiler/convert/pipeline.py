@@ -79,7 +79,7 @@ def convert_source(text: str, path: str = "<string>", rules: RuleSet | None = No
     timings["parse"] = time.perf_counter() - start
     try:
         with formatted_at(line_length):
-            return _convert_module(module, text, path, rules, timings, siblings or SiblingFacts(),
+            return _convert_module(module, text, path, rules, timings, siblings if siblings is not None else SiblingFacts(),
                                    jit_steps, runtime_settings)
     except RecursionError:
         diagnostic = Diagnostic(path, 1, 1, "internal", Severity.ERROR, "file nests too deeply to convert")
@@ -122,7 +122,8 @@ def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, ti
     if not analysis.interesting:
         return FileResult(path, "unchanged", text, [], timings)
     start = time.perf_counter()
-    ctx = FileContext(path, analysis, jit_steps=jit_steps, runtime_settings=runtime_settings)
+    ctx = FileContext(path, analysis, jit_steps=jit_steps, runtime_settings=runtime_settings,
+                      project_attributes=siblings.attributes)
     rewriter = Rewriter(ctx, rules, module, siblings.functions)
     converted = rewrite(module, rewriter)
     rewriter.adapters.define(converted)

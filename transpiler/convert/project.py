@@ -39,10 +39,16 @@ class SiblingFacts:
     # call site of the project passes a tensor: a file that never names torch still handles
     # tensors there, and is converted (``data.size(0)`` -> ``data.shape[0]``)
     tensor_params: frozenset[str] = frozenset()
+    # of the members an adapter class may hold (torch's attribute names over MindSpore's,
+    # ``reset_parameters``: ``adapter_members``), those some file of the project names
+    # (``m.weight``, ``getattr(m, "weight")``); None: the project is not known, and an
+    # adapter keeps every member
+    attributes: frozenset[str] | None = None
 
     def digest(self) -> str:
         text = "\0".join([*sorted(self.cells), "\1", *sorted(self.functions), "\1",
-                          *(f"{a}={b}" for a, b in self.torch_names), "\1", *sorted(self.tensor_params)])
+                          *(f"{a}={b}" for a, b in self.torch_names), "\1", *sorted(self.tensor_params),
+                          "\1", *sorted(self.attributes if self.attributes is not None else ["\2"])])
         return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
     def __bool__(self) -> bool:
@@ -63,11 +69,27 @@ class _Module:
     # for the tensor flow, per function (and the module body, key ""): its own assignments
     # and the calls that pass arguments, read once with the file
     scopes: dict[str, tuple[list, list]] = field(default_factory=dict)
+    # attribute names it reads or sets (not of ``self``), and strings that could be one
+    # (getattr(m, "weight"))
+    attribute_names: frozenset[str] = frozenset()
+
+
+def adapter_members() -> frozenset[str]:
+    """The members an adapter class may go without (``transpiler.convert.adapters``):
+    the properties giving torch's attribute names over MindSpore's (every rule's
+    ``attribute_reads``) and ``reset_parameters``. The index notes only these names,
+    so a file's facts change when a file starts or stops naming one of them."""
+    from rewrite_rules.registry import load_rules
+
+    return load_rules().attribute_read_names | {"reset_parameters"}
 
 
 class ProjectIndex:
     def __init__(self, modules: dict[str, _Module]):
         self.modules = modules
+        members = adapter_members()
+        self.attributes = frozenset(name for module in modules.values()
+                                    for name in module.attribute_names if name in members)
         self.by_path = {os.path.abspath(m.path): m for m in modules.values()}
         self.kinds: dict[tuple[str, str], str] = {}  # (module, class) -> "cell" / "function"
         self._classify()
@@ -94,7 +116,7 @@ class ProjectIndex:
         for local, kind in self._imported_kinds(module).items():
             (cells if kind == "cell" else functions).add(local)
         return SiblingFacts(frozenset(cells), frozenset(functions), tuple(sorted(self._imported_torch(module).items())),
-                            frozenset(self.tensor_params.get(module.name, ())))
+                            frozenset(self.tensor_params.get(module.name, ())), self.attributes)
 
     def _imported_torch(self, module: _Module) -> dict[str, str]:
         """Names ``module`` gets from siblings that the sibling bound to torch."""
@@ -356,6 +378,7 @@ def _module_of(root: str, package: str, path: str, data: bytes) -> _Module | Non
         relative = relative[:-1]
     name = ".".join(p for p in [package, *relative] if p)
     module = _Module(name, path, is_package)
+    module.attribute_names = frozenset(_attribute_names(tree))
     module.scopes[""] = _scope_nodes(tree)
     for statement in _top_level(tree.body):
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -398,6 +421,18 @@ def _module_of(root: str, package: str, path: str, data: bytes) -> _Module | Non
             if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
                 module.public = list(value)
     return module
+
+
+def _attribute_names(tree: ast.AST):
+    """Attribute names, but of ``self`` (no method of a class reaches an adapter's
+    members through ``self``: a class deriving from an adapter gets it whole), and
+    strings that could name an attribute."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            if not (isinstance(node.value, ast.Name) and node.value.id == "self"):
+                yield node.attr
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+            yield node.value
 
 
 def _parameters(function) -> list[str]:
