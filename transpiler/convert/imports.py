@@ -17,6 +17,7 @@ from transpiler.convert.formatting import KeepsFormatting
 from transpiler.convert.names import is_torch_name
 from transpiler.convert.node_sets import NodeSet
 from transpiler.convert.statements import Placeholders
+from transpiler.convert.type_checking_imports import annotation_only, into_type_checking
 from transpiler.convert.walk import HOLDS_STATEMENTS, LAYOUT_TYPES, Transformer, rewrite, walk
 
 
@@ -71,15 +72,22 @@ def referenced_names(module: cst.Module) -> set[str]:
     return collector.names
 
 
-def _new_import_statements(ctx: FileContext) -> list[cst.SimpleStatementLine]:
+def _new_import_statements(ctx: FileContext, for_type_checkers: set[str] = frozenset()):
+    """The import lines ``ctx.imports_needed`` asks for, and those of them only type
+    checkers need (the locals ``for_type_checkers``: see type_checking_imports)."""
     plain: list[str] = []
     from_names: dict[str, list[str]] = {}
+    checkers_only: set[str] = set()
     existing = ctx.analysis.imports
     for module, local in sorted(ctx.imports_needed):
         binding = existing.get(local)
         if binding is not None and binding.qualified == module:
             continue  # already imported by the user
-        if "." in module and local != module:
+        if local in for_type_checkers and local == module:
+            checkers_only.add(f"import {module}")
+        elif local in for_type_checkers and "." in module and module.rsplit(".", 1)[1] == local:
+            checkers_only.add(f"from {module.rsplit('.', 1)[0]} import {local}")
+        elif "." in module and local != module:
             parent, name = module.rsplit(".", 1)
             from_names.setdefault(parent, []).append(name)
         elif local == module:
@@ -98,7 +106,9 @@ def _new_import_statements(ctx: FileContext) -> list[cst.SimpleStatementLine]:
             ctx.diagnostics.append(Diagnostic(ctx.path, 1, 1, NEW_REQUIREMENT, Severity.WARNING,
                                               f"{requirement_of(line.split()[1])}: {comment[2:]}"))
         statements.append(parse_stmt("  ".join(filter(None, [line, comment])) + "\n"))
-    return statements  # type: ignore[return-value]
+    checkers = [parse_stmt(f"{line}  {import_comment(line.split()[1]).replace('new requirement', 'for type checkers')}\n")
+                for line in sorted(checkers_only)]
+    return statements, checkers
 
 
 class _ImportEditor(Transformer):
@@ -298,7 +308,11 @@ def fix_imports(module: cst.Module, ctx: FileContext) -> cst.Module:
         module = rewrite(module, _ImportEditor(unused, placeholders, ctx.kept_imports, ctx.analysis.converts_import_of,
                                                ctx.passed, ctx.analysis.import_holders))
     body = list(module.body)
-    new_imports = _new_import_statements(ctx) if ctx.imports_needed else []
+    # a new requirement only annotations name goes where the file imports for type checkers
+    for_type_checkers = annotation_only(module, {local for name, local in ctx.imports_needed if import_comment(name)})
+    new_imports, checkers = _new_import_statements(ctx, for_type_checkers) if ctx.imports_needed else ([], [])
+    if checkers:
+        into_type_checking(body, checkers)
     standard = [s for s in new_imports if _standard_library(s)]
     new_imports = [s for s in new_imports if s not in standard]
     if standard and _into_standard_group(body, index, standard):
