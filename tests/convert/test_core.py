@@ -205,6 +205,21 @@ def test_comments_of_removed_statements_are_kept():
     assert "model.to" not in out
 
 
+def test_device_moves_that_leave_nothing_go():
+    code = """\
+    import torch
+
+    def batch(x, y, a, b, device):
+        x = x.to(device)
+        x, y = x.to(device), y.to(device)
+        a, b = b.to(device), a.to(device)
+        return x, y, a, b
+    """
+    out = convert(code)
+    assert "x = x" not in out and "x, y = x, y" not in out, out
+    assert "a, b = b, a" in out, out  # a swap is no move
+
+
 # -- structural rewrites ------------------------------------------------------------
 
 

@@ -56,6 +56,13 @@ def _kind_of(value: cst.BaseExpression, ctx) -> str | None:
     return None
 
 
+def _converted_call(value: cst.BaseExpression) -> bool:
+    """A call, or a tuple of values some of which are calls (``x, y = x.to(device), y.to(device)``)."""
+    if isinstance(value, cst.Tuple):
+        return any(isinstance(e.value, cst.Call) for e in value.elements)
+    return isinstance(value, cst.Call)
+
+
 def is_noop_statement(original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine) -> bool:
     if len(original.body) != len(updated.body):
         return False
@@ -66,7 +73,7 @@ def is_noop_statement(original: cst.SimpleStatementLine, updated: cst.SimpleStat
                 return False
         elif isinstance(before, cst.Assign) and isinstance(after, cst.Assign):
             if not (
-                isinstance(before.value, cst.Call)
+                _converted_call(before.value)
                 and len(after.targets) == 1
                 and type(after.targets[0].target) is type(after.value)  # nodes of two types never read the same
                 and code_of(after.targets[0].target) == code_of(after.value)
