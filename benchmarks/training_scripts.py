@@ -9,13 +9,16 @@ user would) and run with torch unimportable (transpiler/proof/no_torch.py).
     .venv/bin/python benchmarks/training_scripts.py --json out.json --work /tmp/ts
     .venv/bin/python benchmarks/training_scripts.py --table a.json b.json     # rows saved by earlier runs
     .venv/bin/python benchmarks/training_scripts.py --distributed   # DDP scripts: torchrun vs msrun (distributed.py)
+    .venv/bin/python benchmarks/training_scripts.py bigram --jit    # converted with `convert --jit`
 
 Per script it prints the verdict on both sides (trains: it ran and its last
 printed loss is below its first; flat: it ran, the loss did not fall; no-loss;
 fails at file:line with the first error line; marked: it failed in a statement
 the converter marked as not converted; timeout), the first and last loss each
 side printed (read from the script's own output with a per-script regular
-expression), the wall time of each side and their ratio. Initial weights and
+expression), the wall time of each side and their ratio; where the corpus has the same training
+written by hand in MindSpore (``Script.by_hand``, benchmarks/training_scripts/by_hand),
+that runs too and the converted script's time is also given against it. Initial weights and
 random draws are each framework's own: the losses should fall on both sides,
 not match.
 
@@ -43,8 +46,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
+from dataclasses import replace
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -75,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-convert", action="store_true", help="reuse the converted code in --work")
     parser.add_argument("--torch-only", action="store_true", help="run the torch side only (checks the corpus)")
     parser.add_argument("--timeout", type=int, default=0, help="seconds per side (default: each script's own)")
+    parser.add_argument("--jit", action="store_true",
+                        help="convert with `convert --jit` (training steps compiled) into converted-jit/")
     parser.add_argument("--table", nargs="+", metavar="JSON",
                         help="print the table of rows saved with --json by earlier runs (the last row of a script "
                              "wins), in corpus order; nothing is run")
@@ -118,15 +125,25 @@ def run_script(script: Script, source: Source, work: str, args, torchvision: str
     row["torch"] = run_side(script, "torch", torch_cwd, packages, timeout, torchvision)
     if args.torch_only:
         return row
+    folder = "converted-jit" if args.jit else "converted"
+    options = ["--jit"] if args.jit else []
     try:
-        converted = convert(original, os.path.join(work, "converted", os.path.basename(original)), not args.no_convert)
-        converted_packages = [convert(p, os.path.join(work, "converted", os.path.basename(p)), not args.no_convert)
-                              for p in packages]
+        converted = convert(original, os.path.join(work, folder, os.path.basename(original)), not args.no_convert,
+                            options)
+        converted_packages = [convert(p, os.path.join(work, folder, os.path.basename(p)), not args.no_convert,
+                                      options) for p in packages]
     except RuntimeError as exc:
         row["mindspore"] = {"side": "mindspore", "verdict": "convert", "error": str(exc)[:300], "seconds": None}
         return row
     ms_cwd = prepare_run(script, converted, os.path.join(work, "runs", script.id, "mindspore"))
     row["mindspore"] = run_side(script, "mindspore", ms_cwd, converted_packages, timeout)
+    if script.by_hand:  # the same training written by hand in MindSpore, run where the converted script ran
+        hand_cwd = prepare_run(script, converted, os.path.join(work, "runs", script.id, "by_hand"))
+        name = f"by_hand_{script.by_hand}"
+        shutil.copy(os.path.join(ROOT, "benchmarks", "training_scripts", "by_hand", script.by_hand),
+                    os.path.join(hand_cwd, name))
+        row["by_hand"] = run_side(replace(script, path=os.path.join(script.cwd, name)), "mindspore", hand_cwd,
+                                  converted_packages, timeout)
     return row
 
 
@@ -138,12 +155,12 @@ def _package(spec: str) -> Source:
 _converted_now: set[str] = set()
 
 
-def convert(source: str, output: str, again: bool) -> str:
-    """``python -m transpiler convert SOURCE -o OUTPUT`` (once per run of the benchmark)."""
+def convert(source: str, output: str, again: bool, options: list[str] = ()) -> str:
+    """``python -m transpiler convert SOURCE -o OUTPUT [OPTIONS]`` (once per run of the benchmark)."""
     if output in _converted_now or (not again and os.path.isdir(output)):
         return output
     done = subprocess.run([sys.executable, "-m", "transpiler", "convert", source, "-o", output, "--force", "-q",
-                           "--report", output + ".report.json"],
+                           "--report", output + ".report.json", *options],
                           cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     if done.returncode not in (0, 1) or not os.path.isdir(output):
         raise RuntimeError(f"ms-migrate convert {safe_name(os.path.basename(source))}: exit {done.returncode}: "

@@ -51,7 +51,7 @@ SCRIPTS: list[Script] = [
            note="Glow on a 2-class 16 px ImageFolder"),
     Script("bigram", "karpathy/ng-video-lecture", "bigram.py", r"step \d+: train loss ([-\d.]+)", stop_after=4,
            note="bigram language model on the repository's input.txt; constants in the file (3000 steps, "
-                "evaluation every 300): stopped after 4 evaluations"),
+                "evaluation every 300): stopped after 4 evaluations", by_hand="bigram.py"),
     Script("nnlm", "graykode/nlp-tutorial", "1-1.NNLM/NNLM.py", _COST, cwd="1-1.NNLM", stop_after=2,
            note="neural n-gram language model, 5000 epochs in the file (a cost every 1000): stopped after 2 costs"),
     Script("textcnn", "graykode/nlp-tutorial", "2-1.TextCNN/TextCNN.py", _COST, cwd="2-1.TextCNN", stop_after=2,

@@ -28,6 +28,11 @@ class Script:
     this environment lacks; downloaded with ``pip download --no-deps`` and put
     on the path of both sides (never installed).
     note: what the configuration changes or why the row is what it is.
+    by_hand: a file of ``benchmarks/training_scripts/by_hand`` that writes the same
+    training by hand in MindSpore (same model, data and printed losses): it runs as a
+    third side, in a copy of the converted run directory, and the table gives the
+    converted script's time against it (issue 26's speed target where MindSpore itself
+    is the limit).
     """
 
     id: str
@@ -41,3 +46,4 @@ class Script:
     packages: tuple[str, ...] = ()
     timeout: int = 900
     note: str = ""
+    by_hand: str = ""

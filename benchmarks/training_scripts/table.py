@@ -34,6 +34,12 @@ def print_table(rows: list[dict], out=None) -> None:
               f"{_loss(torch):<17} {_seconds(torch):>6}  {ms.get('verdict', ''):<9} {_loss(ms):<17} "
               f"{_seconds(ms):>6} {ratio:>5}", file=out)
     print("-" * len(header), file=out)
+    by_hand = [row for row in rows if row.get("by_hand")]
+    for row in by_hand:  # the same training written by hand in MindSpore (Script.by_hand)
+        hand, ms = row["by_hand"], row.get("mindspore", {})
+        ratio = f"{ms['seconds'] / hand['seconds']:.2f}" if ms.get("seconds") and hand.get("seconds") else "-"
+        print(f"{row['id']:<16} written by hand in MindSpore: {hand.get('verdict', '')} {_loss(hand)} "
+              f"{_seconds(hand)} s; converted/by hand {ratio}", file=out)
     repositories = len({row["source"] for row in rows})
     summary = ", ".join(f"{count} {name}" for name, count in sorted(counts.items()))
     print(f"{len(rows)} scripts from {repositories} repositories; converted: {summary}", file=out)

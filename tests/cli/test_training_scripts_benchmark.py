@@ -41,6 +41,8 @@ def test_corpus_entries_are_well_formed():
         assert all(re.fullmatch(r"[\w.-]+==[\w.]+", p) for p in script.packages), script.id
         assert script.stop_after == 0 or script.stop_after >= 2
         assert script_by_id(script.id) is script
+        by_hand = os.path.join(os.path.dirname(data.__file__), "by_hand", script.by_hand)
+        assert not script.by_hand or os.path.isfile(by_hand), script.id
     with pytest.raises(KeyError):
         script_by_id("nothing")
 
@@ -118,7 +120,8 @@ def test_the_table_prints_each_side_and_the_failures():
     rows = [
         {"id": "pygat", "source": "Diego999/pyGAT",
          "torch": {"verdict": "trains", "first": 1.26, "last": 1.1, "seconds": 10.0},
-         "mindspore": {"verdict": "trains", "first": 1.25, "last": 1.0, "seconds": 25.0}},
+         "mindspore": {"verdict": "trains", "first": 1.25, "last": 1.0, "seconds": 25.0},
+         "by_hand": {"verdict": "trains", "first": 1.24, "last": 1.0, "seconds": 20.0}},
         {"id": "glow", "source": "rosinality/glow-pytorch",
          "torch": {"verdict": "trains", "first": 5.0, "last": 4.0, "seconds": 2.0},
          "mindspore": {"verdict": "fails", "first": None, "last": None, "seconds": 4.0, "where": "model.py:12",
@@ -130,5 +133,6 @@ def test_the_table_prints_each_side_and_the_failures():
     text = out.getvalue()
     assert re.search(r"pygat\s+Diego999/pyGAT\s+trains\s+1\.26->1\.1\s+10\.0\s+trains\s+1\.25->1\s+25\.0\s+2\.5", text)
     assert "3 scripts from 3 repositories" in text
+    assert "pygat            written by hand in MindSpore: trains 1.24->1 20.0 s; converted/by hand 1.25" in text
     assert "glow: fails at model.py:12: TypeError: bad" in text
     assert "gone: source: source not available" in text
