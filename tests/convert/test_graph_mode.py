@@ -91,6 +91,23 @@ SOURCE = textwrap.dedent(
             return self.out(out)
 
 
+    class AxialHeads(nn.Module):
+        """axial-attention: the heads merged by a lambda the forward assigns, mapped by its name."""
+
+        def __init__(self, dim=8, heads=2):
+            super().__init__()
+            self.heads = heads
+            self.to_qkv = nn.Linear(dim, dim * 3, bias=False)
+
+        def forward(self, x):
+            q, k, v = self.to_qkv(x).chunk(3, dim=-1)
+            b, t, d, h = *q.shape, self.heads
+            merge_heads = lambda x: x.reshape(b, -1, h, d // h).transpose(1, 2).reshape(b * h, -1, d // h)
+            q, k, v = map(merge_heads, (q, k, v))
+            dots = torch.einsum("bie,bje->bij", q, k).softmax(dim=-1)
+            return torch.einsum("bij,bje->bie", dots, v)
+
+
     class Mixture(nn.Module):
         """A lambda reading a local over two iterables, and one consumed by sum."""
 
@@ -402,6 +419,7 @@ def randn(*shape, seed=0):
 CASES = [
     Case("Attention", [randn(2, 5, 8)], args=[]),
     Case("Mixture", [randn(4, 4)], args=[]),
+    Case("AxialHeads", [randn(2, 5, 8)], args=[]),
     Case("Tokens", [randn(2, 3, 4)], args=[]),
     Case("RelativePositions", [randn(2, 4, 4)], args=[]),
     Case("DeviceChecks", [randn(2, 4)], args=[]),
@@ -461,6 +479,7 @@ def test_map_over_a_closure_becomes_a_list_comprehension(both_sides):
     assert "q, k, v = [split_heads(t, self.heads) for t in qkv]" in text, text
     assert "[branch(x) * w * scale for branch, w in zip(self.branches, (1.0, 0.5))]" in text, text
     assert "sum([p * scale for p in parts])" in text, text
+    assert "q, k, v = [merge_heads(item) for item in (q, k, v)]" in text, text
 
 
 def test_dimensions_go_by_position_and_expand_is_broadcast_to(both_sides):

@@ -6,7 +6,9 @@ rewritten form means the same in PyNative.
 Map operator, which refuses a lambda that reads a variable of the function
 around it ("The Map operator don't support Closure with free variable yet",
 measured on MindSpore 2.10); the list comprehension ``[f(t, h=self.heads) for t
-in qkv]`` compiles. Only where the map is consumed whole (unpacked, or passed
+in qkv]`` compiles. So does ``[merge_heads(item) for item in (q, k, v)]`` for
+``map(merge_heads, (q, k, v))`` with ``merge_heads`` a lambda the method
+defines (axial-attention). Only where the map is consumed whole (unpacked, or passed
 to list/tuple/sum/...), so that computing every item at once is what the
 program did anyway. A lambda that reads nothing but its parameters and the
 module's names compiles as it is and is left alone.
@@ -277,6 +279,9 @@ def _as_comprehension(call: cst.Call, module_names: set[str]) -> cst.ListComp | 
     if any(arg.star or arg.keyword for arg in call.args):
         return None
     function = call.args[0].value
+    iterables = [arg.value for arg in call.args[1:]]
+    if isinstance(function, cst.Name) and function.value not in module_names and function.value not in _BUILTINS:
+        return _calls_in_comprehension(function, iterables)  # a function of the method (merge_heads = lambda x: ...)
     if not isinstance(function, cst.Lambda):
         return None
     params = function.params
@@ -284,7 +289,6 @@ def _as_comprehension(call: cst.Call, module_names: set[str]) -> cst.ListComp | 
             or params.star_kwarg or params.posonly_params or any(p.default for p in params.params):
         return None
     names = [p.name.value for p in params.params]
-    iterables = [arg.value for arg in call.args[1:]]
     if len(names) != len(iterables) or not names:
         return None
     if not _reads_a_closure(function.body, set(names), module_names):
@@ -296,6 +300,21 @@ def _as_comprehension(call: cst.Call, module_names: set[str]) -> cst.ListComp | 
         target = cst.Tuple([cst.Element(cst.Name(n)) for n in names], lpar=[], rpar=[])
         source = cst.Call(cst.Name("zip"), [cst.Arg(it) for it in iterables])
     return cst.ListComp(elt=function.body, for_in=cst.CompFor(target=target, iter=source))
+
+
+def _calls_in_comprehension(function: cst.Name, iterables: list) -> cst.ListComp:
+    """``[f(item) for item in xs]`` for ``map(f, xs)`` with ``f`` a variable of the function
+    around it (a lambda or function it defines, or one it is given): a closure to Map."""
+    names = [f"item{i if len(iterables) > 1 else ''}" for i in range(len(iterables))]
+    names = [name + "_" if name == function.value else name for name in names]
+    if len(iterables) == 1:
+        target: cst.BaseAssignTargetExpression = cst.Name(names[0])
+        source = iterables[0]
+    else:
+        target = cst.Tuple([cst.Element(cst.Name(n)) for n in names], lpar=[], rpar=[])
+        source = cst.Call(cst.Name("zip"), [cst.Arg(it) for it in iterables])
+    body = cst.Call(function, [cst.Arg(cst.Name(n)) for n in names])
+    return cst.ListComp(elt=body, for_in=cst.CompFor(target=target, iter=source))
 
 
 def _reads_a_closure(body: cst.BaseExpression, params: set[str], module_names: set[str]) -> bool:
