@@ -156,7 +156,7 @@ def {name}(tensors, pattern):
         if end < star:
             raise ValueError(f"pack: a tensor of {{tensor.ndim}} dimensions does not fit the pattern {{pattern!r}}")
         shapes.append(tuple(tensor.shape[star:end]))
-        joined.append(tensor.reshape(*tensor.shape[:star], -1, *tensor.shape[end:]))
+        joined.append(tensor.reshape(tensor.shape[:star] + (-1,) + tensor.shape[end:]))
     return CAT(joined, axis=star), shapes
 '''
 
@@ -169,7 +169,7 @@ def {name}(tensor, packed_shapes, pattern):
         known = sum(size for shape, size in zip(packed_shapes, sizes) if -1 not in shape)
         sizes = [tensor.shape[star] - known if -1 in shape else size for shape, size in zip(packed_shapes, sizes)]
     parts = SPLIT(tensor, sizes, star)
-    return [part.reshape(*tensor.shape[:star], *shape, *tensor.shape[star + 1:])
+    return [part.reshape(tensor.shape[:star] + tuple(shape) + tensor.shape[star + 1:])
             for part, shape in zip(parts, packed_shapes)]
 '''
 

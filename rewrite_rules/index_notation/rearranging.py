@@ -110,8 +110,33 @@ def _split(left: Side, tensor, lengths, merge_rest: bool) -> Arranged:
                 else:
                     arguments.append(cst.Arg(floor_divide(shape_at(tensor, dim(i)), product(known))))
                 layout.append(axis)
+    if any(argument.star for argument in arguments):
+        arguments = [cst.Arg(_shape_tuple(arguments))]
     reshape = method(tensor, "reshape").with_changes(args=arguments)
     return Arranged(reshape, tuple(layout))
+
+
+def _shape_tuple(arguments: list[cst.Arg]) -> cst.BaseExpression:
+    """``x.shape[:-1] + (-1, 2)`` for the arguments ``*x.shape[:-1], -1, 2``: graph mode
+    cannot unpack a slice of a shape it knows only when the graph runs into a call
+    ("Invalid input args for unpack call", rotary-embedding-torch's rotate_half after
+    a slice at a run-time dimension); it adds tuples (measured on MindSpore 2.10)."""
+    parts: list[cst.BaseExpression] = []
+    run: list[cst.Element] = []
+    for argument in arguments:
+        if argument.star:
+            if run:
+                parts.append(cst.Tuple(run))
+                run = []
+            parts.append(argument.value)
+        else:
+            run.append(cst.Element(argument.value))
+    if run:
+        parts.append(cst.Tuple(run))
+    result = parts[0]
+    for part in parts[1:]:
+        result = cst.BinaryOperation(result, cst.Add(), part)
+    return result
 
 
 def _reduce(state: Arranged, right: Side, reduction: str) -> Arranged:

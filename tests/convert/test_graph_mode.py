@@ -68,6 +68,8 @@ SOURCE = textwrap.dedent(
     import torch.nn.functional as F
     from collections import OrderedDict
 
+    from einops import rearrange
+
 
     def split_heads(t, heads):
         b, n, d = t.shape
@@ -396,6 +398,27 @@ SOURCE = textwrap.dedent(
             return self.forecast([x, x * 2])
 
 
+    def rotate_half(x):
+        x = rearrange(x, "... (d r) -> ... d r", r=2)
+        x1, x2 = x.unbind(dim=-1)
+        return rearrange(torch.stack((-x2, x1), dim=-1), "... d r -> ... (d r)")
+
+
+    class Rotary(nn.Module):
+        """rotary-embedding-torch: frequencies cut by a slice object of a run-time length (its slice_at_dim),
+        half the features rotated by rearrange: graph mode cannot unpack *x.shape[:-1] of what follows."""
+
+        def __init__(self, dim=4):
+            super().__init__()
+            self.freqs = nn.Parameter(torch.randn(6, dim))
+
+        def forward(self, t):
+            freqs = self.freqs[slice(-t.shape[-2], None)]
+            rot = freqs.shape[-1]
+            middle = t[..., :rot]
+            return torch.cat((middle * freqs.cos() + rotate_half(middle) * freqs.sin(), t[..., rot:]), dim=-1)
+
+
     class Reductions(nn.Module):
         """CoCa's sim.amax(dim=-1, keepdim=True); sooftware's Transpose(shape) layer."""
 
@@ -480,6 +503,41 @@ def test_map_over_a_closure_becomes_a_list_comprehension(both_sides):
     assert "[branch(x) * w * scale for branch, w in zip(self.branches, (1.0, 0.5))]" in text, text
     assert "sum([p * scale for p in parts])" in text, text
     assert "q, k, v = [merge_heads(item) for item in (q, k, v)]" in text, text
+
+
+def test_a_reshape_around_a_run_time_slice_compiles(both_sides):
+    """rotary-embedding-torch: rearrange's '... (d r) -> ... d r' wrote x.reshape(*x.shape[:-1], -1, 2),
+    which graph mode cannot unpack after a slice object of a run-time length ("Invalid input args
+    for unpack call"); the shape as a tuple sum compiles. The forward only: MindSpore 2.10 cannot
+    differentiate through that slice object in graph mode ("'int' object is not iterable",
+    measured with either reshape)."""
+    import torch
+
+    target = both_sides[0]
+    assert "x.reshape(x.shape[:-1] + (-1, 2))" in target.read_text()
+    torch.manual_seed(0)
+    model = load_torch_module(target.parent.parent / "graph_models.py", "graph_mode_rotary").Rotary()
+    x = randn(2, 5, 6)
+    with torch.no_grad():
+        expected = model(torch.from_numpy(x)).numpy()
+    data = target.parent.parent / "rotary.npz"
+    np.savez(data, x=x, freqs=model.freqs.detach().numpy())
+    script = target.parent.parent / "rotary_graph.py"
+    script.write_text(_GRAPH_MODE + textwrap.dedent(f"""
+        import sys
+        import numpy as np
+        sys.path.insert(0, {str(target.parent)!r})
+        from graph_models import Rotary
+        data = np.load({str(data)!r})
+        model = Rotary()
+        model.freqs.set_data(mindspore.Tensor(data["freqs"]))
+        np.save(sys.argv[1], model(mindspore.Tensor(data["x"])).asnumpy())
+        """))
+    result = target.parent.parent / "rotary_out.npy"
+    done = subprocess.run([sys.executable, str(script), str(result)], capture_output=True, text=True, timeout=600,
+                          cwd=target.parent.parent)
+    assert done.returncode == 0, done.stderr[-3000:]
+    np.testing.assert_allclose(np.load(result), expected, rtol=1e-5, atol=1e-6)
 
 
 def test_dimensions_go_by_position_and_expand_is_broadcast_to(both_sides):
