@@ -628,9 +628,21 @@ def test_a_lambda_reading_only_its_parameters_stays_a_map():
     """Graph mode compiles it (no free variable), so the author's code stays."""
     from transpiler.convert.pipeline import convert_source
 
-    source = "import torch\n\ndef f(xs):\n    a, b = map(lambda t: torch.relu(t) * 2, xs)\n    return a + b\n"
+    source = "import torch\n\ndef f(xs):\n    a, b = map(lambda t: t * 2 + 1, xs)\n    return a + b\n"
     result = convert_source(source, "a.py")
-    assert "map(lambda t: ops.relu(t) * 2, xs)" in result.output, result.output
+    assert "map(lambda t: t * 2 + 1, xs)" in result.output, result.output
+
+
+def test_a_lambda_reading_a_global_or_a_builtin_is_a_comprehension():
+    """egnn-pytorch's map(lambda t: list(t.shape), (values, indices)): graph mode's Map refuses
+    a lambda reading any name but its parameters, a module's or a builtin too (measured)."""
+    from transpiler.convert.pipeline import convert_source
+
+    source = ("import torch\n\ndef f(a, b):\n    sa, sb = map(lambda t: list(t.shape), (a, b))\n"
+              "    c, d = map(lambda t: torch.relu(t) * 2, (a, b))\n    return sa, sb, c, d\n")
+    result = convert_source(source, "a.py")
+    assert "sa, sb = [list(t.shape) for t in (a, b)]" in result.output, result.output
+    assert "c, d = [ops.relu(t) * 2 for t in (a, b)]" in result.output, result.output
 
 
 def test_a_map_not_consumed_whole_stays_a_map():

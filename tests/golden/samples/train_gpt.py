@@ -261,10 +261,6 @@ def main(argv=None):
                 for i in ix
             ]
         )
-        if device_type == "cuda":
-            x, y = x, y
-        else:
-            x, y = x, y
         return x, y
 
     iter_num = 0

@@ -10,8 +10,11 @@ in qkv]`` compiles. So does ``[merge_heads(item) for item in (q, k, v)]`` for
 ``map(merge_heads, (q, k, v))`` with ``merge_heads`` a lambda the method
 defines (axial-attention). Only where the map is consumed whole (unpacked, or passed
 to list/tuple/sum/...), so that computing every item at once is what the
-program did anyway. A lambda that reads nothing but its parameters and the
-module's names compiles as it is and is left alone.
+program did anyway. A lambda that reads nothing but its parameters
+(``lambda t: t * 2``) compiles as it is and is left alone; one that reads a global
+or a builtin does not (``lambda t: ops.relu(t)``, ``lambda t: list(t.shape)`` in
+egnn-pytorch: the same error, measured), nor does a function of the method; a
+function of the module does (``map(split_heads, qkv)``).
 
 An ``import`` inside ``construct`` or a function it calls (the torch import a
 marked statement keeps, transpiler/convert/marked.py): graph mode refuses to compile the whole method
@@ -291,7 +294,7 @@ def _as_comprehension(call: cst.Call, module_names: set[str]) -> cst.ListComp | 
     names = [p.name.value for p in params.params]
     if len(names) != len(iterables) or not names:
         return None
-    if not _reads_a_closure(function.body, set(names), module_names):
+    if not _reads_a_closure(function.body, set(names)):
         return None
     if len(iterables) == 1:
         target: cst.BaseAssignTargetExpression = cst.Name(names[0])
@@ -317,14 +320,14 @@ def _calls_in_comprehension(function: cst.Name, iterables: list) -> cst.ListComp
     return cst.ListComp(elt=body, for_in=cst.CompFor(target=target, iter=source))
 
 
-def _reads_a_closure(body: cst.BaseExpression, params: set[str], module_names: set[str]) -> bool:
+def _reads_a_closure(body: cst.BaseExpression, params: set[str]) -> bool:
     class _Reads(cst.CSTVisitor):
         def __init__(self):
             self.found = False
             self.unsupported = False
 
         def visit_Name(self, node: cst.Name) -> None:
-            if node.value not in params and node.value not in module_names and node.value not in _BUILTINS:
+            if node.value not in params:  # a global or builtin too (measured: ops.relu(t), len(t.shape))
                 self.found = True
 
         def visit_Attribute(self, node: cst.Attribute) -> bool:
