@@ -419,6 +419,41 @@ SOURCE = textwrap.dedent(
             return torch.cat((middle * freqs.cos() + rotate_half(middle) * freqs.sin(), t[..., rot:]), dim=-1)
 
 
+    def exists(val):
+        return val is not None
+
+
+    class CausalAttention(nn.Module):
+        """lucidrains' PaLM and CoCa: the causal mask and a bias cached in buffers that start as None."""
+
+        def __init__(self, dim=4):
+            super().__init__()
+            self.proj = nn.Linear(dim, dim)
+            self.register_buffer("mask", None, persistent=False)
+            self.register_buffer("bias", None, persistent=False)
+
+        def get_mask(self, n):
+            if self.mask is not None and self.mask.shape[-1] >= n:
+                return self.mask[:n, :n]
+
+            mask = torch.ones((n, n), dtype=torch.bool).triu(1)
+            self.register_buffer("mask", mask, persistent=False)
+            return mask
+
+        def get_bias(self, n):
+            if exists(self.bias) and self.bias.shape[-1] >= n:
+                return self.bias[:n]
+            bias = torch.arange(n).float() / n
+            self.bias = bias
+            return bias
+
+        def forward(self, x):
+            n = x.shape[1]
+            sim = self.proj(x) @ x.transpose(-1, -2) + self.get_bias(n)
+            sim = sim.masked_fill(self.get_mask(n), -1e4)
+            return sim.softmax(dim=-1) @ x
+
+
     class Reductions(nn.Module):
         """CoCa's sim.amax(dim=-1, keepdim=True); sooftware's Transpose(shape) layer."""
 
@@ -443,6 +478,7 @@ CASES = [
     Case("Attention", [randn(2, 5, 8)], args=[]),
     Case("Mixture", [randn(4, 4)], args=[]),
     Case("AxialHeads", [randn(2, 5, 8)], args=[]),
+    Case("CausalAttention", [randn(2, 3, 4)], args=[]),
     Case("Tokens", [randn(2, 3, 4)], args=[]),
     Case("RelativePositions", [randn(2, 4, 4)], args=[]),
     Case("DeviceChecks", [randn(2, 4)], args=[]),
@@ -588,6 +624,14 @@ def test_xor_of_truth_values_is_not_equal_and_a_set_of_literals_a_tuple(both_sid
     assert "assert not (self.cross_attend != exists(context))" in text, text
     assert "(flags ^ 1) and not (exists(context) != (x.shape[0] > 1))" in text, text
     assert "assert x.ndim in (2, 3) and x.ndim not in (4,)" in text, text
+
+
+def test_a_value_cached_in_an_attribute_that_starts_as_none_is_computed(both_sides):
+    text = both_sides[0].read_text()
+    cls = text.split("class CausalAttention")[1].split("\nclass ")[0]
+    assert "is not None and" not in cls and "exists(self.bias)" not in cls, cls
+    assert "self.mask = mask" not in cls and "self.bias = bias" not in cls, cls
+    assert "def get_bias(self, n):\n        bias = " in cls, cls
 
 
 def test_a_value_cached_in_a_dict_attribute_is_returned(both_sides):
