@@ -50,7 +50,9 @@ def _loader(call, ctx):
             # over the same dataset (glow's loader made anew each pass) starts from its own copy
             pipeline = cst.Call(ctx.ref("copy.deepcopy"), [cst.Arg(dataset)])
         if sampler is not None:
-            raise Unconvertible("sampler= on a dataset that is already a mindspore.dataset pipeline")
+            # the sampler draws the rows of the pipeline's source (MnistDataset, ImageFolderDataset ...)
+            dataset = pipeline = cst.Call(define(ctx, "sampled_by", _sampled_by(code_of(ctx.ref("mindspore")))),
+                                          [cst.Arg(pipeline), cst.Arg(sampler)])
         if code_of(shuffle) != "False":
             size = cst.Call(cst.Attribute(dataset, cst.Name("get_dataset_size")), [])
             shuffled = cst.Call(cst.Attribute(pipeline, cst.Name("shuffle")), [cst.Arg(size)])
@@ -80,6 +82,38 @@ def _loader(call, ctx):
     batch_args = [cst.Arg(batch_size if batch_size is not None else cst.Integer("1"))]
     batch_args.append(keyword_arg("drop_remainder", call.get("drop_last") or cst.Name("False")))
     call.result = cst.Call(cst.Attribute(pipeline, cst.Name("batch")), batch_args)
+
+
+_SAMPLED_BY = '''
+def {name}(pipeline, sampler):
+    """The pipeline whose source reads the rows ``sampler`` draws, drawn anew each epoch, as
+    torch's DataLoader(dataset, sampler=sampler) reads them (``sampler``: any iterable of
+    row numbers with a length, such as a converted DistributedSampler)."""
+
+    class Drawn(%(ms)s.dataset.Sampler):
+        def __init__(self):
+            super().__init__(num_samples=len(sampler))
+
+        def __iter__(self):
+            return iter(sampler)
+
+        def __len__(self):
+            return len(sampler)
+
+    source = pipeline
+    while source.children:
+        if len(source.children) > 1:
+            raise ValueError("sampler= over a pipeline of several sources (zip, concat): give each source its sampler")
+        source = source.children[0]
+    if not hasattr(source, "use_sampler"):
+        raise ValueError(f"sampler= over {{type(source).__name__}}, which reads its rows in its own order")
+    source.use_sampler(Drawn())
+    return pipeline
+'''
+
+
+def _sampled_by(ms: str) -> str:
+    return _SAMPLED_BY % {"ms": ms}
 
 
 _LOADERS = ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
