@@ -147,6 +147,13 @@ def mnist_raw(run: str) -> None:
     _idx_files(os.path.join(run, "data", "MNIST", "raw"))
 
 
+def mnist_raw_ddp(run: str) -> None:
+    """``data/MNIST/raw/...`` as ``mnist_raw``, with 4000 training and 5000 test
+    digits: enough batches of 100 per rank, with 2 ranks, for scripts that print
+    every 10th training step and every 50th test step."""
+    _idx_files(os.path.join(run, "data", "MNIST", "raw"), train=4000, test=5000)
+
+
 def fashion_mnist_raw(run: str) -> None:
     """``../datasets/FashionMNIST/raw/...``: FashionMNIST's IDX files where a
     script one directory down reads them (``root='../datasets'``)."""

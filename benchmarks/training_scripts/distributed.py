@@ -32,6 +32,11 @@ sampler that draws torch's permutation (a Fisher-Yates over the Mersenne
 Twister seeded with ``seed + epoch``, drawn with numpy) and shards it as torch
 does, so both rasbt scripts match torchrun at every step on both ranks
 (measured). The elvin scripts print no loss, so they are compared by running.
+A script that imports files of its repository (``files``) is converted with
+them as one project; one that reads a dataset gets it written by
+benchmarks/training_scripts/data.py (``data``) into its directory on both
+sides, and the torch side gets torchvision's Python part as the
+single-process benchmark does.
 """
 
 from __future__ import annotations
@@ -47,7 +52,9 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from benchmarks.research.fetch import fetch_torchvision_python
 from benchmarks.training_scripts import ROOT, work_and_chosen
+from benchmarks.training_scripts import data as data_module
 WORKERS = 2
 
 
@@ -56,7 +63,12 @@ class DDPScript:
     """id: row name; repo/pin/path: the file in its repository; launcher: "torchrun"
     (the script reads torchrun's environment) or "python" (it calls mp.spawn itself);
     loss: a regular expression with a group ``loss`` (and ``rank`` if the line says
-    which rank printed it; else the worker's log tells); argv: the script's arguments."""
+    which rank printed it; else the worker's log tells); argv: the script's arguments;
+    files: other files of the repository (paths at the same pin) the script imports, put
+    beside it and converted with it as one project; data: a function of
+    ``benchmarks.training_scripts.data`` that writes the data the script reads into its
+    directory (the same files on both sides); printed_by: the rank that prints the losses,
+    when only one does and the line does not say (the torch side's output is mixed)."""
 
     id: str
     repo: str
@@ -67,6 +79,9 @@ class DDPScript:
     argv: tuple[str, ...] = ()
     note: str = ""
     timeout: int = 600
+    files: tuple[str, ...] = ()
+    data: str = ""
+    printed_by: int | None = None
 
 
 _RASBT = ("rasbt/LLMs-from-scratch", "28c65cdfbc3338e2e040016eea4b7fdf556e4d57")
@@ -85,6 +100,12 @@ SCRIPTS: list[DDPScript] = [
     DDPScript("elvin_torchrun", *_ELVIN, "11-distribute_guide/ddp_demo/command_demo.py", "torchrun",
               argv=("--local_world_size", "2"),
               note="torchrun, init from RANK/WORLD_SIZE, ToyModel .cuda(device_ids[0]), one step; prints no loss"),
+    DDPScript("auro_mnist", "aurotripathy/pytorch-distributed-tut", "4b23fcd14d1a78d6ce922d115de402c13bbab590",
+              "mnist-distributed.py", "python", r"(?:Train|Val) Loss: (?P<loss>[-\d.]+)",
+              argv=("-g", "2", "--epochs", "2"), files=("model.py",), data="mnist_raw_ddp", printed_by=0,
+              note="mp.spawn(train, nprocs=args.gpus), ConvNet (conv, BatchNorm, max-pool) from model.py, "
+                   "torchvision MNIST (4000 synthetic digits) through a shuffled DistributedSampler, SGD; rank 0 "
+                   "prints every 10th training loss and every 50th test-batch loss (eval mode: running stats)"),
 ]
 
 TORCH_SHIM = '''
@@ -94,6 +115,15 @@ if os.environ.get("DDP_BENCH_TORCH"):
     import torch
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel as _DDP
+
+    if os.environ.get("DDP_BENCH_TORCHVISION"):
+        # torchvision's Python part (the registry's build cannot load its compiled ops
+        # beside this torch), as benchmarks/training_scripts/launch.py does
+        import sys
+        import types
+
+        sys.path.insert(0, os.environ["DDP_BENCH_TORCHVISION"])
+        sys.modules["torchvision._meta_registrations"] = types.ModuleType("torchvision._meta_registrations")
 
     _workers = int(os.environ.get("DDP_BENCH_WORKERS", "2"))
     torch.cuda.device_count = lambda: _workers
@@ -164,14 +194,15 @@ if os.environ.get("DDP_BENCH_MINDSPORE"):
         import mindspore.mint.distributed
 
         _values = dict(np.load(_path))
+        _count = len(_values)
         _broadcast = mindspore.mint.distributed.broadcast
 
         def _replayed(tensor, src=None, group=None, async_op=False):
             name = getattr(tensor, "name", None)
             if name in _values and tuple(_values[name].shape) == tuple(tensor.shape):
-                tensor.set_data(mindspore.Tensor(_values.pop(name)))
-                if not _values:
+                if len(_values) == _count:  # the first one (buffers a script never broadcasts stay in _values)
                     print("ddp-bench: initial weights replayed", flush=True)
+                tensor.set_data(mindspore.Tensor(_values.pop(name)))
             return _broadcast(tensor, src, group, async_op)
 
         mindspore.mint.distributed.broadcast = _replayed
@@ -199,11 +230,14 @@ def _shim(directory: str, text: str) -> str:
     return directory
 
 
-def read_script(script: DDPScript, sources: str) -> str:
+def read_script(script: DDPScript, sources: str, path: str = "") -> str:
+    """The script (or ``path``, another file of its repository) at the pin."""
     git_dir = os.path.join(sources, script.repo.replace("/", "+"), "repo")
+    if os.path.isdir(os.path.join(git_dir, ".git")):  # a snapshot with a work tree
+        git_dir = os.path.join(git_dir, ".git")
     if not os.path.isdir(git_dir):
         raise FileNotFoundError(f"no snapshot of {script.repo} in {sources} (fetch github:{script.repo})")
-    return subprocess.run(["git", "--git-dir", git_dir, "show", f"{script.pin}:{script.path}"], check=True,
+    return subprocess.run(["git", "--git-dir", git_dir, "show", f"{script.pin}:{path or script.path}"], check=True,
                           capture_output=True, text=True).stdout
 
 
@@ -232,7 +266,10 @@ def _losses(script: DDPScript, texts: dict[int, str]) -> dict[int, list[str]]:
             match = pattern.search(line)
             if match is None:
                 continue
-            rank = int(match.group("rank")) if "rank" in pattern.groupindex else worker
+            if "rank" in pattern.groupindex:
+                rank = int(match.group("rank"))
+            else:
+                rank = worker if script.printed_by is None else script.printed_by
             found.setdefault(rank, []).append(match.group("loss"))
     return found
 
@@ -242,9 +279,10 @@ def _error(output: str) -> str:
     return lines[-1][:160] if lines else ""
 
 
-def run_torch(script: DDPScript, path: str, run_dir: str, timeout: int) -> dict:
+def run_torch(script: DDPScript, path: str, run_dir: str, timeout: int, torchvision: str = "") -> dict:
     shim = _shim(os.path.join(run_dir, "shim_torch"), TORCH_SHIM)
-    env = _env(shim, DDP_BENCH_TORCH="1", DDP_BENCH_INIT=os.path.join(run_dir, "init.npz"))
+    env = _env(shim, DDP_BENCH_TORCH="1", DDP_BENCH_INIT=os.path.join(run_dir, "init.npz"),
+               DDP_BENCH_TORCHVISION=torchvision)
     if script.launcher == "torchrun":
         command = [os.path.join(os.path.dirname(sys.executable), "torchrun"), f"--nproc_per_node={WORKERS}",
                    f"--master_port={free_port()}", "--tee", "3", path, *script.argv]
@@ -275,7 +313,8 @@ def run_mindspore(script: DDPScript, path: str, run_dir: str, timeout: int) -> d
 
 
 def convert(path: str, output: str) -> str:
-    done = subprocess.run([sys.executable, "-m", "transpiler", "convert", path, "-o", output, "-q"],
+    """Convert a file, or a directory as one project (``output`` mirrors it)."""
+    done = subprocess.run([sys.executable, "-m", "transpiler", "convert", path, "-o", output, "-q", "--force"],
                           cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     if done.returncode not in (0, 1) or not os.path.exists(output):
         raise RuntimeError(f"convert: exit {done.returncode}: " + (done.stderr.strip().splitlines() or [""])[-1])
@@ -298,27 +337,40 @@ def compare(theirs: dict[int, list[str]], ours: dict[int, list[str]]) -> str:
     return f"yes ({steps} steps)" if worst <= 1.0 else f"no (off by {worst:.0f} units of the last digit)"
 
 
-def run_script(script: DDPScript, work: str, sources: str) -> dict:
+def run_script(script: DDPScript, work: str, sources: str, torchvision: str = "") -> dict:
     row = {"id": script.id, "repo": script.repo, "path": script.path, "launcher": script.launcher,
            "note": script.note}
     run_dir = os.path.join(work, script.id)
     shutil.rmtree(run_dir, ignore_errors=True)
-    os.makedirs(os.path.join(run_dir, "torch"))
-    os.makedirs(os.path.join(run_dir, "mindspore"))
+    source = os.path.join(run_dir, "source")  # the script and the files it imports, as in its repository
+    os.makedirs(source)
+    top = os.path.dirname(script.path)
     try:
-        text = read_script(script, sources)
+        for path in (script.path, *script.files):
+            target = os.path.join(source, os.path.relpath(path, top) if top else path)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "w") as handle:
+                handle.write(read_script(script, sources, path))
     except (FileNotFoundError, subprocess.CalledProcessError) as exc:
         return dict(row, error=str(exc))
     name = os.path.basename(script.path)
+    shutil.copytree(source, os.path.join(run_dir, "torch"))
     original = os.path.join(run_dir, "torch", name)
-    with open(original, "w") as handle:
-        handle.write(text)
-    row["torch"] = run_torch(script, original, run_dir, script.timeout)
+    if script.data:
+        getattr(data_module, script.data)(os.path.join(run_dir, "torch"))
+    with open(original) as handle:
+        imports_torchvision = "torchvision" in handle.read()
+    row["torch"] = run_torch(script, original, run_dir, script.timeout, torchvision if imports_torchvision else "")
     try:
-        converted = convert(original, os.path.join(run_dir, "mindspore", name))
+        if script.files:
+            converted = os.path.join(convert(source, os.path.join(run_dir, "mindspore")), name)
+        else:
+            converted = convert(original, os.path.join(run_dir, "mindspore", name))
     except RuntimeError as exc:
         row["mindspore"] = {"code": "convert", "error": str(exc), "losses": {}}
         return row
+    if script.data:
+        getattr(data_module, script.data)(os.path.join(run_dir, "mindspore"))
     with open(converted) as handle:
         row["markers"] = handle.read().count("TODO(ms-migrate)")
     row["mindspore"] = run_mindspore(script, converted, run_dir, script.timeout)
@@ -366,9 +418,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
     args = parser.parse_args(argv)
     work, chosen = work_and_chosen(parser, args.work, args.names, SCRIPTS)
+    os.makedirs(work, exist_ok=True)
+    torchvision = fetch_torchvision_python(work) if any(s.data for s in chosen) else ""
     rows = []
     for script in chosen:
-        row = run_script(script, work, args.sources)
+        row = run_script(script, work, args.sources, torchvision)
         rows.append(row)
         print(f"{script.id}: torch {_verdict(row.get('torch', {}))}, mindspore {_verdict(row.get('mindspore', {}))}, "
               f"match {row.get('match', '-')}", file=sys.stderr, flush=True)
