@@ -454,6 +454,44 @@ SOURCE = textwrap.dedent(
             return sim.softmax(dim=-1) @ x
 
 
+    class SplitBlock(nn.Module):
+        """openai's diffusion ResBlock: its layers split by slices, the rest called."""
+
+        def __init__(self, dim=4):
+            super().__init__()
+            self.in_layers = nn.Sequential(nn.Linear(dim, dim), nn.SiLU(), nn.Linear(dim, dim))
+            self.out_layers = nn.Sequential(nn.LayerNorm(dim), nn.SiLU(), nn.Linear(dim, dim), nn.Linear(dim, dim))
+
+        def forward(self, x):
+            in_rest, in_last = self.in_layers[:-1], self.in_layers[-1]
+            h = in_rest(x)
+            h = in_last(h)
+            out_norm, out_rest = self.out_layers[0], self.out_layers[1:]
+            h = out_rest(out_norm(h) * 2)
+            return x + h
+
+
+    class SkipUNet(nn.Module):
+        """Two blocks of the same kind (their slices' parameters would share names), and the skips
+        concatenated as they are popped (graph mode's pop: a pair in the expression, wrong gradients
+        in a statement of its own)."""
+
+        def __init__(self, dim=4):
+            super().__init__()
+            self.down = nn.ModuleList([SplitBlock(dim), SplitBlock(dim)])
+            self.up = nn.ModuleList([nn.Linear(2 * dim, dim), nn.Linear(2 * dim, dim)])
+
+        def forward(self, x):
+            hs = []
+            h = x
+            for block in self.down:
+                h = block(h)
+                hs.append(h)
+            for layer in self.up:
+                h = layer(torch.cat([h, hs.pop()], dim=-1))
+            return h
+
+
     class Reductions(nn.Module):
         """CoCa's sim.amax(dim=-1, keepdim=True); sooftware's Transpose(shape) layer."""
 
@@ -479,6 +517,7 @@ CASES = [
     Case("Mixture", [randn(4, 4)], args=[]),
     Case("AxialHeads", [randn(2, 5, 8)], args=[]),
     Case("CausalAttention", [randn(2, 3, 4)], args=[]),
+    Case("SkipUNet", [randn(2, 4)], args=[]),
     Case("Tokens", [randn(2, 3, 4)], args=[]),
     Case("RelativePositions", [randn(2, 4, 4)], args=[]),
     Case("DeviceChecks", [randn(2, 4)], args=[]),
@@ -634,6 +673,17 @@ def test_a_value_cached_in_an_attribute_that_starts_as_none_is_computed(both_sid
     assert "def get_bias(self, n):\n        bias = " in cls, cls
 
 
+def test_a_sequential_slice_runs_its_layers_by_index_and_a_pop_is_a_statement(both_sides):
+    text = both_sides[0].read_text()
+    block = text.split("class SplitBlock")[1].split("\nclass ")[0]
+    assert "in_last = self.in_layers[-1]\n        h = x\n        for index in range(len(self.in_layers) - 1):\n" \
+        "            h = self.in_layers[index](h)\n" in block, block
+    assert "for index2 in range(1, len(self.out_layers)):\n            h = self.out_layers[index2](h)" in block, block
+    assert "out_rest" not in block and "in_rest" not in block, block
+    unet = text.split("class SkipUNet")[1].split("\nclass ")[0]
+    assert "popped = hs[-1]\n            hs = hs[:-1]\n            h = layer(ops.cat([h, popped]" in unet, unet
+
+
 def test_a_value_cached_in_a_dict_attribute_is_returned(both_sides):
     text = both_sides[0].read_text()
     assert "device_key" not in text and "self.attention_bias_cache[" not in text, text
@@ -696,3 +746,17 @@ def test_a_map_not_consumed_whole_stays_a_map():
     source = "import torch\n\ndef f(xs, k):\n    return zip(map(lambda t: torch.relu(t) * k, xs), xs)\n"
     result = convert_source(source, "a.py")
     assert "map(lambda t: ops.relu(t) * k, xs)" in result.output, result.output
+
+
+def test_a_pop_of_a_list_the_forward_makes_is_a_read_and_a_rebinding():
+    """Graph mode's ``last = hs.pop()`` gives the item but wrong gradients (measured); a list
+    someone else may hold (a parameter) keeps its pop."""
+    from transpiler.convert.pipeline import convert_source
+
+    source = (
+        "import torch.nn as nn\n\n\nclass M(nn.Module):\n    def forward(self, x, given):\n"
+        "        hs = [x, x * 2, x * 3]\n        last = hs.pop()\n        first = hs.pop(0)\n        hs.pop()\n"
+        "        other = given.pop()\n        return last + first + other\n")
+    output = convert_source(source, "m.py").output
+    assert "last = hs[-1]\n        hs = hs[:-1]\n        first = hs[0]\n        hs = hs[1:]\n        hs = hs[:-1]\n" in output, output
+    assert "other = given.pop()" in output, output

@@ -33,7 +33,10 @@ method caches in a dict attribute is returned as computed: see
 attribute_caches.py. ``kwargs.update(k=v)`` on a ``**kwargs`` parameter or a dict
 the function makes is an item assignment per keyword: see kwargs_update.py. ``x in {2, 3}`` is
 ``x in (2, 3)``: see set_membership.py. A comprehension of several ``for``
-clauses assigned or returned is its loops: see nested_comprehensions.py.
+clauses assigned or returned is its loops: see nested_comprehensions.py. A slice
+of a Sequential bound to a name and called runs its layers by index: see
+sequential_slices.py. ``hs.pop()`` reads ``hs[-1]`` and rebinds ``hs = hs[:-1]``:
+see list_pops.py.
 
 A ``try`` whose body the conversion made a constant return (smp's
 ``is_torch_compiling``: ``try: return torch.compiler.is_compiling()`` became
@@ -61,7 +64,9 @@ from transpiler.convert.structural.bool_xor import without_bool_xor
 from transpiler.convert.structural.device_leftovers import without_device_leftovers
 from transpiler.convert.structural.kwargs_update import without_kwargs_update
 from transpiler.convert.structural.name_reads import mentions
+from transpiler.convert.structural.list_pops import without_list_pops
 from transpiler.convert.structural.nested_comprehensions import without_nested_comprehensions
+from transpiler.convert.structural.sequential_slices import without_sequential_slices
 from transpiler.convert.structural.set_membership import without_set_membership
 from transpiler.convert.formatting import KeepsFormatting
 from transpiler.convert.walk import LAYOUT_TYPES, WITHIN_STATEMENT_TYPES, Visitor, rewrite, walk
@@ -79,6 +84,8 @@ def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
     if survey.function_imports:
         module = _hoist_construct_imports(module, compiled, ctx.to_format)
     module = without_nested_comprehensions(module, compiled, ctx.to_format)
+    module = without_sequential_slices(module, compiled, ctx.to_format)
+    module = without_list_pops(module, compiled, ctx.to_format)
     module = without_device_leftovers(module, ctx.to_format)
     if survey.xor:
         module = without_bool_xor(module, ctx.to_format)
@@ -103,7 +110,8 @@ def _compiled_functions(functions: "_Survey") -> set[str]:
 
 
 class _Survey(Visitor):
-    """Each function name -> the names it calls as ``f(...)`` or ``self.f(...)`` (over every
+    """Each function name -> the names it calls as ``f(...)`` or ``self.f(...)``, or reads as
+    ``self.f`` (over every
     function of that name; a nested function's calls count for the function around it too);
     and whether the file calls ``map``, has a ``^`` or an import inside a function."""
 
@@ -130,6 +138,12 @@ class _Survey(Visitor):
 
     def leave_FunctionDef_body(self, node: cst.FunctionDef) -> None:
         self.functions.pop()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        # a method passed on as a value (improved-diffusion: checkpoint(self._forward, ...)) runs there
+        if isinstance(node.value, cst.Name) and node.value.value == "self":
+            for function in self.functions:
+                self.calls[function].add(node.attr.value)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
