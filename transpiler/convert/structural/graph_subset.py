@@ -310,13 +310,7 @@ def _as_comprehension(call: cst.Call, module_names: set[str]) -> cst.ListComp | 
         return None
     if not _reads_a_closure(function.body, set(names)):
         return None
-    if len(iterables) == 1:
-        target: cst.BaseAssignTargetExpression = cst.Name(names[0])
-        source = iterables[0]
-    else:
-        target = cst.Tuple([cst.Element(cst.Name(n)) for n in names], lpar=[], rpar=[])
-        source = cst.Call(cst.Name("zip"), [cst.Arg(it) for it in iterables])
-    return cst.ListComp(elt=function.body, for_in=cst.CompFor(target=target, iter=source))
+    return _comprehension(function.body, names, iterables)
 
 
 def _calls_in_comprehension(function: cst.Name, iterables: list) -> cst.ListComp:
@@ -324,13 +318,17 @@ def _calls_in_comprehension(function: cst.Name, iterables: list) -> cst.ListComp
     around it (a lambda or function it defines, or one it is given): a closure to Map."""
     names = [f"item{i if len(iterables) > 1 else ''}" for i in range(len(iterables))]
     names = [name + "_" if name == function.value else name for name in names]
+    return _comprehension(cst.Call(function, [cst.Arg(cst.Name(n)) for n in names]), names, iterables)
+
+
+def _comprehension(body: cst.BaseExpression, names: list[str], iterables: list) -> cst.ListComp:
+    """``[body for a in xs]``, or ``[body for a, b in zip(xs, ys)]``."""
     if len(iterables) == 1:
         target: cst.BaseAssignTargetExpression = cst.Name(names[0])
         source = iterables[0]
     else:
         target = cst.Tuple([cst.Element(cst.Name(n)) for n in names], lpar=[], rpar=[])
         source = cst.Call(cst.Name("zip"), [cst.Arg(it) for it in iterables])
-    body = cst.Call(function, [cst.Arg(cst.Name(n)) for n in names])
     return cst.ListComp(elt=body, for_in=cst.CompFor(target=target, iter=source))
 
 
