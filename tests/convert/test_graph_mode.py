@@ -732,11 +732,18 @@ def test_a_lambda_reading_a_global_or_a_builtin_is_a_comprehension():
     a lambda reading any name but its parameters, a module's or a builtin too (measured)."""
     from transpiler.convert.pipeline import convert_source
 
-    source = ("import torch\n\ndef f(a, b):\n    sa, sb = map(lambda t: list(t.shape), (a, b))\n"
-              "    c, d = map(lambda t: torch.relu(t) * 2, (a, b))\n    return sa, sb, c, d\n")
+    source = ("import torch\nimport torch.nn as nn\n\n\ndef select(a, b):\n"
+              "    sa, sb = map(lambda t: list(t.shape), (a, b))\n    return sa, sb\n\n\n"
+              "class M(nn.Module):\n    def forward(self, a, b):\n        select(a, b)\n"
+              "        c, d = map(lambda t: torch.relu(t) * 2, (a, b))\n        return c, d\n\n\n"
+              "def helper(a, b):\n    return list(map(lambda t: torch.relu(t), (a, b)))\n\n\n"
+              "rows = list(map(lambda t: torch.tensor(t), [[1], [2]]))\n")
     result = convert_source(source, "a.py")
     assert "sa, sb = [list(t.shape) for t in (a, b)]" in result.output, result.output
     assert "c, d = [ops.relu(t) * 2 for t in (a, b)]" in result.output, result.output
+    # not compiled: the author's map stays
+    assert "list(map(lambda t: ops.relu(t), (a, b)))" in result.output, result.output
+    assert "rows = list(map(lambda t:" in result.output, result.output
 
 
 def test_a_map_not_consumed_whole_stays_a_map():

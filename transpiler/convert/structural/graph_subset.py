@@ -13,8 +13,9 @@ to list/tuple/sum/...), so that computing every item at once is what the
 program did anyway. A lambda that reads nothing but its parameters
 (``lambda t: t * 2``) compiles as it is and is left alone; one that reads a global
 or a builtin does not (``lambda t: ops.relu(t)``, ``lambda t: list(t.shape)`` in
-egnn-pytorch: the same error, measured), nor does a function of the method; a
-function of the module does (``map(split_heads, qkv)``).
+egnn-pytorch: the same error, measured), and is rewritten in the functions graph
+mode compiles (elsewhere, and at module level, it stays); nor does a function of
+the method; a function of the module does (``map(split_heads, qkv)``).
 
 An ``import`` inside ``construct`` or a function it calls (the torch import a
 marked statement keeps, transpiler/convert/marked.py): graph mode refuses to compile the whole method
@@ -78,9 +79,9 @@ _CONSUMERS = frozenset({"list", "tuple", "sum", "set", "sorted", "min", "max", "
 def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
     survey = _Survey()  # the call graph, and what the file holds: passes with nothing to do do not run
     walk(module, survey, prune=LAYOUT_TYPES)
-    if survey.maps:
-        module = rewrite(module, _MapToComprehension(_module_names(module), ctx.to_format))
     compiled = _compiled_functions(survey)
+    if survey.maps:
+        module = rewrite(module, _MapToComprehension(_module_names(module), ctx.to_format, compiled))
     if survey.function_imports:
         module = _hoist_construct_imports(module, compiled, ctx.to_format)
     module = without_nested_comprehensions(module, compiled, ctx.to_format)
@@ -252,12 +253,21 @@ def _bound(alias: cst.ImportAlias) -> str:
 
 
 class _MapToComprehension(cst.CSTTransformer):
-    def __init__(self, module_names: set[str], to_format):
+    def __init__(self, module_names: set[str], to_format, compiled: set[str]):
         super().__init__()
         self.module_names = module_names
         self.to_format = to_format
+        self.compiled = compiled
+        self.functions: list[str] = []
         self.consumed: set[int] = set()  # ids of map calls whose result is consumed whole
         self.changed_statement = False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.functions.append(node.name.value)
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self.functions.pop()
+        return updated_node
 
     # where a map's result is consumed whole
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -281,16 +291,19 @@ class _MapToComprehension(cst.CSTTransformer):
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if id(original_node) not in self.consumed:
             return updated_node
-        comprehension = _as_comprehension(updated_node, self.module_names)
+        if not self.functions:
+            return updated_node  # module-level code is never compiled
+        comprehension = _as_comprehension(updated_node, self.module_names, self.functions[0] in self.compiled)
         if comprehension is None:
             return updated_node
         self.changed_statement = True
         return comprehension
 
 
-def _as_comprehension(call: cst.Call, module_names: set[str]) -> cst.ListComp | None:
+def _as_comprehension(call: cst.Call, module_names: set[str], compiled: bool) -> cst.ListComp | None:
     """``[body for a in xs]`` for ``map(lambda a: body, xs)`` (``zip`` for several
-    iterables), when the lambda reads a variable of the function around it."""
+    iterables), when the lambda reads a variable of the function around it, or, in a
+    function graph mode compiles, any name but its parameters."""
     if not (isinstance(call.func, cst.Name) and call.func.value == "map" and len(call.args) >= 2):
         return None
     if any(arg.star or arg.keyword for arg in call.args):
@@ -308,7 +321,7 @@ def _as_comprehension(call: cst.Call, module_names: set[str]) -> cst.ListComp | 
     names = [p.name.value for p in params.params]
     if len(names) != len(iterables) or not names:
         return None
-    if not _reads_a_closure(function.body, set(names)):
+    if not _reads_a_closure(function.body, set(names), set() if compiled else module_names | _BUILTINS):
         return None
     return _comprehension(function.body, names, iterables)
 
@@ -332,14 +345,15 @@ def _comprehension(body: cst.BaseExpression, names: list[str], iterables: list) 
     return cst.ListComp(elt=body, for_in=cst.CompFor(target=target, iter=source))
 
 
-def _reads_a_closure(body: cst.BaseExpression, params: set[str]) -> bool:
+def _reads_a_closure(body: cst.BaseExpression, params: set[str], free: set[str]) -> bool:
+    """Whether ``body`` reads a name other than ``params`` and the names ``free``."""
     class _Reads(cst.CSTVisitor):
         def __init__(self):
             self.found = False
             self.unsupported = False
 
         def visit_Name(self, node: cst.Name) -> None:
-            if node.value not in params:  # a global or builtin too (measured: ops.relu(t), len(t.shape))
+            if node.value not in params and node.value not in free:
                 self.found = True
 
         def visit_Attribute(self, node: cst.Attribute) -> bool:
