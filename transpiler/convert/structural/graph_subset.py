@@ -353,7 +353,7 @@ def _reads_a_closure(body: cst.BaseExpression, params: set[str], free: set[str])
             self.unsupported = False
 
         def visit_Name(self, node: cst.Name) -> None:
-            if node.value not in params and node.value not in free:
+            if node.value not in params and node.value not in free and node.value not in ("None", "True", "False"):
                 self.found = True
 
         def visit_Attribute(self, node: cst.Attribute) -> bool:
