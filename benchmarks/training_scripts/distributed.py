@@ -106,6 +106,16 @@ SCRIPTS: list[DDPScript] = [
               note="mp.spawn(train, nprocs=args.gpus), ConvNet (conv, BatchNorm, max-pool) from model.py, "
                    "torchvision MNIST (4000 synthetic digits) through a shuffled DistributedSampler, SGD; rank 0 "
                    "prints every 10th training loss and every 50th test-batch loss (eval mode: running stats)"),
+    DDPScript("minimindy_mnist", "Minimindy/DP-DDP", "1d94e9f4d932651065b0e6419b4601e7fc0b6cae", "ddp_train.py",
+              "torchrun", r"\[\d+, \d+\] loss: (?P<loss>[-\d.]+)", files=("model.py", "data.py"),
+              data="mnist_raw_ddp", printed_by=0,
+              note="torchrun, module-level script: LeNet-style Net (conv, max-pool, ReLU; returns a tuple) from "
+                   "model.py, torchvision MNIST from data.py (4000 synthetic digits) through a shuffled "
+                   "DistributedSampler (no set_epoch), DDP(find_unused_parameters=True), SGD lr 0.1, 5 epochs; "
+                   "local rank 0 prints the mean loss of every 5 steps. Converted, it fails so far: the module-level "
+                   "os.environ['LOCAL_RANK'] read becomes os.environ['DEVICE_ID'], which msrun's scheduler process "
+                   "(it runs the script up to init()) lacks; and data.py's MNIST becomes a MindSpore MnistDataset that "
+                   "ddp_train.py wraps in GeneratorDataset with a sampler (needs __getitem__)"),
 ]
 
 TORCH_SHIM = '''
@@ -358,8 +368,10 @@ def run_script(script: DDPScript, work: str, sources: str, torchvision: str = ""
     original = os.path.join(run_dir, "torch", name)
     if script.data:
         getattr(data_module, script.data)(os.path.join(run_dir, "torch"))
-    with open(original) as handle:
-        imports_torchvision = "torchvision" in handle.read()
+    imports_torchvision = False  # the script or a file of its repository it imports (files)
+    for path in (script.path, *script.files):
+        with open(os.path.join(run_dir, "torch", os.path.relpath(path, top) if top else path)) as handle:
+            imports_torchvision = imports_torchvision or "torchvision" in handle.read()
     row["torch"] = run_torch(script, original, run_dir, script.timeout, torchvision if imports_torchvision else "")
     try:
         if script.files:
