@@ -16,7 +16,8 @@ import libcst as cst
 import libcst.matchers as m
 
 from transpiler.convert.formatting import KeepsFormatting
-from transpiler.convert.walk import LAYOUT_TYPES, Visitor, rewrite, walk
+from transpiler.convert.structural.name_reads import names_made
+from transpiler.convert.walk import LAYOUT_TYPES, rewrite
 
 
 def without_kwargs_update(module: cst.Module, to_format) -> cst.Module:
@@ -42,7 +43,7 @@ class _KwargsUpdate(KeepsFormatting):
         function = self.functions[-1]
         if id(function) not in self.dicts:  # looked for only in a function that calls update()
             star = function.params.star_kwarg
-            self.dicts[id(function)] = ({star.name.value} if star is not None else set()) | _dicts_made(function)
+            self.dicts[id(function)] = ({star.name.value} if star is not None else set()) | names_made(function, m.Dict() | m.DictComp() | m.Call(func=m.Name("dict")))
         return name in self.dicts[id(function)]
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
@@ -64,36 +65,3 @@ class _KwargsUpdate(KeepsFormatting):
                 cst.SimpleString(f'"{a.keyword.value}"')))]))], a.value)]) for a in args]
         lines[0] = lines[0].with_changes(leading_lines=updated_node.leading_lines)
         return cst.FlattenSentinel(lines)
-
-
-def _dicts_made(function: cst.FunctionDef) -> set[str]:
-    """Names every assignment in ``function`` binds to a new dict (``{...}``, ``dict(...)``)."""
-    values: dict[str, list] = {}
-
-    class _Assignments(Visitor):
-        def visit_FunctionDef(self, node):
-            return node is function  # a nested function's names are its own
-
-        def visit_Assign(self, node):
-            for target in node.targets:
-                if isinstance(target.target, cst.Name):
-                    values.setdefault(target.target.value, []).append(node.value)
-
-        def visit_AugAssign(self, node):
-            if isinstance(node.target, cst.Name):
-                values.setdefault(node.target.value, []).append(None)
-
-        def visit_AnnAssign(self, node):
-            if isinstance(node.target, cst.Name):
-                values.setdefault(node.target.value, []).append(node.value)
-
-        def visit_For(self, node):
-            for name in m.findall(node.target, m.Name()):
-                values.setdefault(name.value, []).append(None)
-
-    walk(function, _Assignments(), prune=LAYOUT_TYPES)
-    for param in m.findall(function.params, m.Param()):
-        values.setdefault(param.name.value, []).append(None)  # bound by the caller
-    made = m.Dict() | m.DictComp() | m.Call(func=m.Name("dict"))
-    return {name for name, assigned in values.items()
-            if all(value is not None and m.matches(value, made) for value in assigned)}

@@ -26,12 +26,15 @@ runs is the same. The same in PyNative.
 from __future__ import annotations
 
 import libcst as cst
+import libcst.matchers as m
 
 from transpiler.convert.formatting import KeepsFormatting
 from transpiler.convert.structural.fresh_names import fresh_name
-from transpiler.convert.structural.name_reads import mentions
+from transpiler.convert.structural.name_reads import mentions, names_made
 from transpiler.convert.walk import LAYOUT_TYPES, Visitor, rewrite, walk
 
+# a list the function makes (``hs = []``, ``[...]``, ``list(...)``) and binds nothing else to
+_NEW_LIST = m.List() | m.ListComp() | m.Call(func=m.Name("list"))
 _GUARDED = (cst.IfExp, cst.BooleanOperation, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
@@ -80,24 +83,6 @@ class _Replace(cst.CSTTransformer):
         return cst.Name(self.name) if original_node is self.call else updated_node
 
 
-def _lists_made(function: cst.FunctionDef) -> set[str]:
-    """Names the function binds to a list it makes (``hs = []``, ``[...]``, ``list(...)``)."""
-    made = set()
-
-    class _Assignments(Visitor):
-        def visit_FunctionDef(self, node):
-            return node is function
-
-        def visit_Assign(self, node):
-            value = node.value
-            if isinstance(value, (cst.List, cst.ListComp)) or (
-                    isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "list"):
-                made.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
-
-    walk(function, _Assignments(), prune=LAYOUT_TYPES)
-    return made
-
-
 def _read_and_rebind(listed: str, end: int, target: str | None, leading) -> list[cst.SimpleStatementLine]:
     item = cst.Subscript(cst.Name(listed), [cst.SubscriptElement(cst.Index(cst.Integer("0") if end == 0 else
                                                                            cst.UnaryOperation(cst.Minus(), cst.Integer("1"))))])
@@ -128,7 +113,7 @@ class _Rewrite(KeepsFormatting):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.functions.append(node)
-        self.lists.append(_lists_made(node) if node.name.value in self.compiled else set())
+        self.lists.append(names_made(node, _NEW_LIST) if node.name.value in self.compiled else set())
 
     def leave_FunctionDef(self, original_node, updated_node):
         self.functions.pop()
