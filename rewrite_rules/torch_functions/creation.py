@@ -67,6 +67,10 @@ def _randint(call, ctx):
         call.set("high", call.get("low"))
         call.set("low", "0")
         call.why = "torch's randint(high, size): low=0 written (MindSpore's randint has no default low)"
+    elif not call.has("high"):  # randint(high, size=...): its one positional argument is high
+        call.set("high", call.get("low"))
+        call.set("low", "0")
+        call.why = "torch's randint(high, size=...): low=0 written (MindSpore's randint has no default low)"
     elif not call.has("low"):
         call.set("low", "0")
         call.why = "low=0 written (MindSpore's randint has no default low)"
@@ -407,7 +411,8 @@ RULES = [
              "InplaceRandom failed'), so it stays. With generator=g: g.randint(low, high, size) "
              "(numpy.random.RandomState, see torch.Generator).",
        extra=(case("result = torch.randint(5, (3,))"), case("result = torch.randint(-3, 1000, (200,))"),
-              case("result = torch.randint(high=5, size=(3,))"))),
+              case("result = torch.randint(high=5, size=(3,))"), case("result = torch.randint(5, size=(3,))"),
+              Example("ix = torch.randint(n - k, size=(b,))", "ix = ops.randint(0, high=n - k, size=(b,))"))),
     fn("torch.randperm", "mindspore.ops.argsort", signature="n, *, generator=None, out=None, dtype=None, layout=None, "
        "device=None, requires_grad=False, pin_memory=False", args=_SEEDED_ARGS, params=[P("n", "6"), INT_DTYPE], inputs={},
        hook=_randperm, notes=_RANDPERM_NOTE,

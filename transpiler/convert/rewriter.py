@@ -28,7 +28,8 @@ from transpiler.convert.marked import LeftReference, MarkedStatements, present_n
 from transpiler.convert.markers import add_markers
 from transpiler.convert.structural.autograd_function import (apply_as_value, convert_function_class, function_base,
                                                              function_classes, stateless_functions)
-from transpiler.convert.structural import builtin_abs, complex_constants, mapped_calls, numpy_scalars, shift_operators
+from transpiler.convert.structural import (builtin_abs, complex_constants, mapped_calls, numpy_scalars, shift_operators,
+                                          stacked_slices)
 from transpiler.convert.structural.launcher_env import LauncherEnvironment
 from transpiler.convert.structural.cells import LAYER_METHOD_NAMES, layer_method_call, parent_layer_call
 from transpiler.convert.structural.class_tables import indexed_tuples
@@ -435,6 +436,9 @@ class Rewriter(Transformer):
         return func.attr.value == "apply" and isinstance(func.value, cst.Name) and func.value.value in self.function_cells
 
     def _api_call(self, original, updated, qualified):
+        if qualified == "torch.stack" and (gathered := stacked_slices.convert(self, original, updated)) is not None:
+            self.ctx.consume(original.func)
+            return gathered  # torch.stack([data[i:i+k] for i in ix]) -> data[ix[:, None] + ops.arange(k)]
         rule = self.rules.calls.get(qualified)
         if rule is None:
             attribute = self.rules.attributes.get(qualified)
