@@ -16,7 +16,10 @@ unpacked into --work). Verdicts: match, mismatch, weights (conversion of the
 state dict failed), forward, construct, import, marked (it failed in a
 statement ms-migrate marked as not converted; the marker is the reason).
 Column ``graph``: a model that matches runs again, same weights, in GRAPH_MODE
-(benchmarks/zoo/graph.py; ``--no-graph`` skips it).
+(benchmarks/zoo/graph.py; ``--no-graph`` skips it). Column ``export``: a model
+that matches in GRAPH_MODE is exported as MindIR, loaded back as an
+``nn.GraphCell`` and must give the Cell's outputs, as ``ms-migrate verify
+--export`` checks (``--no-graph`` skips it too).
 """
 
 from __future__ import annotations
@@ -143,17 +146,24 @@ def _row(model: tuple[str, str], converted: str, references: str, graph: bool = 
 
 def _print(rows: list[dict]) -> None:
     width = max(len(r["model"]) for r in rows)
-    print(f"\n{'model':{width}}  {'file':18}  {'verdict':9}  {'max err':>9}  {'graph':8}  first error or note")
+    print(f"\n{'model':{width}}  {'file':18}  {'verdict':9}  {'max err':>9}  {'graph':8}  {'export':8}  "
+          "first error or note")
     for r in rows:
         error = f"{r['max_error']:.2e}" if "max_error" in r else ""
         graph = (r.get("graph") or "").split(":", 1)[0]
-        print(f"{r['model']:{width}}  {r['file']:18}  {r['verdict']:9}  {error:>9}  {graph:8}  "
+        export = (r.get("export") or "").split(":", 1)[0]
+        print(f"{r['model']:{width}}  {r['file']:18}  {r['verdict']:9}  {error:>9}  {graph:8}  {export:8}  "
               f"{r.get('error') or r.get('note', '')}")
     graph_failures = [r for r in rows if r.get("graph", "match") != "match"]
     if graph_failures:
         print("\nGRAPH_MODE failures of models that match in PyNative:")
         for r in graph_failures:
             print(f"  {r['model']}: {r['graph']}")
+    export_failures = [r for r in rows if r.get("export", "match") != "match"]
+    if export_failures:
+        print("\nMindIR export failures (verify --export) of models that match in GRAPH_MODE:")
+        for r in export_failures:
+            print(f"  {r['model']}: {r['export']}")
     matched = sum(r["verdict"] == "match" for r in rows)
     files = len({r["file"] for r in rows})
     counts: dict[str, int] = {}
@@ -163,6 +173,10 @@ def _print(rows: list[dict]) -> None:
           "match torch after weight conversion; " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
     if graph_summary(rows):
         print(graph_summary(rows))
+    exported = [r for r in rows if r.get("export")]
+    if exported:
+        print(f"{sum(r['export'] == 'match' for r in exported)} of {len(exported)} models that match in GRAPH_MODE "
+              "export as MindIR and, loaded back as nn.GraphCell, give the Cell's outputs (verify --export)")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,10 @@ converted package's own ``create_model``, load the torch weights with
 
 Prints one JSON line: verdict, max error, first error line (see verdict.py
 for when outputs match), and for a model that matches, ``graph``: the same
-model run again in GRAPH_MODE (benchmarks/zoo/graph.py).
+model run again in GRAPH_MODE (benchmarks/zoo/graph.py), and for one that
+matches there too, ``export``: what ``ms-migrate verify --export`` checks, the
+model exported as MindIR and loaded back as an ``nn.GraphCell`` gives the
+Cell's outputs (transpiler/proof/verify_export.py).
 """
 
 from __future__ import annotations
@@ -70,6 +73,9 @@ def run(converted_dir: str, reference: str, name: str, graph: bool = True) -> di
         # the verdict stands if graph compilation kills the process (the parent reads the last line)
         print(json.dumps({**result, "graph": "fails: the process died in GRAPH_MODE"}), flush=True)
         result["graph"] = graph_check(model, data, expected_float64, converted_dir)
+        if result["graph"] == "match":
+            print(json.dumps({**result, "export": "fails: the process died exporting"}), flush=True)
+            result["export"] = export_check(model, data, converted_dir)
     return result
 
 
@@ -86,6 +92,19 @@ def graph_check(model, data, expected_float64, converted_dir: str) -> str:
         return graph_mode.failure(exc, converted_dir)
     result = output_verdict(output, data["output"], expected_float64)
     return "match" if result["verdict"] == "match" else f"mismatch: {result['error']}"[:200]
+
+
+def export_check(model, data, converted_dir: str) -> str:
+    """``verify --export``'s check: MindIR exported and loaded back against the Cell."""
+    from benchmarks.zoo import graph as graph_mode
+    from transpiler.proof.verify_export import export_differences
+
+    try:
+        differences = export_differences(model, [data["input"]], rtol=1e-4, atol=1e-4)
+    except BaseException as exc:  # noqa: BLE001 - a failure is the column's value
+        return graph_mode.failure(exc, converted_dir)
+    bad = [d for d in differences if not d.ok]
+    return "match" if not bad else f"mismatch: {bad[0].name} {bad[0].verdict()} max abs {bad[0].max_abs:.2e}"[:200]
 
 
 def main() -> int:
