@@ -65,6 +65,7 @@ from transpiler.convert.structural.bool_xor import without_bool_xor
 from transpiler.convert.structural.device_leftovers import without_device_leftovers
 from transpiler.convert.structural.kwargs_update import without_kwargs_update
 from transpiler.convert.structural.name_reads import mentions
+from transpiler.convert.structural.attribute_casts import without_attribute_casts
 from transpiler.convert.structural.list_pops import without_list_pops
 from transpiler.convert.structural.nested_comprehensions import without_nested_comprehensions
 from transpiler.convert.structural.sequential_slices import without_sequential_slices
@@ -87,6 +88,7 @@ def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
     module = without_nested_comprehensions(module, compiled, ctx.to_format)
     module = without_sequential_slices(module, compiled, ctx.to_format)
     module = without_list_pops(module, compiled, ctx.to_format)
+    module = without_attribute_casts(module, compiled, ctx.to_format)
     module = without_device_leftovers(module, ctx.to_format)
     if survey.xor:
         module = without_bool_xor(module, ctx.to_format)
