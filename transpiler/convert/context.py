@@ -67,6 +67,8 @@ class FileContext:
     # the adapter members (torch's attribute names, reset_parameters) some file of the project
     # names (SiblingFacts.attributes); None: the project is not known
     project_attributes: frozenset[str] | None = None
+    # names bound to a dataset another file builds as a mindspore.dataset pipeline (SiblingFacts.datasets)
+    project_datasets: frozenset[str] = frozenset()
     # ids of statements the rewrite changed: black formats exactly these
     to_format: NodeSet = field(default_factory=NodeSet)
     # statements the rewrite passed by (nothing to convert in them): written as they were

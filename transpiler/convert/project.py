@@ -8,7 +8,10 @@ read with Python's own parser (fast, read-only) to find its classes and
 imports; names are resolved through relative and absolute imports, package
 ``__init__`` re-exports and ``import *`` until nothing changes. Each file then
 gets ``SiblingFacts``: the names it binds that are Cells or autograd Functions
-defined elsewhere in the tree.
+defined elsewhere in the tree, and those that hold a dataset another file builds
+as one the conversion makes a mindspore.dataset pipeline (``from data import
+train_dataset``, where data.py has ``train_dataset = datasets.MNIST(...)``): a
+DataLoader over it is that pipeline, batched (rewrite_rules/training/data.py).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from transpiler.convert.structural.cells import is_module_base
+from transpiler.convert.structural.datasets import makes_mindspore_dataset
 
 _FUNCTION_BASES = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
 _STOP = object()  # ProjectIndex._follow: the name is found to be no answer
@@ -44,11 +48,15 @@ class SiblingFacts:
     # (``m.weight``, ``getattr(m, "weight")``); None: the project is not known, and an
     # adapter keeps every member
     attributes: frozenset[str] | None = None
+    # names (``train_dataset``, ``data.train_dataset``) of module-level datasets other files
+    # build with a torchvision dataset or random_split: converted, mindspore.dataset pipelines
+    datasets: frozenset[str] = frozenset()
 
     def digest(self) -> str:
         text = "\0".join([*sorted(self.cells), "\1", *sorted(self.functions), "\1",
                           *(f"{a}={b}" for a, b in self.torch_names), "\1", *sorted(self.tensor_params),
-                          "\1", *sorted(self.attributes if self.attributes is not None else ["\2"])])
+                          "\1", *sorted(self.attributes if self.attributes is not None else ["\2"]),
+                          "\1", *sorted(self.datasets)])
         return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
     def __bool__(self) -> bool:
@@ -72,6 +80,8 @@ class _Module:
     # attribute names it reads or sets (not of ``self``), and strings that could be one
     # (getattr(m, "weight"))
     attribute_names: frozenset[str] = frozenset()
+    # module-level names bound to what a torchvision dataset or random_split returns
+    datasets: set[str] = field(default_factory=set)
 
 
 def adapter_members() -> frozenset[str]:
@@ -116,7 +126,28 @@ class ProjectIndex:
         for local, kind in self._imported_kinds(module).items():
             (cells if kind == "cell" else functions).add(local)
         return SiblingFacts(frozenset(cells), frozenset(functions), tuple(sorted(self._imported_torch(module).items())),
-                            frozenset(self.tensor_params.get(module.name, ())), self.attributes)
+                            frozenset(self.tensor_params.get(module.name, ())), self.attributes,
+                            frozenset(self._imported_datasets(module)))
+
+    def _imported_datasets(self, module: _Module) -> set[str]:
+        """Names ``module`` gets from siblings (``X`` or ``alias.X``) that hold a dataset
+        the sibling builds as a mindspore.dataset pipeline."""
+        def at(_, found, name):
+            return True if name in found.datasets else _STOP if name in found.classes else None
+
+        names = set()
+        for local, (target, name) in module.bindings.items():
+            if name is not None:
+                if self._follow(target, name, at):
+                    names.add(local)
+            elif target in self.modules:  # ``import data`` / ``from . import data``
+                names.update(f"{local}.{n}" for n in self.modules[target].datasets)
+        for star in module.stars:
+            starred = self.modules.get(star)
+            if starred is not None:
+                names.update(n for n in starred.datasets if not n.startswith("_") and n not in module.bindings
+                             and (starred.public is None or n in starred.public))
+        return names
 
     def _imported_torch(self, module: _Module) -> dict[str, str]:
         """Names ``module`` gets from siblings that the sibling bound to torch."""
@@ -420,7 +451,30 @@ def _module_of(root: str, package: str, path: str, data: bytes) -> _Module | Non
                 continue
             if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
                 module.public = list(value)
+    for statement in _top_level(tree.body):  # the imports are known now
+        if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call):
+            dotted = _dotted(statement.value.func)
+            qualified = _imported_name(module, dotted) if dotted else None
+            names = [n for t in statement.targets for n in _bound(t)]
+            if qualified is not None and makes_mindspore_dataset(qualified):
+                module.datasets.update(names)
+            else:
+                module.datasets.difference_update(names)
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign)):  # bound anew
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            module.datasets.difference_update(n for t in targets for n in _bound(t))
     return module
+
+
+def _imported_name(module: _Module, dotted: str) -> str | None:
+    """The qualified name ``dotted`` refers to through ``module``'s imports."""
+    head, _, rest = dotted.partition(".")
+    binding = module.bindings.get(head)
+    if binding is None:
+        return None
+    target, name = binding
+    qualified = f"{target}.{name}" if name is not None else target
+    return f"{qualified}.{rest}" if rest else qualified
 
 
 def _attribute_names(tree: ast.AST):

@@ -407,6 +407,8 @@ class Rewriter(Transformer):
         return self._changed_if(updated_node, shift_operators.augmented_shift(self.ctx, original_node, updated_node))
 
     def leave_Subscript(self, original_node, updated_node):
+        if id(original_node) in self.launcher_env.before_init:  # os.environ["LOCAL_RANK"] before init()
+            return self.launcher_env.leave_read(original_node, updated_node)
         result = numpy_scalars.list_range_index(self.ctx, original_node, updated_node)
         return self._changed_if(updated_node, numpy_scalars.numpy_array_index(self.ctx, original_node, result))
 
@@ -418,6 +420,8 @@ class Rewriter(Transformer):
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
         if id(original_node) in self.handled:
             return updated_node
+        if id(original_node) in self.launcher_env.before_init:  # os.environ.get("LOCAL_RANK") before init()
+            return self.launcher_env.leave_read(original_node, updated_node)
         if id(original_node) in self.feature_checks:
             return feature_answer(self, original_node, updated_node, self.feature_checks.pop(id(original_node)))
         func = original_node.func

@@ -7,7 +7,10 @@ cannot be indexed with) and the returned values become NumPy arrays.
 
 Before the traversal, ``record_dataset_columns`` notes the column names each
 dataset variable will have (from what ``__getitem__`` returns), so that the
-DataLoader rule (rewrite_rules/training/data.py) can write ``column_names=``.
+DataLoader rule (rewrite_rules/training/data.py) can write ``column_names=``,
+and which variables hold a mindspore.dataset pipeline already (a torchvision
+dataset, built in this file or, as the project index says, in another one it
+imports the variable from), which the DataLoader batches as it is.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ _DICT_KEY = "dataset returns a dict:"  # known_kinds: dataset class or variable 
 _CLASS_KEY = "class "
 _DATA_PREFIXES = ("torch.utils.data", "torchvision.datasets")
 _TENSOR_DATASETS = ("torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset")
+_SPLITS = ("torch.utils.data.random_split", "torch.utils.data.dataset.random_split")
 MINDSPORE_DATASET = "mindspore dataset"  # a known kind: already a mindspore.dataset pipeline
 
 
@@ -55,6 +59,13 @@ def is_mindspore_dataset(ctx, expr: cst.BaseExpression) -> bool:
     return ctx.known_kinds.get(code_of(expr)) == MINDSPORE_DATASET
 
 
+def makes_mindspore_dataset(qualified: str) -> bool:
+    """A call of ``qualified`` returns what the conversion makes a mindspore.dataset pipeline
+    (a torchvision dataset, the parts of a random_split). The project index notes the module-level
+    names other files bind so (transpiler/convert/project.py, SiblingFacts.datasets)."""
+    return qualified.startswith("torchvision.datasets.") or qualified in _SPLITS
+
+
 def default_columns(count: int) -> list[str]:
     if count == 1:
         return ["data"]
@@ -80,6 +91,11 @@ def record_dataset_columns(module: cst.Module, ctx) -> None:
                 ctx.known_kinds[_COLUMNS_KEY + _CLASS_KEY + statement.name.value] = ",".join(columns)
     finder = _Assignments()
     walk(module, finder, prune=LAYOUT_TYPES)
+    # datasets another file of the project builds as pipelines (from data import train_dataset),
+    # unless this file binds the name itself
+    bound = {code_of(t.target) for node in finder.found for t in node.targets}
+    for name in ctx.project_datasets - bound:
+        ctx.known_kinds[name] = MINDSPORE_DATASET
     for node in finder.found:
         _record_assignment(node, classes, ctx)
         value = node.value
