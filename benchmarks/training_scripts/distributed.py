@@ -231,16 +231,21 @@ def free_port() -> int:
 
 def _env(shim_dir: str, **extra) -> dict:
     bin_dir = os.path.dirname(sys.executable)
-    env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=shim_dir,
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=shim_dir,
                PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""), DDP_BENCH_WORKERS=str(WORKERS), **extra)
     env.pop("PYTHONSTARTUP", None)
     return env
 
 
+# Each line one write: the processes of a run share one pipe, and unbuffered output
+# (print's text and its newline written apart) let one rank's line break into another's.
+_LINES = "import sys\nsys.stdout.reconfigure(line_buffering=True)\nsys.stderr.reconfigure(line_buffering=True)\n"
+
+
 def _shim(directory: str, text: str) -> str:
     os.makedirs(directory, exist_ok=True)
     with open(os.path.join(directory, "sitecustomize.py"), "w") as handle:
-        handle.write(text)
+        handle.write(_LINES + text)
     return directory
 
 
