@@ -37,7 +37,9 @@ the function makes is an item assignment per keyword: see kwargs_update.py. ``x 
 clauses assigned or returned is its loops: see nested_comprehensions.py. A slice
 of a Sequential bound to a name and called runs its layers by index: see
 sequential_slices.py. ``hs.pop()`` reads ``hs[-1]`` and rebinds ``hs = hs[:-1]``:
-see list_pops.py.
+see list_pops.py. ``next(self.blocks.get_parameters()).dtype`` and
+``self.trainable_params()`` read a tuple of the parameters ``__init__`` lists: see
+parameter_reads.py.
 
 A ``try`` whose body the conversion made a constant return (smp's
 ``is_torch_compiling``: ``try: return torch.compiler.is_compiling()`` became
@@ -68,6 +70,7 @@ from transpiler.convert.structural.name_reads import mentions
 from transpiler.convert.structural.attribute_casts import without_attribute_casts
 from transpiler.convert.structural.list_pops import without_list_pops
 from transpiler.convert.structural.nested_comprehensions import without_nested_comprehensions
+from transpiler.convert.structural.parameter_reads import without_parameter_reads
 from transpiler.convert.structural.sequential_slices import without_sequential_slices
 from transpiler.convert.structural.set_membership import without_set_membership
 from transpiler.convert.formatting import KeepsFormatting
@@ -89,6 +92,7 @@ def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
     module = without_sequential_slices(module, compiled, ctx.to_format)
     module = without_list_pops(module, compiled, ctx.to_format)
     module = without_attribute_casts(module, compiled, ctx.to_format)
+    module = without_parameter_reads(module, compiled, ctx.to_format)
     module = without_device_leftovers(module, ctx.to_format)
     if survey.xor:
         module = without_bool_xor(module, ctx.to_format)
