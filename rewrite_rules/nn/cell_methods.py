@@ -128,7 +128,7 @@ def _parameters(call, ctx):
     them out); next(m.parameters()) / iter(m.parameters()) take get_parameters(), a
     generator of every parameter like torch's (a frozen parameter included: torch code
     reads the first one's device or dtype, and a model frozen whole has no trainable one)."""
-    if call.enclosing in ("next", "iter"):
+    if call.enclosing in ("next", "iter"):  # next(m.parameters(), None) too
         return call.rename("get_parameters")
     return call.rename("trainable_params")
 
@@ -299,6 +299,8 @@ RULES = [
                     Example("p = next(model.parameters())", "p = next(model.get_parameters())", notes="next"),
                     _on_net("result = next(net.parameters()).dtype", notes="next_dtype"),
                     _on_net("result = next(iter(net.parameters())).shape", notes="next_iter"),
+                    # with a default, next still needs an iterator (a list raises TypeError)
+                    _on_net("result = next(net.parameters(), None).shape", notes="next_default"),
                     _on_net("net.body.weight.requires_grad = False\nresult = next(net.parameters()).shape",
                             notes="frozen_first"),
                     Example(_FROZEN + "result = next(lora.parameters()).shape\nlora.requires_grad_(False)\n"

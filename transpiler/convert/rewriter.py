@@ -298,7 +298,8 @@ class Rewriter(Transformer):
 
     def visit_Call(self, node: cst.Call) -> None:
         self.call_funcs.add(id(node.func))
-        if isinstance(node.func, cst.Name) and len(node.args) == 1 and not node.args[0].star:
+        if isinstance(node.func, cst.Name) and node.args and not node.args[0].star and (
+                len(node.args) == 1 or (node.func.value == "next" and len(node.args) == 2)):  # next(it, default)
             self.sole_argument_of[id(node.args[0].value)] = node.func.value
         self.handled.update(structural.device_reads_used_as_strings(node))
         mapped_calls.note(self, node)  # map(torch.LongTensor, rows)
