@@ -9,7 +9,18 @@ CPU; the assignment, which has no effect, goes. In ``n, device = x.shape[-2],
 x.device`` (lucidrains' conformer, PaLM, CoCa) graph mode compiles the tuple as
 an interpreted object, so ``n`` is no number ("For 'Cast', the input 'dtype'
 expect a type, but got AbstractNegligible" in ``ops.arange(n)``): such a tuple
-assignment becomes one assignment per name first.
+assignment becomes one assignment per name first. So does lucidrains' ``h, i, j,
+device = *qk_sim.shape[-3:], qk_sim.device`` (PaLM-lite's ALiBi: the same error in
+``ops.arange(i)``; egnn's ``b, n, d, device, num_nearest = *feats.shape, ...``: the
+neighbour count sizes ``topk``, and the index tuple of ``batched_index_select`` built
+from those shapes fails, "The starred unpack merge input must be sequence, but got
+AbstractAny"), the names the starred value gives assigned from it in one statement:
+``h, i, j = qk_sim.shape[-3:]`` and ``device = torch_device(qk_sim.device)``, a starred
+name among them kept (``b, *axis, _ = data.shape``). Measured on MindSpore 2.10 CPU:
+the device read in a statement of its own compiles, passed to a method or not
+(read through ``torch_device``, plain, or its ``.type`` compared), and so does the
+starred shape unpacked on its own; ``*x.shape, None`` compiles too, which is what a
+tuple that cannot be split gets for a device nothing reads.
 
 What the conversion left of a device check: ``dv = "cuda" if x.is_cuda else
 "cpu"`` read by nothing once the device arguments are dropped (pyGAT), and ``if
@@ -85,28 +96,60 @@ def _single_assign(statement) -> cst.Assign | None:
 def _split_device_tuple(statement) -> list:
     """``a, device = e1, x.device`` as ``a = e1`` and ``device = x.device`` (graph mode compiles the
     device read as an interpreted object, and the tuple with it: ``a`` would be one too), where
-    no element reads a name an element before it binds."""
+    no element reads a name an element before it binds. A starred value gives the names it
+    unpacks in one assignment: ``b, n, device = *x.shape, x.device`` as ``b, n = x.shape`` and
+    ``device = x.device`` (a starred name among them stays: ``b, *axis, _ = x.shape``)."""
     assign = _single_assign(statement)
     target = assign.targets[0].target if assign is not None else None
     if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(assign.value, (cst.Tuple, cst.List))):
         return [statement]
     names, values = target.elements, assign.value.elements
-    if len(names) != len(values) or any(not isinstance(e.value, cst.Name) for e in names) \
-            or any(isinstance(e, cst.StarredElement) for e in values) \
-            or not any(_reads_device(e.value) for e in values):
+    if any(not isinstance(e.value, cst.Name) for e in names) or not any(_reads_device(e.value) for e in values):
         return [statement]
-    # in order, each element must see the values the tuple saw: none reads a name bound before it
-    if any(read in {e.value.value for e in names[:index]} for index, value in enumerate(values)
-           for read in mentions(value.value)):
+    pairs = _aligned(names, values)
+    if pairs is None:
         return [statement]
-    parts = [cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(name.value)], value.value)])
-             for name, value in zip(names, values)]
-    return [parts[0].with_changes(leading_lines=statement.leading_lines), *parts[1:]]
+    # in order, each assignment must see the values the tuple saw: none reads a name bound before it
+    bound: set[str] = set()
+    for group, value in pairs:
+        if any(read in bound for read in mentions(value)):
+            return [statement]
+        bound |= set(mentions(group))
+    parts = [cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(group)], value)]) for group, value in pairs]
+    # the comments above the tuple and after it stay with its first line
+    return [parts[0].with_changes(leading_lines=statement.leading_lines,
+                                  trailing_whitespace=statement.trailing_whitespace), *parts[1:]]
+
+
+def _aligned(names, values) -> list[tuple[cst.BaseAssignTargetExpression, cst.BaseExpression]] | None:
+    """The target each value is assigned to, in order: a name per value, and the names a starred
+    value unpacks (between those of the values before it and after it) as one tuple; None where
+    that cannot be told (two starred values, a starred name outside a starred value's names,
+    a starred value that gives no plain name)."""
+    starred = [i for i, e in enumerate(values) if isinstance(e, cst.StarredElement)]
+    if not starred:
+        if len(names) != len(values) or any(isinstance(e, cst.StarredElement) for e in names):
+            return None
+        return [(name.value, value.value) for name, value in zip(names, values)]
+    if len(starred) > 1:
+        return None
+    before, after = starred[0], len(values) - starred[0] - 1
+    if len(names) - after - before < 1:
+        return None
+    middle, outside = names[before:len(names) - after], [*names[:before], *names[len(names) - after:]]
+    if all(isinstance(e, cst.StarredElement) for e in middle) or any(isinstance(e, cst.StarredElement) for e in outside):
+        return None
+    unpacked = cst.Tuple([cst.StarredElement(e.value) if isinstance(e, cst.StarredElement) else cst.Element(e.value)
+                          for e in middle], lpar=[] if len(middle) > 1 else [cst.LeftParen()],
+                         rpar=[] if len(middle) > 1 else [cst.RightParen()])  # one name: (n,) = x.shape
+    return [*((name.value, value.value) for name, value in zip(names[:before], values[:before])),
+            (unpacked, values[before].value),
+            *((name.value, value.value) for name, value in zip(names[len(names) - after:], values[before + 1:]))]
 
 
 def _without_unread_devices(statement, statements: list):
-    """``b, *axis, device, dtype = *x.shape, x.device, x.dtype`` (which cannot be split) with
-    ``None`` for the device read no other statement reads (perceiver)."""
+    """``*axes, device, dtype = *x.shape, x.device, x.dtype`` (which cannot be split) with
+    ``None`` for the device read no other statement reads."""
     assign = _single_assign(statement)
     target = assign.targets[0].target if assign is not None else None
     if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(assign.value, (cst.Tuple, cst.List))):
