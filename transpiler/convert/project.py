@@ -343,15 +343,8 @@ class ProjectIndex:
         return self._follow(module_name, name, lambda m, module, n: (m, n) if n in module.classes else None)
 
     def _torch_name(self, module: _Module, dotted: str) -> str | None:
-        head, _, rest = dotted.partition(".")
-        binding = module.bindings.get(head)
-        if binding is None:
-            return None
-        target, name = binding
-        qualified = f"{target}.{name}" if name is not None else target
-        if qualified.split(".", 1)[0] != "torch":
-            return None
-        return f"{qualified}.{rest}" if rest else qualified
+        qualified = _imported_name(module, dotted)
+        return qualified if qualified is not None and qualified.split(".", 1)[0] == "torch" else None
 
     def _base_kind(self, module: _Module, base: str) -> str | None:
         torch_name = self._torch_name(module, base)
