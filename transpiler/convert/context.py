@@ -69,6 +69,9 @@ class FileContext:
     project_attributes: frozenset[str] | None = None
     # names bound to a dataset another file builds as a mindspore.dataset pipeline (SiblingFacts.datasets)
     project_datasets: frozenset[str] = frozenset()
+    # this file's functions and methods (``f``, ``Class.method``) another file's compiled code
+    # calls (SiblingFacts.compiled): graph mode compiles them too (structural/graph_subset.py)
+    project_compiled: frozenset[str] = frozenset()
     # ids of statements the rewrite changed: black formats exactly these
     to_format: NodeSet = field(default_factory=NodeSet)
     # statements the rewrite passed by (nothing to convert in them): written as they were

@@ -123,7 +123,8 @@ def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, ti
         return FileResult(path, "unchanged", text, [], timings)
     start = time.perf_counter()
     ctx = FileContext(path, analysis, jit_steps=jit_steps, runtime_settings=runtime_settings,
-                      project_attributes=siblings.attributes, project_datasets=siblings.datasets)
+                      project_attributes=siblings.attributes, project_datasets=siblings.datasets,
+                      project_compiled=siblings.compiled)
     rewriter = Rewriter(ctx, rules, module, siblings.functions)
     converted = rewrite(module, rewriter)
     rewriter.adapters.define(converted)

@@ -12,6 +12,17 @@ defined elsewhere in the tree, and those that hold a dataset another file builds
 as one the conversion makes a mindspore.dataset pipeline (``from data import
 train_dataset``, where data.py has ``train_dataset = datasets.MNIST(...)``): a
 DataLoader over it is that pipeline, batched (rewrite_rules/training/data.py).
+
+Graph mode compiles a Cell's construct and every function it calls, wherever that
+function is defined: VITS's attentions.py calls ``commons.convert_pad_shape(...)``
+in its forward, and the comprehension of two ``for`` clauses there refuses the
+whole construct. The passes that rewrite compiled code into graph mode's subset
+(structural/graph_subset.py) see one file; ``SiblingFacts.compiled`` names the
+functions and methods of a file that other files' compiled code calls (followed
+from each Cell's forward through the calls the index can resolve: ``f(...)``,
+``module.f(...)``, ``Class.method(...)``, ``self.method(...)`` up the project's
+base classes, and such names passed as values), so the file's own survey starts
+from them too.
 """
 
 from __future__ import annotations
@@ -51,12 +62,17 @@ class SiblingFacts:
     # names (``train_dataset``, ``data.train_dataset``) of module-level datasets other files
     # build with a torchvision dataset or random_split: converted, mindspore.dataset pipelines
     datasets: frozenset[str] = frozenset()
+    # this file's top-level functions and methods (``convert_pad_shape``, ``Attention.attend``)
+    # that another file's compiled code calls: graph mode compiles them (graph_subset.py)
+    compiled: frozenset[str] = frozenset()
 
     def digest(self) -> str:
         text = "\0".join([*sorted(self.cells), "\1", *sorted(self.functions), "\1",
                           *(f"{a}={b}" for a, b in self.torch_names), "\1", *sorted(self.tensor_params),
                           "\1", *sorted(self.attributes if self.attributes is not None else ["\2"]),
-                          "\1", *sorted(self.datasets)])
+                          "\1", *sorted(self.datasets),
+                          # none: the digest it had before the field was added (cached results stay valid)
+                          *(["\1", *sorted(self.compiled)] if self.compiled else [])])
         return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
     def __bool__(self) -> bool:
@@ -82,6 +98,9 @@ class _Module:
     attribute_names: frozenset[str] = frozenset()
     # module-level names bound to what a torchvision dataset or random_split returns
     datasets: set[str] = field(default_factory=set)
+    # per function and method (keys as ``signatures``): the dotted names it calls, passes
+    # on as arguments, or reads on ``self`` (its nested functions' too): graph mode's reach
+    references: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 def adapter_members() -> frozenset[str]:
@@ -105,6 +124,8 @@ class ProjectIndex:
         self._classify()
         self.tensor_params: dict[str, set[str]] = {}  # module -> {"f.param", ...}
         self._follow_tensors()
+        self.compiled: dict[str, set[str]] = {}  # module -> {"f", "Class.method"} other files' compiled code calls
+        self._follow_compiled()
 
     @classmethod
     def build(cls, root: str, paths: list[str]) -> "ProjectIndex":
@@ -127,7 +148,7 @@ class ProjectIndex:
             (cells if kind == "cell" else functions).add(local)
         return SiblingFacts(frozenset(cells), frozenset(functions), tuple(sorted(self._imported_torch(module).items())),
                             frozenset(self.tensor_params.get(module.name, ())), self.attributes,
-                            frozenset(self._imported_datasets(module)))
+                            frozenset(self._imported_datasets(module)), frozenset(self.compiled.get(module.name, ())))
 
     def _imported_datasets(self, module: _Module) -> set[str]:
         """Names ``module`` gets from siblings (``X`` or ``alias.X``) that hold a dataset
@@ -305,6 +326,73 @@ class ProjectIndex:
             function = f"{function}.__init__"
         return (name, function) if function in self.modules[name].signatures else None
 
+    # -- compiled code across files ---------------------------------------------
+    def _follow_compiled(self) -> None:
+        """From each Cell's (and autograd Function's) forward, the functions and methods
+        its calls reach, across files: those reached from another file are ``compiled``."""
+        pending = [(name, f"{cls}.forward") for (name, cls) in self.kinds
+                   if f"{cls}.forward" in self.modules[name].signatures]
+        reached = set(pending)
+        while pending:
+            name, key = pending.pop()
+            module = self.modules[name]
+            for dotted in module.references.get(key, ()):
+                target = self._reference(module, key, dotted)
+                if target is None:
+                    continue
+                if target[0] != name:
+                    self.compiled.setdefault(target[0], set()).add(target[1])
+                if target not in reached:
+                    reached.add(target)
+                    pending.append(target)
+
+    def _reference(self, module: _Module, key: str, dotted: str) -> tuple[str, str] | None:
+        """(module, "f" / "Class.method") that ``dotted``, named in ``key`` of ``module``,
+        refers to: a function or method of the project."""
+        head, *rest = dotted.split(".")
+        if head in ("self", "super"):
+            if "." not in key or not rest:
+                return None
+            return self._method(module.name, key.split(".")[0], rest[0], inherited_only=head == "super")
+        binding = module.bindings.get(head)
+        if binding is not None and binding[1] is None:  # ``import commons`` / ``from . import commons``
+            if binding[0] not in self.modules:
+                return None
+            where = (binding[0], None)
+        else:
+            where = self._follow(module.name, head, _definition)
+        while where is not None and where[1] is None and rest:  # a module: ``pkg.sub.f``
+            part, rest = rest[0], rest[1:]
+            where = (f"{where[0]}.{part}", None) if f"{where[0]}.{part}" in self.modules \
+                else self._follow(where[0], part, _definition)
+        if where is None or where[1] is None:
+            return None
+        name, found = where
+        if found in self.modules[name].classes:
+            return self._method(name, found, rest[0]) if len(rest) == 1 else None  # ``Class.method``
+        return where if not rest else None
+
+    def _method(self, name: str, cls: str, method: str, seen=None, inherited_only=False) -> tuple[str, str] | None:
+        """Where ``cls`` of module ``name`` (or a base class of the project) defines ``method``."""
+        seen = seen if seen is not None else set()
+        if (name, cls) in seen:
+            return None
+        seen.add((name, cls))
+        module = self.modules[name]
+        if f"{cls}.{method}" in module.signatures and not inherited_only:
+            return name, f"{cls}.{method}"
+        for base in module.classes.get(cls, ()):
+            head, _, rest = base.partition(".")
+            binding = module.bindings.get(head)
+            if rest:
+                where = self._resolve(binding[0], rest) if binding is not None and binding[1] is None else None
+            else:
+                where = self._resolve(name, base)
+            found = self._method(*where, method, seen) if where is not None else None
+            if found is not None:
+                return found
+        return None
+
     # -- resolution -----------------------------------------------------------
     def _imported_kinds(self, module: _Module) -> dict[str, str]:
         """Names ``module`` binds by import (``X`` or ``alias.X``) that are project classes."""
@@ -376,6 +464,15 @@ class ProjectIndex:
                             break
 
 
+def _definition(name: str, module: _Module, n: str):
+    """For ProjectIndex._follow: (module, n) where ``n`` is a top-level function or class
+    there, (module, None) where it is a module the file imports."""
+    if n in module.classes or (n in module.signatures and "." not in n):
+        return name, n
+    binding = module.bindings.get(n)
+    return (binding[0], None) if binding is not None and binding[1] is None else None
+
+
 def _read(root: str, package: str, path: str) -> _Module | None:
     try:
         with open(path, "rb") as handle:
@@ -408,6 +505,7 @@ def _module_of(root: str, package: str, path: str, data: bytes) -> _Module | Non
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             module.signatures[statement.name] = _parameters(statement)
             module.scopes[statement.name] = _scope_nodes(statement)
+            module.references[statement.name] = _references(statement)
         elif isinstance(statement, ast.ClassDef):
             for method in statement.body:
                 if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -415,6 +513,7 @@ def _module_of(root: str, package: str, path: str, data: bytes) -> _Module | Non
                     key = f"{statement.name}.{method.name}"
                     module.signatures[key] = _parameters(method)[0 if static else 1:]
                     module.scopes[key] = _scope_nodes(method)
+                    module.references[key] = _references(method)
     own_package = name if is_package else name.rpartition(".")[0]
     for statement in _top_level(tree.body):
         if isinstance(statement, ast.Import):
@@ -508,6 +607,25 @@ def _own_nodes(scope: ast.AST, kinds):
             yield node
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             stack.extend(ast.iter_child_nodes(node))
+
+
+def _references(function) -> frozenset[str]:
+    """The dotted names ``function``'s body (nested functions too) calls or passes to a
+    call (``checkpoint(self._forward, ...)``), and the attributes it reads on ``self``."""
+    names = set()
+    for statement in function.body:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Call):
+                for value in (node.func, *node.args, *(k.value for k in node.keywords)):
+                    dotted = _dotted(value.value if isinstance(value, ast.Starred) else value)
+                    if dotted:
+                        names.add(dotted)
+            elif isinstance(node, ast.Attribute):
+                if isinstance(node.value, ast.Name) and node.value.id == "self":
+                    names.add(f"self.{node.attr}")
+                elif isinstance(node.value, ast.Call) and _dotted(node.value.func) == "super":
+                    names.add(f"super.{node.attr}")  # super().method(...): a base class's
+    return frozenset(names)
 
 
 def _bound(target: ast.expr) -> list[str]:

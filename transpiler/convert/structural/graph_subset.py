@@ -17,6 +17,12 @@ egnn-pytorch: the same error, measured), and is rewritten in the functions graph
 mode compiles (elsewhere, and at module level, it stays); nor does a function of
 the method; a function of the module does (``map(split_heads, qkv)``).
 
+The functions graph mode compiles: ``construct``, the functions and methods of the
+file it calls, and those another file's compiled code calls (VITS's
+``commons.convert_pad_shape``, called in attentions.py's forward: the project
+index's ``SiblingFacts.compiled``, transpiler/convert/project.py), with what they
+call in turn: the passes given ``compiled`` rewrite only there.
+
 An ``import`` inside ``construct`` or a function it calls (the torch import a
 marked statement keeps, transpiler/convert/marked.py): graph mode refuses to compile the whole method
 ("Unsupported statement 'Import'"), even where the import stands in a branch
@@ -83,7 +89,7 @@ _CONSUMERS = frozenset({"list", "tuple", "sum", "set", "sorted", "min", "max", "
 def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
     survey = _Survey()  # the call graph, and what the file holds: passes with nothing to do do not run
     walk(module, survey, prune=LAYOUT_TYPES)
-    compiled = _compiled_functions(survey)
+    compiled = _compiled_functions(survey, ctx.project_compiled)
     if survey.maps:
         module = rewrite(module, _MapToComprehension(_module_names(module), ctx.to_format, compiled))
     if survey.function_imports:
@@ -103,10 +109,14 @@ def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
     return rewrite(module, _LoopVariablesBeforeLoops(compiled, ctx.to_format))
 
 
-def _compiled_functions(functions: "_Survey") -> set[str]:
+def _compiled_functions(functions: "_Survey", called_elsewhere=frozenset()) -> set[str]:
     """``construct`` and the names of the file's functions and methods it calls, as
-    ``f(...)`` or ``self.f(...)``, and those calls make in turn: what graph mode compiles."""
-    compiled, pending = set(), ["construct"]
+    ``f(...)`` or ``self.f(...)``, and those calls make in turn: what graph mode compiles.
+    ``called_elsewhere``: the functions and methods (``f``, ``Class.method``) other files'
+    compiled code calls (the project index's SiblingFacts.compiled: VITS's attentions.py
+    calls ``commons.convert_pad_shape``); they start the walk too."""
+    compiled = set()
+    pending = ["construct", *(name.rpartition(".")[2] for name in sorted(called_elsewhere))]
     while pending:
         name = pending.pop()
         if name in compiled:
@@ -206,7 +216,11 @@ class _ConstructImports(KeepsFormatting):
     they call (x-transformers' ``softclamp_gelu`` keeps a marked ``import torch``),
     not of functions defined in them, recording each (an author's own ``import
     math`` moves too, unguarded: graph mode refuses it as well); a marker
-    standing above a removed import stays, above the statement after it."""
+    standing above a removed import stays, above the statement after it. In a
+    ``try``, only a torch import moves (guarded); the author's stays (monai's ``try:
+    from monai._C import ...`` / ``except ImportError``: moved out unguarded, the
+    module would not import without the extension); graph mode refuses the ``try``
+    around it anyway."""
 
     prune = WITHIN_STATEMENT_TYPES
 
@@ -214,11 +228,23 @@ class _ConstructImports(KeepsFormatting):
         super().__init__(to_format)
         self.compiled = compiled
         self.depth = 0  # > 0: inside a function graph mode compiles
+        self.tries = self.tries_outside = 0  # the try statements around, and those around the function
         self.hoisted: dict[str, tuple[list[str], bool]] = {}  # code -> (names bound, a torch module)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if self.depth or node.name.value in self.compiled:
+            if not self.depth:
+                self.tries_outside = self.tries
             self.depth += 1
+
+    def visit_Try(self, node) -> None:
+        self.tries += 1
+
+    def leave_Try(self, original_node, updated_node):
+        self.tries -= 1
+        return updated_node
+
+    visit_TryStar, leave_TryStar = visit_Try, leave_Try
 
     def leave_FunctionDef(self, original_node, updated_node):
         if self.depth:
@@ -228,16 +254,16 @@ class _ConstructImports(KeepsFormatting):
     def leave_IndentedBlock(self, original_node, updated_node):
         if self.depth != 1:  # construct's own blocks only, not a nested function's
             return updated_node
+        in_try = self.tries > self.tries_outside  # only a torch import moves: guarded, as it was
         body, carried, changed = [], [], False
         for statement in updated_node.body:
             if isinstance(statement, cst.SimpleStatementLine) and all(
                     isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar)
-                    and not (isinstance(small, cst.ImportFrom) and small.relative) for small in statement.body):
+                    and not (isinstance(small, cst.ImportFrom) and small.relative)
+                    and (not in_try or _imports_torch(small)) for small in statement.body):
                 for small in statement.body:
-                    module = small.module if isinstance(small, cst.ImportFrom) else small.names[0].name
                     self.hoisted.setdefault(cst.Module([cst.SimpleStatementLine([small])]).code.strip(),
-                                            ([_bound(alias) for alias in small.names],
-                                             is_torch_name(get_full_name_for_node(module))))
+                                            ([_bound(alias) for alias in small.names], _imports_torch(small)))
                 carried.extend(statement.leading_lines)
                 changed = True
                 continue
@@ -250,6 +276,11 @@ class _ConstructImports(KeepsFormatting):
         if not body:
             body = [cst.SimpleStatementLine([cst.Pass()], leading_lines=carried)]
         return updated_node.with_changes(body=body)
+
+
+def _imports_torch(small) -> bool:
+    module = small.module if isinstance(small, cst.ImportFrom) else small.names[0].name
+    return is_torch_name(get_full_name_for_node(module))
 
 
 def _bound(alias: cst.ImportAlias) -> str:
