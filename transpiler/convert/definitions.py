@@ -58,7 +58,7 @@ def _after_imports(body: list[cst.BaseStatement], names: set[str]) -> int:
     try/if) that comes before the first class or function and before the first
     statement using one of the helpers: the MindSpore imports the helpers use
     are among them."""
-    index = 1 if body and _is_docstring(body[0]) else 0
+    index = 1 if body and is_docstring(body[0]) else 0
     for i, statement in enumerate(body):
         if isinstance(statement, (cst.ClassDef, cst.FunctionDef)) or _uses(statement, names):
             break
@@ -96,7 +96,8 @@ class _NameFinder(cst.CSTVisitor):
         pass
 
 
-def _is_docstring(statement) -> bool:
+def is_docstring(statement) -> bool:
+    """A statement line that is a string alone: a module's, class's or function's docstring when first."""
     return (isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Expr)
             and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrite_rules.spec import Unconvertible
+from transpiler.convert.definitions import is_docstring
 from transpiler.convert.engine import code_of
 from transpiler.convert.walk import LAYOUT_TYPES, walk
 
@@ -245,18 +246,10 @@ def _convert_getitem(method: cst.FunctionDef, ctx) -> cst.FunctionDef:
             [cst.Assign([cst.AssignTarget(cst.Name(index))], cst.Call(cst.Name("int"), [cst.Arg(cst.Name(index))]))]
         )
         statements = list(body.body)
-        at = 1 if statements and _is_docstring(statements[0]) else 0
+        at = 1 if statements and is_docstring(statements[0]) else 0
         statements.insert(at, to_int)
         body = body.with_changes(body=statements)
     return method.with_changes(body=body)
-
-
-def _is_docstring(statement) -> bool:
-    return (
-        isinstance(statement, cst.SimpleStatementLine)
-        and isinstance(statement.body[0], cst.Expr)
-        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-    )
 
 
 class _ReturnsToNumpy(cst.CSTTransformer):

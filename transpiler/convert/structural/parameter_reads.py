@@ -59,6 +59,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
+from transpiler.convert.definitions import is_docstring
 from transpiler.convert.formatting import KeepsFormatting
 from transpiler.convert.structural.fresh_names import fresh_name
 from transpiler.convert.walk import LAYOUT_TYPES, Visitor, rewrite, walk
@@ -188,7 +189,7 @@ class _ParameterReads(KeepsFormatting):
         captures = [self._capture(attribute, method, receiver, index == 0)
                     for index, (attribute, method, receiver) in enumerate(reads.lists.values())]
         if init is None:
-            at = _after_docstring(body)
+            at = 1 if body and is_docstring(body[0]) else 0
             if at < len(body) and not body[at].leading_lines:  # a blank line between the new __init__ and what follows
                 body[at] = body[at].with_changes(leading_lines=[cst.EmptyLine(indent=False)])
             new = self._new_init(captures)
@@ -235,14 +236,6 @@ class _ParameterReads(KeepsFormatting):
             cst.Parameters([cst.Param(cst.Name("self"))], star_arg=cst.Param(cst.Name("args")),
                            star_kwarg=cst.Param(cst.Name("kwargs"))),
             cst.IndentedBlock([forward, *captures]))
-
-
-def _after_docstring(body: list) -> int:
-    first = body[0] if body else None
-    if isinstance(first, cst.SimpleStatementLine) and len(first.body) == 1 and isinstance(first.body[0], cst.Expr) \
-            and isinstance(first.body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
-        return 1
-    return 0
 
 
 class _Reads(KeepsFormatting):
