@@ -45,7 +45,9 @@ of a Sequential bound to a name and called runs its layers by index: see
 sequential_slices.py. ``hs.pop()`` reads ``hs[-1]`` and rebinds ``hs = hs[:-1]``:
 see list_pops.py. ``next(self.blocks.get_parameters()).dtype`` and
 ``self.trainable_params()`` read a tuple of the parameters ``__init__`` lists: see
-parameter_reads.py.
+parameter_reads.py. ``if self.initialized.item() == 0:`` compares the tensor: see
+item_tests.py. ``ops.assign(self.loc.data, v)`` assigns ``self.loc``: see
+assigned_data.py.
 
 A ``try`` whose body the conversion made a constant return (smp's
 ``is_torch_compiling``: ``try: return torch.compiler.is_compiling()`` became
@@ -68,12 +70,14 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from transpiler.convert.names import is_torch_name
+from transpiler.convert.structural.assigned_data import without_assigned_data
 from transpiler.convert.structural.attribute_caches import without_attribute_caches
 from transpiler.convert.structural.bool_xor import without_bool_xor
 from transpiler.convert.structural.device_leftovers import without_device_leftovers
 from transpiler.convert.structural.kwargs_update import without_kwargs_update
 from transpiler.convert.structural.name_reads import mentions
 from transpiler.convert.structural.attribute_casts import without_attribute_casts
+from transpiler.convert.structural.item_tests import without_item_tests
 from transpiler.convert.structural.list_pops import without_list_pops
 from transpiler.convert.structural.nested_comprehensions import without_nested_comprehensions
 from transpiler.convert.structural.parameter_reads import without_parameter_reads
@@ -97,6 +101,8 @@ def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
     module = without_nested_comprehensions(module, compiled, ctx.to_format)
     module = without_sequential_slices(module, compiled, ctx.to_format)
     module = without_list_pops(module, compiled, ctx.to_format)
+    module = without_item_tests(module, compiled, ctx.to_format)
+    module = without_assigned_data(module, compiled, ctx.to_format)
     module = without_attribute_casts(module, compiled, ctx.to_format)
     module = without_parameter_reads(module, compiled, ctx.to_format)
     module = without_device_leftovers(module, ctx.to_format)
