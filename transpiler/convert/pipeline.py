@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
@@ -22,6 +22,7 @@ from transpiler.convert.rewriter import Rewriter
 from transpiler.convert.structural import is_module_base
 from transpiler.convert.structural.graph_subset import to_graph_subset
 from transpiler.convert.structural.runtime_settings import add_runtime_settings
+from transpiler.convert.unbound_aliases import CONVENTIONAL, unbound_aliases
 from transpiler.convert.walk import rewrite
 
 STAGES = ("read", "parse", "analyse", "rewrite", "format", "render", "write", "report")
@@ -114,6 +115,11 @@ def _syntax_error(text: str, exc: cst.ParserSyntaxError) -> tuple[int, int, str]
 def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, timings, siblings,
                     jit_steps: bool = False, runtime_settings: bool = False) -> FileResult:
     start = time.perf_counter()
+    # ``F.dropout`` in a torch file that never binds ``F``: torch.nn.functional (unbound_aliases.py)
+    assumed = unbound_aliases(module, {local for local, _ in siblings.torch_names})
+    if assumed:
+        siblings = replace(siblings, torch_names=(*siblings.torch_names,
+                                                  *((local, CONVENTIONAL[local]) for local in assumed)))
     # an autograd Function's apply read as a value (fn = Fn.apply) becomes an instance of its Cell
     analysis = analyse(module, _method_names(rules), is_module_base, rules.property_names | {"apply"}, siblings,
                        rules.rule_names)
@@ -125,6 +131,9 @@ def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, ti
     ctx = FileContext(path, analysis, jit_steps=jit_steps, runtime_settings=runtime_settings,
                       project_attributes=siblings.attributes, project_datasets=siblings.datasets,
                       project_compiled=siblings.compiled)
+    for local, use in assumed.items():
+        ctx.warn(use, local, f"{local} is used but never imported in the torch source; read as "
+                             f"{CONVENTIONAL[local]} ({local} = {CONVENTIONAL[local]} by convention)")
     rewriter = Rewriter(ctx, rules, module, siblings.functions)
     converted = rewrite(module, rewriter)
     rewriter.adapters.define(converted)
