@@ -13,7 +13,15 @@ the ``.mindir`` suffix to a file name without it (``"model.onnx"`` ->
 MindSpore compiles the Cell in the mode it is in; ``torch.onnx.export`` exports in
 eval mode (``training=TrainingMode.EVAL``), so the Cell is set to eval first
 (``set_train`` returns the Cell). A TorchScript module (``torch.jit.save(m, f)``)
-carries no example inputs, which ``mindspore.export`` needs: it is marked.
+carries no example inputs, which ``mindspore.export`` needs: it is marked,
+unless the file traces it in the same function (``traced = torch.jit.trace(model,
+x)`` then ``torch.jit.save(traced, f)``, ``traced.save(f)`` or the chained
+``torch.jit.trace(model, x).save(f)``): then the save is ``mindspore.export`` with
+the trace's example inputs. ``torch.export.export`` / ``torch.export.save`` are
+rewritten the same way, and ``.module()`` of the program is the model itself
+(transpiler/convert/structural/graph_exports.py, which says what was measured);
+the rules below mark what that pass does not rewrite. ``torch.export.load``
+reads the MindIR file as ``torch.jit.load`` does.
 """
 
 from __future__ import annotations
@@ -25,6 +33,17 @@ from rewrite_rules.api import ApiRule, Drop, Example, Unconvertible, Unsupported
 _SUFFIX = ".mindir"
 _X = {"x": "randn(2, 4)"}
 
+# Execution cases: a network traced / exported, saved, loaded back as a graph and run
+# (the harness copies torch's weights into the Cell when it is built)
+_NET = (
+    "import os\nimport tempfile\n"
+    "class Net(nn.Module):\n"
+    "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 3)\n\n"
+    "    def forward(self, x):\n        return torch.tanh(self.fc(x))\n\n\n"
+    "net = Net()\n"
+    'path = os.path.join(tempfile.mkdtemp(), "model.pt")\n'
+)
+_EXPORT_TO = "the MindIR graph of the Cell, exported with the trace's example inputs"
 
 
 def _export(call, ctx) -> None:
@@ -59,6 +78,20 @@ def _load(call, ctx) -> None:
 
 
 _NO_EFFECT = Drop("an ONNX exporter setting: the MindIR graph has none")
+
+
+def _unpaired(reason: str):
+    """The hook of a save the graph-export pass did not rewrite (it rewrites the saves whose trace or
+    export it sees in the same function): the call is marked with the reason."""
+
+    def hook(call, ctx) -> None:
+        raise Unconvertible(reason)
+
+    return hook
+
+
+_NO_INPUTS = ("carries no example inputs: export the Cell with mindspore.export(net, *inputs, file_name=f, "
+              "file_format=\"MINDIR\")")
 
 RULES = [
     ApiRule(
@@ -110,10 +143,81 @@ RULES = [
     ),
     ApiRule(
         "torch.jit.save",
-        None,
+        "mindspore.export",
         signature="m, f, _extra_files=None",
+        hook=_unpaired(f"a TorchScript module not traced in this function {_NO_INPUTS}"),
         notes="a TorchScript module carries no example inputs: export the Cell with "
-        "mindspore.export(net, *inputs, file_name=f, file_format=\"MINDIR\")",
-        examples=(Example("torch.jit.save(traced, 'model.pt')", marked="torch.jit.save"),),
+        "mindspore.export(net, *inputs, file_name=f, file_format=\"MINDIR\"); a module traced in the same "
+        "function is exported with the trace's example inputs (transpiler/convert/structural/graph_exports.py)",
+        proven_by=("tests/proof/test_export_forms.py::test_traced_saves_load_back_as_graphs",),
+        examples=(
+            Example("torch.jit.save(traced, 'model.pt')", marked="torch.jit.save"),
+            Example("traced = torch.jit.trace(model, x)\ntorch.jit.save(traced, 'model.pt')",
+                    'traced = model\nmindspore.export(traced, x, file_name="model.pt", file_format="MINDIR")'),
+            Example("traced = torch.jit.trace(model, (x, mask))\ny = traced(x, mask)\ntraced.save(path)",
+                    'traced = model\ny = traced(x, mask)\n'
+                    'mindspore.export(traced, x, mask, file_name=path, file_format="MINDIR")'),
+            Example("torch.jit.trace(model, x).save('model.pt')",
+                    'mindspore.export(model, x, file_name="model.pt", file_format="MINDIR")'),
+            Example("traced = torch.jit.trace(model, x)\nx = x * 2\ntraced.save('model.pt')",
+                    marked="assigned again between the trace and the save"),
+            Example("traced = torch.jit.trace(model, next(batches))\ntraced.save('model.pt')",
+                    marked="the example inputs are computed in the trace"),
+            Example("scripted = torch.jit.script(model)\nscripted.save('model.pt')", marked="no example inputs"),
+            Example(_NET + "traced = torch.jit.trace(net, x)\ntraced.save(path)\n"
+                    "result = torch.jit.load(path)(x)\n", inputs=_X, notes=_EXPORT_TO),
+            Example(_NET + "torch.jit.save(torch.jit.trace(net, x), path)\n"
+                    "result = torch.jit.load(path)(x)\n", inputs=_X, notes=_EXPORT_TO),
+        ),
+    ),
+    ApiRule(
+        "torch.export.export",
+        "mindspore.export",
+        signature="mod, args, kwargs=None, *, dynamic_shapes=None, strict=False, preserve_module_call_signature=()",
+        hook=_unpaired("an ExportedProgram is kept only as a name whose uses are .module() and torch.export.save: "
+                       "MindSpore exports the Cell itself with mindspore.export(net, *args, file_name=f, "
+                       "file_format=\"MINDIR\")"),
+        notes="the model itself where the ExportedProgram is used only as ep.module() and torch.export.save(ep, f) "
+        "(which becomes mindspore.export(ep, *args, file_name=f, file_format=\"MINDIR\")); otherwise marked: "
+        "MindSpore exports the Cell itself (transpiler/convert/structural/graph_exports.py)",
+        proven_by=("tests/proof/test_export_forms.py::test_exported_program_saves_and_loads",),
+        examples=(
+            Example("ep = torch.export.export(model, (x,))\ny = ep.module()(x)\ntorch.export.save(ep, 'model.pt2')",
+                    'ep = model\ny = ep(x)\nmindspore.export(ep, x, file_name="model.pt2", file_format="MINDIR")'),
+            Example("ep = torch.export.export(model, inputs)\ntorch.export.save(ep, path)",
+                    'ep = model\nmindspore.export(ep, *inputs, file_name=path, file_format="MINDIR")'),
+            Example("ep = torch.export.export(model, (x,))\nprint(ep.graph)", marked="used as more than ep.module()"),
+            Example("programs.append(torch.export.export(model, (x,)))", marked="torch.export.export"),
+            Example(_NET + "ep = torch.export.export(net, (x,))\ntorch.export.save(ep, path)\n"
+                    "result = torch.export.load(path).module()(x) - ep.module()(x)\n", inputs=_X,
+                    notes="the loaded MindIR graph gives the Cell's outputs"),
+        ),
+    ),
+    ApiRule(
+        "torch.export.save",
+        "mindspore.export",
+        signature="ep, f, *, extra_files=None, opset_version=None, pickle_protocol=2",
+        hook=_unpaired(f"an ExportedProgram not exported in this function {_NO_INPUTS}"),
+        notes="mindspore.export of the model with the example inputs of the torch.export.export in the same "
+        "function; an ExportedProgram made elsewhere is marked",
+        proven_by=("tests/proof/test_export_forms.py::test_exported_program_saves_and_loads",),
+        examples=(Example("torch.export.save(ep, 'model.pt2')", marked="torch.export.save"),),
+    ),
+    ApiRule(
+        "torch.export.load",
+        "mindspore.load",
+        signature="f, *, extra_files=None, expected_opset_version=None",
+        args={"extra_files": Unsupported("extra files: a MindIR file holds the graph only"),
+              "expected_opset_version": Drop("an ExportedProgram's operator versions: MindIR has none")},
+        hook=_load,
+        notes="nn.GraphCell of the MindIR file mindspore.export wrote (+ '.mindir'); the program's .module() is "
+        "the GraphCell itself; a loaded program used otherwise is marked",
+        proven_by=("tests/proof/test_export_forms.py::test_exported_program_saves_and_loads",),
+        examples=(
+            Example("ep = torch.export.load('model.pt2')\nnet = ep.module()",
+                    'ep = nn.GraphCell(mindspore.load("model.pt2.mindir"))\nnet = ep'),
+            Example("net = torch.export.load(path).module()", 'net = nn.GraphCell(mindspore.load(path + ".mindir"))'),
+            Example("ep = torch.export.load(path)\nprint(ep.graph_signature)", marked="used as more than"),
+        ),
     ),
 ]

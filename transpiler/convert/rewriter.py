@@ -31,6 +31,7 @@ from transpiler.convert.structural.autograd_function import (apply_as_value, con
 from transpiler.convert.structural import (builtin_abs, complex_constants, mapped_calls, numpy_scalars, shift_operators,
                                           stacked_slices)
 from transpiler.convert.structural.launcher_env import LauncherEnvironment
+from transpiler.convert.structural.graph_exports import GraphExports
 from transpiler.convert.structural.cells import LAYER_METHOD_NAMES, layer_method_call, parent_layer_call
 from transpiler.convert.structural.class_tables import indexed_tuples
 from transpiler.convert.structural.feature_checks import answer as feature_answer
@@ -93,6 +94,7 @@ class Rewriter(Transformer):
         self.placeholders = Placeholders(track=ctx.to_format)
         self.training = structural.TrainingLoops(self)
         self.checkpoints = structural.Checkpoints(self)  # dicts of states in torch.save / torch.load
+        self.graph_exports = GraphExports(self)  # traced / exported models saved as MindIR, whole models saved
         self.surroundings = structural.Surroundings(self)  # backend flags, freezing, autocast variables
         self.attributes = structural.Attributes(self)  # attribute reads of layers, loaders, wrappers
         self.launcher_env = LauncherEnvironment(self)  # os.environ["LOCAL_RANK"] -> msrun's DEVICE_ID
@@ -209,6 +211,7 @@ class Rewriter(Transformer):
         self.marked.record_block(node.body)
         self.training.plan(node)
         self.checkpoints.plan(node)
+        self.graph_exports.plan(node)
         self.surroundings.plan(node)
         structural.record_dataset_columns(node, self.ctx)
         self.attributes.plan(node)
@@ -419,6 +422,8 @@ class Rewriter(Transformer):
         return result
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
+        if id(original_node) in self.graph_exports.sites:
+            return self.graph_exports.leave_call(original_node, updated_node)
         if id(original_node) in self.handled:
             return updated_node
         if id(original_node) in self.launcher_env.before_init:  # os.environ.get("LOCAL_RANK") before init()
