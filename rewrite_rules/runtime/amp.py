@@ -5,10 +5,12 @@ placed by the training-step rewrite where the network trains) and scales the
 loss with ``mindspore.amp.DynamicLossScaler`` inside the step
 (transpiler/convert/structural/amp.py). What is left for the rules:
 
-- ``with torch.autocast(...):`` is unwrapped (transpiler/convert/structural/grad_mode.py);
-  an autocast context used as a value (``ctx = nullcontext() if cpu else
-  torch.autocast(...)``) becomes ``contextlib.nullcontext()``, so every
-  ``with ctx:`` keeps working;
+- ``with torch.autocast(...):`` is unwrapped (transpiler/convert/structural/grad_mode.py),
+  also where it is entered through a module-level alias (RAFT's ``autocast =
+  torch.cuda.amp.autocast``, transpiler/convert/names.py: graph mode compiles no
+  ``nullcontext()`` in a construct); an autocast context used as a value
+  (``ctx = nullcontext() if cpu else torch.autocast(...)``) becomes
+  ``contextlib.nullcontext()``, so every ``with ctx:`` keeps working;
 - ``GradScaler(...)`` becomes the loss scaler with torch's schedule: start at
   ``init_scale``, multiply by ``growth_factor`` after ``growth_interval``
   finite steps, divide by it on overflow (torch's ``backoff_factor`` must be

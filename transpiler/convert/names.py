@@ -9,6 +9,22 @@ any binding in the whole function body.
 
 It also records which statements hold anything the rewriter may touch, so the
 rewriting traversal can skip every other subtree.
+
+A module-level alias of a torch context manager the conversion unwraps (RAFT's
+``try: autocast = torch.cuda.amp.autocast`` / ``except: class autocast: ...``, a
+stand-in for torch < 1.6) resolves where it is entered: ``with autocast(enabled=f):``
+and ``@no_grad()`` are then torch's, and unwrapped like ``with
+torch.cuda.amp.autocast(...):`` (structural/grad_mode.py). Measured on MindSpore
+2.10: left as a call of the alias, the context fails GRAPH_MODE ("Only support
+jit_class instance, but got PythonObject(type: <class 'contextlib.nullcontext'>")
+wherever a compiled construct enters it. Only these positions resolve, and only for
+a name nothing else at module level binds (the ``except`` branch's stand-in aside):
+any other read keeps its meaning, the alias's value, as written. When every read of
+the name is such a context, nothing needs the alias any more: ``Analysis.
+unwrapped_aliases`` names the statement that goes (the alias line, or the whole
+``try`` when it holds only the alias and its stand-in); a file that also reads the
+name as a value (``partial(autocast, enabled=amp)``) keeps the alias and its
+conversion, which runs in PyNative.
 """
 
 from __future__ import annotations
@@ -21,6 +37,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from transpiler.convert.markers import is_marked
+from transpiler.convert.torch_contexts import UNWRAPPED_CONTEXTS
 from transpiler.convert.walk import LAYOUT_TYPES, StatementVisitor, walk
 
 # Roots whose names we resolve and count as torch API uses (einops: its
@@ -67,6 +84,31 @@ class ImportBinding:
         return isinstance(self.statement, cst.ImportFrom)
 
 
+@dataclass(frozen=True)
+class ContextAlias:
+    """``autocast = torch.cuda.amp.autocast`` at module level, whose every use the conversion unwraps."""
+
+    local: str
+    qualified: str
+    statement: cst.BaseStatement  # what goes: the alias line, or the ``try`` that holds it and its stand-in
+
+
+@dataclass
+class _AliasSite:
+    """A module-level ``NAME = a.b.c`` line: a candidate alias (see the module docstring)."""
+
+    line: cst.SimpleStatementLine
+    assign: cst.Assign
+    parts: list[str]  # the dotted value
+    guard: cst.Try | None  # the module-level ``try`` whose body holds the line
+    # what the contexts entered through it refer through; its qualified name is known once
+    # the file's imports are (empty: the value is no torch context)
+    binding: ImportBinding = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.binding = ImportBinding(self.assign.targets[0].target.value, "", self.assign, True)
+
+
 @dataclass
 class _Scope:
     kind: str  # "module", "function", "class", "comprehension"
@@ -93,6 +135,8 @@ class Analysis:
     ecosystem_imports: list[tuple[cst.CSTNode, str]] = field(default_factory=list)
     # names outside torch that rules convert (a project's own layers, from user rules)
     rule_names: frozenset[str] = frozenset()
+    # id(statement) -> the module-level alias of a torch context it binds, which no use needs any more
+    unwrapped_aliases: dict[int, ContextAlias] = field(default_factory=dict)
 
     def qualified(self, node: cst.CSTNode) -> str | None:
         return self.references.get(id(node))
@@ -127,6 +171,10 @@ class NameAnalyzer(StatementVisitor):
         self._module_imports: dict[str, ImportBinding] = {}  # module-level bindings, by local name
         self._imported_below: frozenset[str] = frozenset()  # local names some module-level import binds
         self._rebound: set[str] = set()  # torch import names a module-level assignment has rebound
+        self._alias_sites: dict[str, _AliasSite] = {}  # module-level ``NAME = a.b.c``, by NAME
+        self._alias_reads: Counter = Counter()  # reads of those names anywhere in the file
+        self._contexts: set[int] = set()  # ids of the Names entered as a context or used as a decorator
+        self._declared_global: set[str] = set()  # names some function declares global
 
     # -- scopes -------------------------------------------------------------
     def _push(self, kind: str) -> _Scope:
@@ -137,6 +185,7 @@ class NameAnalyzer(StatementVisitor):
     def _pop(self) -> None:
         scope = self._scopes.pop()
         if scope.kind == "module":
+            self._settle_aliases(scope)
             for node, binding, qualified in scope.candidates:
                 self._resolve(node, binding, qualified)
             self._resolve_late(scope.late)
@@ -159,6 +208,32 @@ class NameAnalyzer(StatementVisitor):
             if is_torch_name(binding.qualified) or qualified in self.result.rule_names:
                 self._resolve(node, binding, qualified)
                 self.result.interesting.update(id(statement) for statement in statements)
+
+    def _settle_aliases(self, scope: _Scope) -> None:
+        """Resolves the contexts entered through a module-level alias of a torch context
+        (the file's imports are all known now), and records the aliases no use needs."""
+        for name, site in self._alias_sites.items():
+            binding = self._module_imports.get(site.parts[0])
+            if binding is None or name in self.result.imports or name in self._declared_global:
+                continue
+            qualified = ".".join([binding.qualified, *site.parts[1:]])
+            if qualified in UNWRAPPED_CONTEXTS:
+                site.binding.qualified, site.binding.module = qualified, qualified.rsplit(".", 1)[0]
+        candidates, entered = [], Counter()
+        for node, binding, qualified in scope.candidates:
+            if qualified is not None:
+                candidates.append((node, binding, qualified))
+            elif binding.qualified:  # entered through an alias of a torch context
+                self._resolve(node, binding, binding.qualified)
+                entered[binding.local] += 1
+        unneeded = {id(site.assign.value) for name, site in self._alias_sites.items()
+                    if entered[name] and entered[name] == self._alias_reads[name]}
+        for name, site in self._alias_sites.items():
+            if id(site.assign.value) in unneeded:
+                statement = site.guard if _only_alias_and_stand_in(site.guard, site.line, name) else site.line
+                self.result.unwrapped_aliases[id(statement)] = ContextAlias(name, site.binding.qualified, statement)
+        # the value of an alias that goes is no torch reference: its import may go too
+        scope.candidates = [c for c in candidates if id(c[0]) not in unneeded]
 
     def _enclosing_for_free_names(self) -> _Scope:
         # Free names of a function skip enclosing class bodies (Python scoping).
@@ -193,6 +268,7 @@ class NameAnalyzer(StatementVisitor):
     def visit_Module(self, node: cst.Module) -> None:
         self._push("module")
         self._imported_below = _module_level_import_names(node.body)
+        self._alias_sites = _alias_sites(node.body, self._imported_below)
 
     def leave_Module(self, original_node: cst.Module) -> None:
         self._pop()
@@ -256,6 +332,7 @@ class NameAnalyzer(StatementVisitor):
     def visit_Global(self, node: cst.Global) -> None:
         for item in node.names:
             self._scopes[-1].declared_global.add(item.name.value)
+            self._declared_global.add(item.name.value)
             self._skip.add(id(item.name))
 
     def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
@@ -277,8 +354,8 @@ class NameAnalyzer(StatementVisitor):
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
                     self.result.bound_names.add(target.target.value)
-                    if target.target.value in self.result.imports:  # the name assigned, not a use of the import
-                        self._skip.add(id(target.target))
+                    if target.target.value in self.result.imports or target.target.value in self._alias_sites:
+                        self._skip.add(id(target.target))  # the name assigned, not a use of the import (alias)
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
         # ``optim = torch.optim.Adam(...)`` after ``import torch.optim as optim``: from here on
@@ -397,6 +474,12 @@ class NameAnalyzer(StatementVisitor):
         self._candidate(node, [node.value])
 
     def _candidate(self, node: cst.CSTNode, parts: list[str]) -> None:
+        if parts[0] in self._alias_sites and parts[0] not in self.result.imports:
+            self._alias_reads[parts[0]] += 1
+            if id(node) in self._contexts:  # resolved with the module scope (_settle_aliases)
+                self._scopes[-1].candidates.append((node, self._alias_sites[parts[0]].binding, None))
+                self._mark_interesting()
+            return
         if parts[0] in self._rebound:
             return
         binding = self.result.imports.get(parts[0])
@@ -420,7 +503,17 @@ class NameAnalyzer(StatementVisitor):
             self._mark_interesting()
 
     def visit_With(self, node: cst.With) -> None:
-        pass
+        for item in node.items:
+            self._note_context(item.item)
+
+    def visit_Decorator(self, node: cst.Decorator) -> None:
+        self._note_context(node.decorator)
+
+    def _note_context(self, expr: cst.BaseExpression) -> None:
+        """``with NAME(...):`` / ``@NAME``: where an alias of a torch context resolves."""
+        reference = expr.func if isinstance(expr, cst.Call) else expr
+        if isinstance(reference, cst.Name) and reference.value in self._alias_sites:
+            self._contexts.add(id(reference))
 
 
 def _guarded_import(node: cst.Assign) -> tuple[cst.Name, str, str] | None:
@@ -445,6 +538,95 @@ def _guarded_import(node: cst.Assign) -> tuple[cst.Name, str, str] | None:
     if not isinstance(module, str) or not module or not isinstance(name, str):
         return None
     return target.elements[0].value, f"{module}.{name}" if name else module, module
+
+
+def _alias_sites(body, imported: frozenset[str]) -> dict[str, _AliasSite]:
+    """The module-level lines ``NAME = a.b.c`` (also in the body of a module-level ``try``),
+    ``a`` a name the module's imports bind, whose NAME no other module-level statement
+    binds but the ``except`` branches of that ``try`` (a stand-in for an older torch)."""
+    sites: list[_AliasSite] = []
+    for statement in body:
+        lines = [(line, statement) for line in statement.body.body] if isinstance(statement, cst.Try) else [
+            (statement, None)]
+        sites.extend(filter(None, (_alias_site(line, guard, imported) for line, guard in lines)))
+    if not sites:
+        return {}
+    bound = _module_level_bindings(body)
+    found = {}
+    for site in sites:
+        name = site.binding.local
+        stand_ins = _module_level_bindings([s for h in site.guard.handlers for s in h.body.body]) if site.guard \
+            else Counter()
+        if bound[name] == 1 + stand_ins[name]:
+            found[name] = site
+    return found
+
+
+def _alias_site(line, guard, imported: frozenset[str]) -> _AliasSite | None:
+    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+        return None
+    assign = line.body[0]
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or not isinstance(assign.targets[0].target,
+                                                                                            cst.Name):
+        return None
+    parts = chain_parts(assign.value)
+    return _AliasSite(line, assign, parts, guard) if parts and parts[0] in imported else None
+
+
+def _module_level_bindings(body) -> Counter:
+    """How many module-level statements bind each name (in if/try/with/for/while blocks too)."""
+    bound: Counter = Counter()
+    for statement in body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assign):
+                    bound.update(name for target in small.targets for name in _target_names(target.target))
+                elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                    bound.update(_target_names(small.target))
+                elif isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+                    bound.update(filter(None, (_alias_local(alias) for alias in small.names)))
+        elif isinstance(statement, (cst.ClassDef, cst.FunctionDef)):
+            bound[statement.name.value] += 1
+        elif isinstance(statement, (cst.If, cst.Try, cst.With, cst.For, cst.While)):
+            if isinstance(statement, cst.For):
+                bound.update(_target_names(statement.target))
+            if isinstance(statement, cst.With):
+                bound.update(name for item in statement.items if item.asname is not None
+                             for name in _target_names(item.asname.name))
+            for handler in getattr(statement, "handlers", ()):
+                if handler.name is not None:
+                    bound.update(_target_names(handler.name.name))
+            for block in _blocks_of(statement):
+                bound.update(_module_level_bindings(block))
+    return bound
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _target_names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return []
+
+
+def _only_alias_and_stand_in(guard: cst.Try | None, line: cst.SimpleStatementLine, name: str) -> bool:
+    """``try: NAME = a.b.c`` whose ``except`` branches only define NAME's stand-in: the
+    whole ``try`` is there for the alias."""
+    if guard is None or guard.orelse is not None or guard.finalbody is not None or list(guard.body.body) != [line]:
+        return False
+    for handler in guard.handlers:
+        for statement in handler.body.body:
+            if isinstance(statement, (cst.ClassDef, cst.FunctionDef)) and statement.name.value == name:
+                continue
+            if isinstance(statement, cst.SimpleStatementLine) and all(
+                    isinstance(small, cst.Pass) or (isinstance(small, cst.Assign) and [
+                        n for t in small.targets for n in _target_names(t.target)] == [name])
+                    for small in statement.body):
+                continue
+            return False
+    return True
 
 
 def _module_level_import_names(body) -> frozenset[str]:

@@ -31,6 +31,7 @@ from transpiler.convert.structural.autograd_function import (apply_as_value, con
 from transpiler.convert.structural import (builtin_abs, complex_constants, mapped_calls, numpy_scalars, shift_operators,
                                           stacked_slices)
 from transpiler.convert.structural.launcher_env import LauncherEnvironment
+from transpiler.convert.structural.grad_mode import drop_unneeded_alias
 from transpiler.convert.structural.graph_exports import GraphExports
 from transpiler.convert.structural.cells import LAYER_METHOD_NAMES, layer_method_call, parent_layer_call
 from transpiler.convert.structural.class_tables import indexed_tuples
@@ -155,6 +156,7 @@ class Rewriter(Transformer):
             result = self._finish_statement(original_node, result, self.frames.pop())
             result = self.checkpoints.leave(original_node, result)
             result = self.surroundings.leave(original_node, result)
+            result = drop_unneeded_alias(self, original_node, result)  # autocast = torch.cuda.amp.autocast
         result = self.training.leave(original_node, result)
         if is_statement:
             result = comments.keep_in_statement(original_node, result)  # what a rewrite dropped goes above it

@@ -47,7 +47,11 @@ see list_pops.py. ``next(self.blocks.get_parameters()).dtype`` and
 ``self.trainable_params()`` read a tuple of the parameters ``__init__`` lists: see
 parameter_reads.py. ``if self.initialized.item() == 0:`` compares the tensor: see
 item_tests.py. ``ops.assign(self.loc.data, v)`` assigns ``self.loc``: see
-assigned_data.py.
+assigned_data.py. For ``mindspore.export``'s strict mode: a device argument the
+method never reads is not passed (unread_device_arguments.py), a test for the
+meta device is its answer (meta_devices.py), an ``if`` whose branches are the
+same is the branch (same_branches.py), and a tensor attribute a compiled method
+refreshes for its input is a local passed on (attribute_refreshes.py).
 
 A ``try`` whose body the conversion made a constant return (smp's
 ``is_torch_compiling``: ``try: return torch.compiler.is_compiling()`` became
@@ -77,12 +81,19 @@ from transpiler.convert.structural.device_leftovers import without_device_leftov
 from transpiler.convert.structural.kwargs_update import without_kwargs_update
 from transpiler.convert.structural.name_reads import mentions
 from transpiler.convert.structural.attribute_casts import without_attribute_casts
+from transpiler.convert.structural.attribute_refreshes import without_attribute_refreshes
+from transpiler.convert.structural.meta_devices import without_meta_device_tests
+from transpiler.convert.structural.same_branches import without_same_branches
+from transpiler.convert.structural.unread_device_arguments import without_unread_device_arguments
 from transpiler.convert.structural.item_tests import without_item_tests
 from transpiler.convert.structural.list_pops import without_list_pops
 from transpiler.convert.structural.nested_comprehensions import without_nested_comprehensions
 from transpiler.convert.structural.parameter_reads import without_parameter_reads
 from transpiler.convert.structural.sequential_slices import without_sequential_slices
 from transpiler.convert.structural.set_membership import without_set_membership
+from transpiler.convert.structural.sequence_reads import without_sequence_reads
+from transpiler.convert.structural.library_imports import hoist_library_imports
+from transpiler.convert.structural.callable_tests import without_callable_tests
 from transpiler.convert.formatting import KeepsFormatting
 from transpiler.convert.walk import LAYOUT_TYPES, WITHIN_STATEMENT_TYPES, Visitor, rewrite, walk
 
@@ -98,17 +109,24 @@ def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
         module = rewrite(module, _MapToComprehension(_module_names(module), ctx.to_format, compiled))
     if survey.function_imports:
         module = _hoist_construct_imports(module, compiled, ctx.to_format)
+    module = hoist_library_imports(module, compiled, _hoist_construct_imports, _imports_torch, ctx.to_format)
     module = without_nested_comprehensions(module, compiled, ctx.to_format)
     module = without_sequential_slices(module, compiled, ctx.to_format)
     module = without_list_pops(module, compiled, ctx.to_format)
+    module = without_sequence_reads(module, compiled, ctx.to_format)
+    module = without_callable_tests(module, compiled, ctx.to_format)
     module = without_item_tests(module, compiled, ctx.to_format)
     module = without_assigned_data(module, compiled, ctx.to_format)
     module = without_attribute_casts(module, compiled, ctx.to_format)
+    module = without_attribute_refreshes(module, compiled, ctx.to_format)
     module = without_parameter_reads(module, compiled, ctx.to_format)
+    module = without_meta_device_tests(module, compiled, ctx.to_format)
     module = without_device_leftovers(module, ctx.to_format)
     if survey.xor:
         module = without_bool_xor(module, ctx.to_format)
     module = without_attribute_caches(module, ctx.to_format)
+    module = without_same_branches(module, compiled, ctx.to_format)
+    module = without_unread_device_arguments(module, compiled, ctx.to_format)
     module = without_kwargs_update(module, ctx.to_format)
     module = without_set_membership(module, ctx.to_format)
     module = rewrite(module, _TriesThatCannotRaise(ctx.to_format))

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from transpiler.convert.torch_contexts import AUTOCASTS
 from transpiler.convert.walk import LAYOUT_TYPES, walk
 
 OPTIMIZER, SCHEDULER, SCALER, AUTOCAST, NULLCONTEXT = "optimizer", "scheduler", "scaler", "autocast", "nullcontext"
@@ -37,8 +38,6 @@ TYPE_INFO = "type_info"  # torch.finfo(dtype) / torch.iinfo(dtype): its rule map
 _SCHEDULER_PREFIX = "torch.optim.lr_scheduler."
 _SCALERS = frozenset({"torch.amp.GradScaler", "torch.cuda.amp.GradScaler", "torch.amp.grad_scaler.GradScaler",
                       "torch.cpu.amp.GradScaler"})
-AUTOCASTS = frozenset({"torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast",
-                       "torch.amp.autocast_mode.autocast"})
 _LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 _WRITERS = frozenset({"torch.utils.tensorboard.SummaryWriter", "torch.utils.tensorboard.writer.SummaryWriter"})
 _WRAPPERS = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
