@@ -20,7 +20,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from transpiler.convert.formatting import KeepsFormatting
+from transpiler.convert.structural.compiled_functions import InCompiledFunctions
 from transpiler.convert.walk import LAYOUT_TYPES, rewrite
 
 _ASSIGN = frozenset({"ops.assign", "mindspore.ops.assign"})
@@ -51,22 +51,11 @@ class _WithoutData(cst.CSTTransformer):
         return updated_node
 
 
-class _AssignedData(KeepsFormatting):
+class _AssignedData(InCompiledFunctions):
     prune = LAYOUT_TYPES
 
     def __init__(self, compiled: set[str], to_format):
-        super().__init__(to_format)
-        self.compiled = compiled
-        self.depth = 0  # > 0: inside a function graph mode compiles
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if self.depth or node.name.value in self.compiled:
-            self.depth += 1
-
-    def leave_FunctionDef(self, original_node, updated_node):
-        if self.depth:
-            self.depth -= 1
-        return updated_node
+        super().__init__(compiled, to_format)
 
     def leave_Call(self, original_node, updated_node):
         if not self.depth or get_full_name_for_node(original_node.func) not in _ASSIGN or len(updated_node.args) != 2:

@@ -59,7 +59,7 @@ def _cast_attribute(statement) -> str | None:
     return None
 
 
-class _ToLocal(cst.CSTTransformer):
+class SelfAttributeToLocal(cst.CSTTransformer):
     """``self.<attribute>`` -> ``<local>``, outside nested functions and lambdas."""
 
     def __init__(self, attribute: str, local: str):
@@ -103,7 +103,7 @@ class _Casts(KeepsFormatting):
             body[index] = self._keep(statement, statement.with_changes(
                 body=[assign.with_changes(targets=[cst.AssignTarget(cst.Name(local))])]))
             for later in range(index + 1, len(body)):
-                body[later] = self._keep(body[later], body[later].visit(_ToLocal(attribute, local)))
+                body[later] = self._keep(body[later], body[later].visit(SelfAttributeToLocal(attribute, local)))
             changed = True
         if not changed:
             return updated_node

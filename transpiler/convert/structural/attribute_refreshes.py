@@ -58,6 +58,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from transpiler.convert.formatting import KeepsFormatting
+from transpiler.convert.structural.attribute_casts import SelfAttributeToLocal
 from transpiler.convert.structural.fresh_names import fresh_name
 from transpiler.convert.structural.name_reads import mentions
 from transpiler.convert.walk import LAYOUT_TYPES, rewrite
@@ -105,25 +106,6 @@ def _plain(method: cst.FunctionDef) -> bool:
     return (not params.posonly_params and not params.kwonly_params and not isinstance(params.star_arg, cst.Param)
             and params.star_kwarg is None and all(p.default is None for p in params.params)
             and bool(params.params) and params.params[0].name.value == "self")
-
-
-class _ToLocal(cst.CSTTransformer):
-    """``self.<attribute>`` -> ``<local>``, outside nested functions and lambdas."""
-
-    def __init__(self, attribute: str, local: str):
-        super().__init__()
-        self.attribute, self.local = attribute, local
-
-    def visit_FunctionDef(self, node) -> bool:
-        return False
-
-    def visit_Lambda(self, node) -> bool:
-        return False
-
-    def leave_Attribute(self, original_node, updated_node):
-        if _self_attribute(updated_node, self.attribute):
-            return cst.Name(self.local)
-        return updated_node
 
 
 class _PassOn(cst.CSTTransformer):
@@ -220,14 +202,15 @@ class _Refreshes(KeepsFormatting):
         store = statement.body.body[0]
         read = cst.parse_statement(f"{local} = self.{attribute}\n").with_changes(leading_lines=statement.leading_lines)
         refreshed = statement.with_changes(
-            leading_lines=[], test=statement.test.visit(_ToLocal(attribute, local)),
+            leading_lines=[], test=statement.test.visit(SelfAttributeToLocal(attribute, local)),
             body=statement.body.with_changes(body=[store.with_changes(
                 body=[store.body[0].with_changes(targets=[cst.AssignTarget(cst.Name(local))])])]))
         params = {}
         for reader in readers:
             other = methods[reader]
             params[reader] = fresh_name(attribute, set(mentions(other)) | {p.name.value for p in other.params.params})
-        rest = [s.visit(_ToLocal(attribute, local)).visit(_PassOn(params, cst.Name(local))) for s in body[index + 1:]]
+        to_local, pass_on = SelfAttributeToLocal(attribute, local), _PassOn(params, cst.Name(local))
+        rest = [s.visit(to_local).visit(pass_on) for s in body[index + 1:]]
         for old, new in zip(body[index + 1:], rest):
             if old in self.to_format or not new.deep_equals(old):
                 self.to_format.add(new)
@@ -245,7 +228,7 @@ class _Refreshes(KeepsFormatting):
                            if comma is cst.MaybeSentinel.DEFAULT else last,
                            cst.Param(cst.Name(params[name]), comma=comma)]
                 new = new.with_changes(params=new.params.with_changes(params=updated),
-                                       body=new.body.visit(_ToLocal(attribute, params[name])))
+                                       body=new.body.visit(SelfAttributeToLocal(attribute, params[name])))
             passed = new.body.visit(_PassOn(params, lambda: cst.Attribute(cst.Name("self"), cst.Name(attribute))))
             if not passed.deep_equals(new.body):
                 new = new.with_changes(body=_formatted(new.body, passed, self.to_format))

@@ -29,7 +29,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from transpiler.convert.formatting import KeepsFormatting
+from transpiler.convert.structural.compiled_functions import InCompiledFunctions
 from transpiler.convert.walk import LAYOUT_TYPES, rewrite
 
 
@@ -59,24 +59,13 @@ def _called_if_callable(node: cst.IfExp) -> str | None:
     return None
 
 
-class _Rewrite(KeepsFormatting):
+class _Rewrite(InCompiledFunctions):
     prune = LAYOUT_TYPES
 
     def __init__(self, compiled: set[str], test: str, to_format):
-        super().__init__(to_format)
-        self.compiled = compiled
+        super().__init__(compiled, to_format)
         self.test = test
-        self.depth = 0  # > 0: in a compiled function
         self.changed = False
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if self.depth or node.name.value in self.compiled:
-            self.depth += 1
-
-    def leave_FunctionDef(self, original_node, updated_node):
-        if self.depth:
-            self.depth -= 1
-        return updated_node
 
     def leave_IfExp(self, original_node, updated_node):
         name = _called_if_callable(updated_node) if self.depth else None

@@ -66,7 +66,7 @@ class _DeviceReads(KeepsFormatting):
         return updated_node.with_changes(body=updated_node.body.with_changes(body=kept))
 
 
-def _reads_device(expr: cst.CSTNode) -> bool:
+def reads_device(expr: cst.CSTNode) -> bool:
     """``x.device``, or the device target (``mindspore.get_context("device_target")``, what
     ``x.is_cuda`` and ``torch.cuda.is_available()`` become)."""
 
@@ -104,7 +104,7 @@ def _split_device_tuple(statement) -> list:
     if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(assign.value, (cst.Tuple, cst.List))):
         return [statement]
     names, values = target.elements, assign.value.elements
-    if any(not isinstance(e.value, cst.Name) for e in names) or not any(_reads_device(e.value) for e in values):
+    if any(not isinstance(e.value, cst.Name) for e in names) or not any(reads_device(e.value) for e in values):
         return [statement]
     pairs = _aligned(names, values)
     if pairs is None:
@@ -169,7 +169,7 @@ def _without_unread_devices(statement, statements: list):
             continue
         else:
             position = index
-        if not 0 <= position < len(values) or not _reads_device(values[position].value):
+        if not 0 <= position < len(values) or not reads_device(values[position].value):
             continue
         name = element.value.value
         if any(read == name for other in statements if other is not statement for read in _read_names(other)):
@@ -184,7 +184,7 @@ def _without_unread_devices(statement, statements: list):
 def _unread_device_read(statement, statements: list) -> bool:
     """``name = <... x.device ...>`` and no other statement reads ``name``."""
     assign = _single_assign(statement)
-    if assign is None or not isinstance(assign.targets[0].target, cst.Name) or not _reads_device(assign.value):
+    if assign is None or not isinstance(assign.targets[0].target, cst.Name) or not reads_device(assign.value):
         return False
     name = assign.targets[0].target.value
     return not any(read == name for other in statements if other is not statement for read in _read_names(other))

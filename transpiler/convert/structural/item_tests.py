@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpiler.convert.formatting import KeepsFormatting
+from transpiler.convert.structural.compiled_functions import InCompiledFunctions
 from transpiler.convert.walk import LAYOUT_TYPES, rewrite
 
 _ORDER = (cst.Equal, cst.NotEqual, cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
@@ -42,23 +42,12 @@ def _item_receiver(expr: cst.BaseExpression) -> cst.BaseExpression | None:
     return None
 
 
-class _ItemTests(KeepsFormatting):
+class _ItemTests(InCompiledFunctions):
     prune = LAYOUT_TYPES
 
     def __init__(self, compiled: set[str], to_format):
-        super().__init__(to_format)
-        self.compiled = compiled
-        self.depth = 0  # > 0: inside a function graph mode compiles
+        super().__init__(compiled, to_format)
         self.tested: set[int] = set()  # comparisons whose value is only tested for truth
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if self.depth or node.name.value in self.compiled:
-            self.depth += 1
-
-    def leave_FunctionDef(self, original_node, updated_node):
-        if self.depth:
-            self.depth -= 1
-        return updated_node
 
     def _test(self, expr: cst.BaseExpression | None) -> None:
         if not self.depth:

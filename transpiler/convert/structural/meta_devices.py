@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpiler.convert.formatting import KeepsFormatting
-from transpiler.convert.structural.device_leftovers import _reads_device
+from transpiler.convert.structural.compiled_functions import InCompiledFunctions
+from transpiler.convert.structural.device_leftovers import reads_device
 from transpiler.convert.structural.same_branches import branch_statements, calls_nothing
 from transpiler.convert.walk import LAYOUT_TYPES, rewrite
 
@@ -46,7 +46,7 @@ def _meta_answer(node: cst.Comparison) -> bool | None:
     left, right = node.left, node.comparisons[0].comparator
     for device, other in ((left, right), (right, left)):
         if isinstance(other, cst.SimpleString) and other.evaluated_value == "meta" \
-                and isinstance(device, cst.Attribute) and device.attr.value == "type" and _reads_device(device.value):
+                and isinstance(device, cst.Attribute) and device.attr.value == "type" and reads_device(device.value):
             return isinstance(node.comparisons[0].operator, cst.NotEqual)
     return None
 
@@ -87,26 +87,15 @@ def fold(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr
 
 
-class _MetaTests(KeepsFormatting):
+class _MetaTests(InCompiledFunctions):
     prune = LAYOUT_TYPES
 
     def __init__(self, compiled: set[str], to_format):
-        super().__init__(to_format)
-        self.compiled = compiled
-        self.depth = 0  # > 0: inside a function graph mode compiles
+        super().__init__(compiled, to_format)
         self.replaced = 0  # meta comparisons made constants
         self.elifs: set[int] = set()
         self.before: dict[int, int] = {}  # If -> meta comparisons replaced before its test, and after it
         self.after: dict[int, int] = {}
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if self.depth or node.name.value in self.compiled:
-            self.depth += 1
-
-    def leave_FunctionDef(self, original_node, updated_node):
-        if self.depth:
-            self.depth -= 1
-        return updated_node
 
     def leave_Comparison(self, original_node, updated_node):
         if not self.depth:

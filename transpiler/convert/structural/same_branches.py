@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpiler.convert.formatting import KeepsFormatting
+from transpiler.convert.structural.compiled_functions import InCompiledFunctions
 from transpiler.convert.walk import WITHIN_STATEMENT_TYPES, rewrite
 
 
@@ -66,27 +66,16 @@ def branch_statements(statement: cst.If, block: cst.BaseSuite | None):
     return cst.FlattenSentinel(body)
 
 
-class _SameBranches(KeepsFormatting):
+class _SameBranches(InCompiledFunctions):
     prune = WITHIN_STATEMENT_TYPES
 
     def __init__(self, compiled: set[str], to_format):
-        super().__init__(to_format)
-        self.compiled = compiled
-        self.depth = 0  # > 0: inside a function graph mode compiles
+        super().__init__(compiled, to_format)
         self.elifs: set[int] = set()  # an ``elif``'s If stands where no statements can
 
     def visit_If(self, node: cst.If) -> None:
         if isinstance(node.orelse, cst.If):
             self.elifs.add(id(node.orelse))
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if self.depth or node.name.value in self.compiled:
-            self.depth += 1
-
-    def leave_FunctionDef(self, original_node, updated_node):
-        if self.depth:
-            self.depth -= 1
-        return updated_node
 
     def leave_If(self, original_node, updated_node):
         if not self.depth or id(original_node) in self.elifs or not isinstance(updated_node.orelse, cst.Else):

@@ -33,7 +33,7 @@ from __future__ import annotations
 import libcst as cst
 
 from transpiler.convert.formatting import KeepsFormatting
-from transpiler.convert.structural.device_leftovers import _reads_device
+from transpiler.convert.structural.device_leftovers import reads_device
 from transpiler.convert.structural.name_reads import mentions
 from transpiler.convert.walk import LAYOUT_TYPES, Visitor, rewrite, walk
 
@@ -151,7 +151,7 @@ def _dropped(survey: _Survey) -> dict[str, tuple[int, str]]:
                 continue
             if any(arg is None for arg in args) and param.default is None:
                 continue
-            if not any(arg is not None and compiled and _reads_device(arg.value)
+            if not any(arg is not None and compiled and reads_device(arg.value)
                        for arg, (_, compiled) in zip(args, calls)):
                 continue
             if all(arg is None or _pure(arg.value) for arg in args):
