@@ -292,8 +292,10 @@ class _ConstructImports(KeepsFormatting):
                 changed = True
                 continue
             if carried:
-                statement = statement.with_changes(leading_lines=[*carried, *statement.leading_lines])
-                carried = []
+                moved = statement.with_changes(leading_lines=[*carried, *statement.leading_lines])
+                if statement in self.to_format:  # the marked statement the markers now stand above
+                    self.to_format.add(moved)
+                statement, carried = moved, []
             body.append(statement)
         if not changed:
             return updated_node
