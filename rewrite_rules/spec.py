@@ -196,7 +196,10 @@ class AttributeRead:
         (Conv1d's ``kernel_size`` is stored as ``(1, k)``: ``"{cell}.kernel_size[1:]"``).
         Such an attribute can be read, not assigned.
     reason: set instead of template when MindSpore does not keep the value:
-        reads are marked with this reason.
+        reads are marked with this reason. Set with a template, the template
+        serves only a subclass reading the attribute on ``self`` (the adapter's
+        property: torch's BatchNorm forward copied into a subclass reads
+        ``num_batches_tracked`` as None), and other reads are marked.
     """
 
     template: str | None = None

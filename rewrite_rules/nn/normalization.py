@@ -28,8 +28,8 @@ from rewrite_rules.helpers import DEVICE, as_tuple, literal_or_none, one_minus
 from rewrite_rules.cases import SHAPES
 from rewrite_rules.nn.float_args import as_float
 from rewrite_rules.nn.shared import DTYPE, P, layer_cases, norm_reset, reset_example
-from rewrite_rules.api import ApiRule, Arg, Example, Unconvertible, UnknownValue, Unsupported, WeightMove, code_of, define, \
-    explain
+from rewrite_rules.api import ApiRule, Arg, AttributeRead, Example, Unconvertible, UnknownValue, Unsupported, \
+    WeightMove, code_of, define, explain
 from rewrite_rules.torch_functions.builders import wrapped
 from rewrite_rules.nn.module_paths import with_module_paths
 
@@ -63,6 +63,13 @@ def _bn_weights(prefix: str = "") -> dict:
     }
 
 
+# torch's BatchNorm forward, copied into a subclass (timm's BatchNormAct2d), counts batches
+# only where num_batches_tracked is not None, and reads the count only for momentum=None,
+# which the rule refuses; None is what torch's forward has with track_running_stats=False.
+# A read anywhere else is marked.
+_NO_BATCH_COUNT = AttributeRead(template="None", reason="MindSpore's BatchNorm keeps no batch count")
+
+
 _CHANGE_AFFINE = "nn.init.constant_(layer.weight, 2.0)\nnn.init.constant_(layer.bias, 0.5)\n"
 _BN_X = {1: "randn(6, 4, 5)", 2: "randn(6, 4, 3, 5)", 3: "randn(4, 4, 2, 3, 3)"}
 # train one step (updates the running statistics through momentum), then
@@ -91,6 +98,7 @@ def _batch_norm(ndim: int, examples=()) -> ApiRule:
         positional=2,
         hook=wrapped(_in_training_mode),
         weights=_bn_weights("bn2d." if ndim == 3 else ""),
+        attributes={"num_batches_tracked": _NO_BATCH_COUNT},
         reset_parameters=norm_reset("bn2d." if ndim == 3 else "", running_statistics=True),
         notes="momentum becomes 1 - momentum (MindSpore weights the running statistic); created in training mode "
         "(.set_train()) like a torch Module."

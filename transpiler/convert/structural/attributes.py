@@ -99,7 +99,7 @@ class Attributes:
                 return None
         if isinstance(read, str):
             return ("rename", (read, origin.qualified))
-        if read.template is None or is_target:
+        if read.template is None or is_target or read.reason:  # a template with a reason serves subclasses only
             reason = read.reason or "MindSpore stores this value differently: it can be read, not assigned"
             return ("mark", (f"{origin.qualified}.{attr}", reason))
         return ("template", (read, origin.qualified))
