@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from transpiler.convert.bindings import LocalBindings
 from transpiler.convert.markers import is_marked
 from transpiler.convert.torch_contexts import UNWRAPPED_CONTEXTS
 from transpiler.convert.walk import LAYOUT_TYPES, StatementVisitor, walk
@@ -551,11 +552,11 @@ def _alias_sites(body, imported: frozenset[str]) -> dict[str, _AliasSite]:
         sites.extend(filter(None, (_alias_site(line, guard, imported) for line, guard in lines)))
     if not sites:
         return {}
-    bound = _module_level_bindings(body)
+    bound = _bindings(body)
     found = {}
     for site in sites:
         name = site.binding.local
-        stand_ins = _module_level_bindings([s for h in site.guard.handlers for s in h.body.body]) if site.guard \
+        stand_ins = _bindings([s for h in site.guard.handlers for s in h.body.body]) if site.guard \
             else Counter()
         if bound[name] == 1 + stand_ins[name]:
             found[name] = site
@@ -573,42 +574,33 @@ def _alias_site(line, guard, imported: frozenset[str]) -> _AliasSite | None:
     return _AliasSite(line, assign, parts, guard) if parts and parts[0] in imported else None
 
 
-def _module_level_bindings(body) -> Counter:
-    """How many module-level statements bind each name (in if/try/with/for/while blocks too)."""
-    bound: Counter = Counter()
-    for statement in body:
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                if isinstance(small, cst.Assign):
-                    bound.update(name for target in small.targets for name in _target_names(target.target))
-                elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
-                    bound.update(_target_names(small.target))
-                elif isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
-                    bound.update(filter(None, (_alias_local(alias) for alias in small.names)))
-        elif isinstance(statement, (cst.ClassDef, cst.FunctionDef)):
-            bound[statement.name.value] += 1
-        elif isinstance(statement, (cst.If, cst.Try, cst.With, cst.For, cst.While)):
-            if isinstance(statement, cst.For):
-                bound.update(_target_names(statement.target))
-            if isinstance(statement, cst.With):
-                bound.update(name for item in statement.items if item.asname is not None
-                             for name in _target_names(item.asname.name))
-            for handler in getattr(statement, "handlers", ()):
-                if handler.name is not None:
-                    bound.update(_target_names(handler.name.name))
-            for block in _blocks_of(statement):
-                bound.update(_module_level_bindings(block))
-    return bound
+class _CountedBindings(LocalBindings):
+    """How many times the statements visited bind each name (their imports too)."""
+
+    def __init__(self):
+        super().__init__()
+        self.count: Counter = Counter()
+
+    def bind(self, name: str, definition) -> None:
+        self.count[name] += 1
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        self.count.update(filter(None, (_alias_local(alias) for alias in node.names)))
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if not isinstance(node.names, cst.ImportStar):
+            self.count.update(filter(None, (_alias_local(alias) for alias in node.names)))
+        return False
 
 
-def _target_names(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in _target_names(element.value)]
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return []
+def _bindings(nodes) -> Counter:
+    """How many times ``nodes`` bind each name at their own level (in if/try/with/for/while
+    blocks too; not in the functions and classes they define: bindings.LocalBindings)."""
+    counted = _CountedBindings()
+    for node in nodes:
+        node.visit(counted)
+    return counted.count
 
 
 def _only_alias_and_stand_in(guard: cst.Try | None, line: cst.SimpleStatementLine, name: str) -> bool:
@@ -621,8 +613,7 @@ def _only_alias_and_stand_in(guard: cst.Try | None, line: cst.SimpleStatementLin
             if isinstance(statement, (cst.ClassDef, cst.FunctionDef)) and statement.name.value == name:
                 continue
             if isinstance(statement, cst.SimpleStatementLine) and all(
-                    isinstance(small, cst.Pass) or (isinstance(small, cst.Assign) and [
-                        n for t in small.targets for n in _target_names(t.target)] == [name])
+                    isinstance(small, cst.Pass) or (isinstance(small, cst.Assign) and _bindings([small]) == {name: 1})
                     for small in statement.body):
                 continue
             return False
