@@ -148,3 +148,14 @@ def test_a_script_keeps_its_marked_imports_where_they_are():
               "if __name__ == '__main__':\n    save([1])\n")
     output = convert_source(source, "script.py").output
     assert "try:" not in output, output
+
+
+def test_a_library_function_with_a_relative_import_converts():
+    """torch's own source: ``from . import x`` in a library function is no torch import (and
+    names no module to test), so nothing moves and nothing fails."""
+    from transpiler.convert.pipeline import convert_source
+
+    source = "import torch\n\n\ndef rebuild(t):\n    from . import helpers\n    return helpers.f(torch.relu(t))\n"
+    result = convert_source(source, "lib.py")
+    assert not [d for d in result.diagnostics if d.rule == "internal"], result.diagnostics
+    assert "    from . import helpers\n" in result.output, result.output

@@ -305,6 +305,8 @@ class _ConstructImports(KeepsFormatting):
 
 
 def _imports_torch(small) -> bool:
+    if isinstance(small, cst.ImportFrom) and small.relative:  # the package's own module, never torch's
+        return False
     module = small.module if isinstance(small, cst.ImportFrom) else small.names[0].name
     return is_torch_name(get_full_name_for_node(module))
 
