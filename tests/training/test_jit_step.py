@@ -118,3 +118,41 @@ def test_convert_option(tmp_path):
 
     assert "grad_fn = mindspore.jit(" in converted("--jit")
     assert "mindspore.jit" not in converted()
+
+
+PER_CALL_STEP = '''
+import torch
+import torch.nn as nn
+
+
+def train(model, loss, optimizer, x, y):
+    optimizer.zero_grad()
+    output = loss(model(x), y)
+    output.backward()
+    optimizer.step()
+    return output.item()
+
+
+def main(steps=4):
+    torch.manual_seed(0)
+    model = nn.Linear(5, 3)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    loss = nn.CrossEntropyLoss()
+    x, y = torch.randn(8, 5), torch.randint(0, 3, (8,))
+    return [train(model, loss, optimizer, x, y) for _ in range(steps)]
+'''
+
+
+def test_a_step_made_at_every_call_stays_uncompiled(tmp_path):
+    """A step function called once a batch makes its gradient function at each call:
+    compiled there, each call would compile a new graph (a softmax regression's 1800 steps
+    took over 3 minutes, measured). --jit leaves it in PyNative and says why."""
+    result = convert_source(PER_CALL_STEP, str(tmp_path / "per_call.py"), jit_steps=True)
+    assert "mindspore.jit" not in result.output
+    assert "grad_fn = mindspore.value_and_grad(" in result.output
+    notes = [d for d in result.diagnostics if "convert --jit" in d.message]
+    assert len(notes) == 1 and "compile again each time" in notes[0].message
+    path = tmp_path / "per_call.py"
+    path.write_text(result.output, encoding="utf-8")
+    losses = load(path).main()
+    assert len(losses) == 4 and losses[-1] < losses[0]
