@@ -1,0 +1,70 @@
+"""A layer with parameters made in forward (graykode/nlp-tutorial's BERT makes its
+output projection there) converts as written and runs in PyNative; graph mode cannot
+compile it once the method runs for two blocks (their parameters clash by name),
+and the comment above the line says so. A parameter-free layer made there
+(TextCNN's MaxPool2d) compiles and is left unmarked; a layer made in __init__ is not
+in a compiled function."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.conversion import load
+from transpiler.convert.pipeline import convert_source
+from transpiler.convert.structural.layers_in_construct import COMMENT
+
+SOURCE = '''
+import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = nn.MaxPool1d(2)(self.proj(x).unsqueeze(1)).squeeze(1)
+        out = nn.Linear(2, 4)(h)
+        return out + x
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(), Block()])
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+'''
+
+
+@pytest.fixture(scope="module")
+def converted(tmp_path_factory):
+    path = tmp_path_factory.mktemp("layers_in_construct") / "block.py"
+    result = convert_source(SOURCE, str(path))
+    path.write_text(result.output, encoding="utf-8")
+    return path, result.output
+
+
+def test_only_the_layer_with_parameters_is_marked(converted):
+    _, text = converted
+    lines = text.splitlines()
+    marks = [i for i, line in enumerate(lines) if line.strip() == COMMENT]
+    assert len(marks) == 1
+    assert lines[marks[0] + 1].strip() == "out = nn.Dense(2, 4)(h)"
+
+
+def test_it_runs_in_pynative_and_graph_mode_refuses_it(converted):
+    import mindspore
+
+    path, _ = converted
+    net = load(path).Net()
+    x = mindspore.Tensor(np.ones((3, 4), np.float32))
+    assert net(x).shape == (3, 4)
+    # the two blocks' layers made while compiling: both parameters are called 'weight'
+    with pytest.raises(RuntimeError, match="already exists"):
+        mindspore.jit(net.construct)(x)
