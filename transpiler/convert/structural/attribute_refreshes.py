@@ -40,9 +40,14 @@ argument::
 other callers pass the attribute (ConViT's ``get_attention_map``:
 ``self.get_attention(x, self.rel_indices)``). In PyNative the forward computes what it
 computed; what changes is that the attribute keeps the value ``__init__`` gave it,
-so the forward refreshes the local on every call (ConViT: the relative positions
-of 14 x 14 patches, a few microseconds), and code outside the forward that reads
-the attribute after one (``get_attention_map``) reads that first value.
+so the forward refreshes the local on every call, and code outside the forward that
+reads the attribute after one (``get_attention_map``) reads that first value. The
+refresh is not free in MindSpore: ConViT's relative positions of 14 x 14 patches are
+about fifteen operators per attention block, and keeping the author's cache instead
+took a converted convit_tiny training step in PyNative from 1,299 to 970 ms and its
+inference from 509 to 468 ms (batch 1, one CPU thread, quiet machine; MindCV's
+hand-written ConViT: 866 and 413 ms). The rewrite stays because ``mindspore.export``
+cannot compile the cache at all; the cost is written in benchmarks/README.md.
 
 Only for ``if <test reading self.a>: self.a = <value not reading self.a>`` as a
 statement of a compiled method's own body, in a Cell (a class with
