@@ -60,6 +60,10 @@ class FileContext:
     # gradient functions compiled) and ``ms-migrate convert``'s runtime settings
     # (launch_blocking() where a training step was rewritten; see runtime_settings.py)
     jit_steps: bool = False
+    # the forward functions of training steps ``convert --jit`` compiled (grad_fn =
+    # mindspore.jit(value_and_grad(forward_fn, ...))): graph mode compiles them as it compiles
+    # construct, so the graph-subset rewrites act in them too (structural/graph_subset.py)
+    jit_functions: set[str] = field(default_factory=set)
     # inside a Cell's forward (construct) or a function defined in it, as the rewrite walks down:
     # MindSpore differentiates construct as a whole (no ops.assign on locals; no requires_grad flags)
     forward_depth: int = 0

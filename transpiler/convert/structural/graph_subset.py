@@ -106,7 +106,7 @@ _CONSUMERS = frozenset({"list", "tuple", "sum", "set", "sorted", "min", "max", "
 def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
     survey = _Survey()  # the call graph, and what the file holds: passes with nothing to do do not run
     walk(module, survey, prune=LAYOUT_TYPES)
-    compiled = _compiled_functions(survey, ctx.project_compiled)
+    compiled = _compiled_functions(survey, ctx.project_compiled | ctx.jit_functions)
     if survey.maps:
         module = rewrite(module, _MapToComprehension(_module_names(module), ctx.to_format, compiled))
     if survey.function_imports:
@@ -141,7 +141,8 @@ def _compiled_functions(functions: "_Survey", called_elsewhere=frozenset()) -> s
     ``f(...)`` or ``self.f(...)``, and those calls make in turn: what graph mode compiles.
     ``called_elsewhere``: the functions and methods (``f``, ``Class.method``) other files'
     compiled code calls (the project index's SiblingFacts.compiled: VITS's attentions.py
-    calls ``commons.convert_pad_shape``); they start the walk too."""
+    calls ``commons.convert_pad_shape``), and the training steps' forward functions
+    ``convert --jit`` compiled; they start the walk too."""
     compiled = set()
     pending = ["construct", *(name.rpartition(".")[2] for name in sorted(called_elsewhere))]
     while pending:

@@ -344,6 +344,7 @@ class TrainingLoops:
         if self.ctx.jit_steps:
             if plan.hoist is not None or (not site.loops and isinstance(plan.function, cst.Module)):
                 grad_call = cst.Call(self.ctx.ref("mindspore.jit"), [cst.Arg(grad_call)])
+                self.ctx.jit_functions.add(plan.forward_name)
             else:
                 self.ctx.warn(site.statements[plan.backward], BACKWARD_API,
                               "convert --jit: this step's gradient function is made at every call of "
