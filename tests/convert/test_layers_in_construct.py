@@ -68,3 +68,28 @@ def test_it_runs_in_pynative_and_graph_mode_refuses_it(converted):
     # the two blocks' layers made while compiling: both parameters are called 'weight'
     with pytest.raises(RuntimeError, match="already exists"):
         mindspore.jit(net.construct)(x)
+
+
+def test_a_factory_that_shares_a_layer_attribute_name_is_not_marked(tmp_path):
+    """state-spaces/s4's inception baseline: ``def conv(...)`` returns a Conv1d for
+    ``__init__``, and forward calls ``self.conv(x)``: the function graph mode compiles is
+    construct alone, so the factory stays unmarked."""
+    source = '''
+import torch.nn as nn
+
+
+def conv(in_planes, out_planes):
+    return nn.Conv1d(in_planes, out_planes, 3, padding=1)
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = conv(2, 2)
+
+    def forward(self, x):
+        return self.conv(x)
+'''
+    result = convert_source(source, str(tmp_path / "factory.py"))
+    assert COMMENT not in result.output
+    assert "nn.Conv1d(" in result.output

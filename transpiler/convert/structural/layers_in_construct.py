@@ -1,5 +1,5 @@
-"""A layer with parameters made inside a compiled function is marked with why graph
-mode cannot compile it.
+"""A layer with parameters made inside ``construct`` is marked with why graph mode
+cannot compile it.
 
 graykode/nlp-tutorial's BERT (MIT) makes its output projection and LayerNorm in
 ``forward``::
@@ -39,10 +39,15 @@ COMMENT = ("# graph mode cannot compile layers with parameters made here for sev
            "parameter names clash); make it once in __init__")
 
 
-def with_layers_in_construct_marked(module: cst.Module, compiled: set[str], to_format) -> cst.Module:
-    if not compiled or not _imports_mindspore_nn(module):
+def with_layers_in_construct_marked(module: cst.Module, to_format) -> cst.Module:
+    """Only in ``construct`` itself (and the functions it defines): the functions graph mode
+    compiles are found by name (graph_subset.py), and a module-level factory that shares a
+    name with a layer attribute called in ``construct`` (s4's ``def conv(...)``: ``return
+    nn.Conv1d(...)``, called from ``__init__``; ``self.conv(x)`` in forward) is no such
+    function."""
+    if not _imports_mindspore_nn(module):
         return module
-    return rewrite(module, _Marks(compiled, to_format))
+    return rewrite(module, _Marks({"construct"}, to_format))
 
 
 def _imports_mindspore_nn(module: cst.Module) -> bool:
