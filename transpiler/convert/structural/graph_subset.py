@@ -122,7 +122,8 @@ def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
     module = without_attribute_casts(module, compiled, ctx.to_format)
     module = without_attribute_refreshes(module, compiled, ctx.to_format)
     module = without_parameter_reads(module, compiled, ctx.to_format)
-    module = with_layers_in_construct_marked(module, ctx.to_format)
+    if "construct" in survey.calls:
+        module = with_layers_in_construct_marked(module, ctx.to_format)
     module = without_meta_device_tests(module, compiled, ctx.to_format)
     module = without_device_leftovers(module, ctx.to_format)
     if survey.xor:

@@ -45,12 +45,12 @@ def with_layers_in_construct_marked(module: cst.Module, to_format) -> cst.Module
     name with a layer attribute called in ``construct`` (s4's ``def conv(...)``: ``return
     nn.Conv1d(...)``, called from ``__init__``; ``self.conv(x)`` in forward) is no such
     function."""
-    if not _imports_mindspore_nn(module):
-        return module
-    return rewrite(module, _Marks({"construct"}, to_format))
+    heads = {"mindspore.nn", "nn"} if _imports_mindspore_nn(module) else {"mindspore.nn"}
+    return rewrite(module, _Marks(heads, to_format))
 
 
 def _imports_mindspore_nn(module: cst.Module) -> bool:
+    """``from mindspore import nn`` (a torch ``nn`` a marked statement keeps is not it)."""
     for statement in module.body:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
@@ -62,25 +62,23 @@ def _imports_mindspore_nn(module: cst.Module) -> bool:
     return False
 
 
-def makes_layer_with_parameters(call: cst.Call) -> bool:
-    name = get_full_name_for_node(call.func)
-    if name is None:
-        return False
-    head, _, last = name.rpartition(".")
-    return head in ("nn", "mindspore.nn") and last in _WITH_PARAMETERS
-
-
 class _Marks(InCompiledFunctions):
-    def __init__(self, compiled: set[str], to_format):
-        super().__init__(compiled, to_format)
+    def __init__(self, heads: set[str], to_format):
+        super().__init__({"construct"}, to_format)
+        self.heads = heads  # what names mindspore.nn here
         self.found = [False]
 
     def visit_SimpleStatementLine(self, node) -> None:
         self.found.append(False)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.depth and makes_layer_with_parameters(node):
+        if self.depth and self._makes_layer_with_parameters(node):
             self.found[-1] = True
+
+    def _makes_layer_with_parameters(self, call: cst.Call) -> bool:
+        name = get_full_name_for_node(call.func)
+        head, _, last = (name or "").rpartition(".")
+        return head in self.heads and last in _WITH_PARAMETERS
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
         if not self.found.pop():
