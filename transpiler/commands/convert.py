@@ -59,7 +59,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--jit", action="store_true",
                         help="compile each converted training step with mindspore.jit (grad_fn = mindspore.jit("
                              "mindspore.value_and_grad(...))): several times faster on CPU after seconds of "
-                             "compilation (benchmarks/README.md); the forward pass must compile in graph mode")
+                             "compilation (benchmarks/README.md); the forward pass must compile in graph mode. "
+                             "A step whose gradient function is made at every call of a step function stays "
+                             "uncompiled (the report says so)")
     parser.add_argument("--server", action="store_true",
                         help="convert a single file through a warm ms-migrate server, started in the background "
                              "when none runs (as $MS_MIGRATE_SERVER=1 does; see `ms-migrate server`)")
