@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.conversion import load
+from tests.conversion import convert_to, load
 from transpiler.convert.pipeline import convert_source
 from transpiler.convert.structural.layers_in_construct import COMMENT
 
@@ -44,10 +44,9 @@ class Net(nn.Module):
 
 @pytest.fixture(scope="module")
 def converted(tmp_path_factory):
-    path = tmp_path_factory.mktemp("layers_in_construct") / "block.py"
-    result = convert_source(SOURCE, str(path))
-    path.write_text(result.output, encoding="utf-8")
-    return path, result.output
+    directory = tmp_path_factory.mktemp("layers_in_construct")
+    path = convert_to(directory / "block.py", directory, text=SOURCE)
+    return path, path.read_text(encoding="utf-8")
 
 
 def test_only_the_layer_with_parameters_is_marked(converted):
