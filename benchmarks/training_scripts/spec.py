@@ -33,6 +33,8 @@ class Script:
     third side, in a copy of the converted run directory, and the table gives the
     converted script's time against it (issue 26's speed target where MindSpore itself
     is the limit).
+    by_hand_argv: the hand-written file's command-line arguments, where one file
+    writes several scripts (default: ``argv``).
     """
 
     id: str
@@ -47,3 +49,4 @@ class Script:
     timeout: int = 900
     note: str = ""
     by_hand: str = ""
+    by_hand_argv: tuple[str, ...] = ()
