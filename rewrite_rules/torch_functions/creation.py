@@ -175,17 +175,18 @@ def _legacy(dtype: str):
         ms_dtype = code_of(ctx.ref(f"mindspore.{dtype}"))
         shown = _shows_data(call, ctx) if len(values) == 1 else None
         tensor = code_of(ctx.ref("mindspore.Tensor"))
-        if (not values or len(values) > 1 or isinstance(values[0], cst.Integer)
-                or not (shown or isinstance(values[0], (cst.List, cst.Tuple, cst.ListComp)))):
+        sizes_given = len(values) > 1 or (values and isinstance(values[0], cst.Integer)) or shown == "size"
+        if not values or sizes_given \
+                or not (shown or isinstance(values[0], (cst.List, cst.Tuple, cst.ListComp))):
             zeros = code_of(ctx.ref("mindspore.ops.zeros"))  # only when written: an unused import otherwise
         if not values:
             call.result = cst.parse_expression(f"{zeros}(0, dtype={ms_dtype})")
-        elif len(values) > 1 or isinstance(values[0], cst.Integer):
+        elif sizes_given:
             sizes = ", ".join(code_of(v) for v in values)
             call.result = cst.parse_expression(f"{zeros}(({sizes},), dtype={ms_dtype})")
         elif isinstance(values[0], (cst.List, cst.Tuple, cst.ListComp)):
             call.result = cst.parse_expression(f"{tensor}({code_of(values[0])}, dtype={ms_dtype})")
-        elif shown:  # a numpy array or a range: data, as the file shows
+        elif shown:  # a list, a numpy array or a range: data, as the file shows
             data = f"list({code_of(values[0])})" if shown == "range" else code_of(values[0])
             call.result = cst.parse_expression(f"{tensor}({data}, dtype={ms_dtype})")
         else:  # one value: a size or data, known when it runs
@@ -197,12 +198,18 @@ def _legacy(dtype: str):
 
 
 def _shows_data(call, ctx) -> str | None:
-    """"range" or "numpy" when the source shows the constructor's one value is a range
-    (MindSpore's Tensor refuses one) or a numpy/scipy object; None otherwise."""
+    """"range", "list" or "numpy" when the source shows the constructor's one value is
+    data: a range (MindSpore's Tensor refuses one), a list or tuple (``batch = []``, also
+    as a function of the file returns it) or a numpy/scipy object; "size" when it shows an
+    integer literal; None otherwise."""
     source = call.source.args[0].value if call.source is not None and len(call.source.args) == 1 else None
     shown = assigned_value(ctx, source) if isinstance(source, cst.Name) else source
     if isinstance(shown, cst.Call) and isinstance(shown.func, cst.Name) and shown.func.value == "range":
         return "range"
+    if isinstance(shown, (cst.List, cst.Tuple, cst.ListComp)):
+        return "list"
+    if isinstance(shown, cst.Integer):
+        return "size"
     return "numpy" if holds_numpy(ctx, source) else None
 
 

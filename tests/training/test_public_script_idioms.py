@@ -13,6 +13,8 @@ under MindSpore with torch unimportable: both print the same values.
 - pyGAT's layers.py: ``nn.init.xavier_uniform_(self.W.data)``.
 - glow's train.py: ``continue`` in the forward pass of a training step.
 - nlp-tutorial's BERT: ``map(torch.LongTensor, zip(*batch))``.
+- nlp-tutorial's NNLM and TextRNN: ``input_batch, target_batch = make_batch()`` and
+  ``torch.LongTensor(input_batch)``, where make_batch builds and returns two lists: data.
 """
 
 from __future__ import annotations
@@ -497,4 +499,43 @@ def test_loader_dataset_given_by_keyword(tmp_path):
     MNIST script): the dataset it was made from, not a part of the shuffled pipeline."""
     torch_out, code, ms_out = convert_and_run(tmp_path, DATASET_BY_KEYWORD)
     assert "len(train_dataset)" in code, code
+    assert ms_out == torch_out
+
+
+LISTS_FROM_A_FUNCTION = '''
+    import torch
+
+
+    def make_batch(sentences):
+        input_batch = []
+        target_batch = []
+        for sen in sentences:
+            words = sen.split()
+            input_batch.append([len(w) for w in words[:-1]])
+            target_batch.append(len(words[-1]))
+        return input_batch, target_batch
+
+
+    def sizes():
+        rows, cols = 2, 3
+        return rows, cols
+
+
+    input_batch, target_batch = make_batch(["i like dog", "i love coffee"])
+    input_batch, target_batch = torch.LongTensor(input_batch), torch.LongTensor(target_batch)
+    rows, cols = sizes()
+    empty = torch.FloatTensor(rows)
+    print(input_batch.tolist(), target_batch.tolist(), str(input_batch.dtype).split(".")[-1].lower(), tuple(empty.shape))
+'''
+
+
+def test_lists_a_function_of_the_file_returns_are_data(tmp_path):
+    """nlp-tutorial: ``a, b = make_batch()`` then ``torch.LongTensor(a)``; make_batch returns the
+    lists it built, so the constructor's one value is data (no run-time isinstance test); the
+    integer sizes() returns is a size."""
+    torch_out, code, ms_out = convert_and_run(tmp_path, LISTS_FROM_A_FUNCTION)
+    assert "mindspore.Tensor(\n    input_batch, dtype=mindspore.int64\n)" in code
+    assert "mindspore.Tensor(target_batch, dtype=mindspore.int64)" in code
+    assert "ops.zeros((rows,), dtype=mindspore.float32)" in code  # 2, as sizes() shows
+    assert "isinstance(" not in code
     assert ms_out == torch_out

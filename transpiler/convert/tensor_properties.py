@@ -210,6 +210,8 @@ class _LastBinding(cst.CSTVisitor):
                     elif position is not None and isinstance(node.value, cst.Attribute) \
                             and node.value.attr.value == "saved_tensors":
                         self.value = _Saved(position)
+                    elif position is not None and isinstance(node.value, cst.Call):
+                        self.value = _Unpacked(node.value, position, len(target.target.elements))
         elif isinstance(node, (cst.AnnAssign, cst.AugAssign)) and isinstance(node.target, cst.Name) \
                 and node.target.value == self.name:
             if isinstance(node, cst.AnnAssign):
@@ -222,6 +224,16 @@ class _LastBinding(cst.CSTVisitor):
 
 
 _UNKNOWN = cst.Name("__unknown__")
+
+
+class _Unpacked(cst.Name):
+    """``a, b = f(...)`` bound the name: its position among ``size`` (resolved in what f returns)."""
+
+    def __init__(self, call: cst.Call, position: int, size: int):
+        super().__init__("__unpacked__")
+        object.__setattr__(self, "call", call)
+        object.__setattr__(self, "position", position)
+        object.__setattr__(self, "size", size)
 
 
 class _Saved(cst.Name):
@@ -403,10 +415,12 @@ class _Assigned(cst.CSTVisitor):
         return True
 
 
-def assigned_value(ctx, name: cst.BaseExpression) -> cst.BaseExpression | None:
+def assigned_value(ctx, name: cst.BaseExpression, _depth: int = 0) -> cst.BaseExpression | None:
     """The value last assigned to the name ``name`` (a node of the original tree)
     before this use, in the order its function reads; None when the file does not
-    show one (a parameter, a loop variable, a name bound elsewhere)."""
+    show one (a parameter, a loop variable, a name bound elsewhere). ``a, b = f(...)``,
+    f a function of this file, shows what f returns there (``return x, y``: the value
+    f last assigned to x)."""
     from transpiler.convert.structural.provenance import _binding_scope, provenance_of
 
     provenance = provenance_of(ctx)
@@ -422,5 +436,22 @@ def assigned_value(ctx, name: cst.BaseExpression) -> cst.BaseExpression | None:
     except _StopWalk:
         if isinstance(finder.value, _Saved):
             return _saved_value(owner, finder.value.position)
+        if isinstance(finder.value, _Unpacked):
+            return _returned_value(ctx, provenance, finder.value, _depth) if _depth < 4 else None
         return finder.value if finder.value is not _UNKNOWN else None
     return None
+
+
+def _returned_value(ctx, provenance, unpacked: _Unpacked, depth: int) -> cst.BaseExpression | None:
+    """``a, b = f(...)``: the value at the name's position of the tuples f (a function of
+    this file) returns, as f last assigned it; None unless every return shows one, of one kind."""
+    values = []
+    for returned in provenance.returned_by(unpacked.call) or ():
+        if not isinstance(returned, cst.Tuple) or len(returned.elements) != unpacked.size \
+                or any(isinstance(e, cst.StarredElement) for e in returned.elements):
+            return None
+        element = returned.elements[unpacked.position].value
+        values.append(assigned_value(ctx, element, depth + 1) if isinstance(element, cst.Name) else element)
+    if not values or any(v is None for v in values) or len({type(v) for v in values}) != 1:
+        return None
+    return values[0]
