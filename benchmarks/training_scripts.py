@@ -143,8 +143,7 @@ def run_script(script: Script, source: Source, work: str, args, torchvision: str
         shutil.copy(os.path.join(ROOT, "benchmarks", "training_scripts", "by_hand", script.by_hand),
                     os.path.join(hand_cwd, name))
         hand = replace(script, path=os.path.join(script.cwd, name), argv=script.by_hand_argv or script.argv)
-        row["by_hand"] = run_side(hand, "mindspore", hand_cwd,
-                                  converted_packages, timeout)
+        row["by_hand"] = run_side(hand, "mindspore", hand_cwd, converted_packages, timeout)
     return row
 
 
