@@ -173,7 +173,7 @@ def _legacy(dtype: str):
         if any(a.star for a in call.varargs):
             raise Unconvertible("sizes or data unpacked with *: cannot tell which")
         ms_dtype = code_of(ctx.ref(f"mindspore.{dtype}"))
-        shown = _shows_data(call, ctx) if len(values) == 1 else None
+        shown = _shown_kind(call, ctx) if len(values) == 1 else None
         tensor = code_of(ctx.ref("mindspore.Tensor"))
         sizes_given = len(values) > 1 or (values and isinstance(values[0], cst.Integer)) or shown == "size"
         if not values or sizes_given \
@@ -197,11 +197,11 @@ def _legacy(dtype: str):
     return hook
 
 
-def _shows_data(call, ctx) -> str | None:
-    """"range", "list" or "numpy" when the source shows the constructor's one value is
-    data: a range (MindSpore's Tensor refuses one), a list or tuple (``batch = []``, also
-    as a function of the file returns it) or a numpy/scipy object; "size" when it shows an
-    integer literal; None otherwise."""
+def _shown_kind(call, ctx) -> str | None:
+    """What the source shows the constructor's one value is. Data: "range" (MindSpore's
+    Tensor refuses one), "list" (a list or tuple, ``batch = []``, also as a function of the
+    file returns it) or "numpy" (a numpy/scipy object); "size": an integer literal; None
+    when it shows neither."""
     source = call.source.args[0].value if call.source is not None and len(call.source.args) == 1 else None
     shown = assigned_value(ctx, source) if isinstance(source, cst.Name) else source
     if isinstance(shown, cst.Call) and isinstance(shown.func, cst.Name) and shown.func.value == "range":
