@@ -44,7 +44,7 @@ from transpiler.convert.diagnostics import Outcome, Severity
 from transpiler.convert.engine import code_of, keyword_arg
 from transpiler.convert.formatting import format_statement
 from transpiler.convert.markers import add_markers
-from transpiler.convert.structural import amp, data_parallel
+from transpiler.convert.structural import amp, data_parallel, step_factories
 from transpiler.convert.structural.fresh_names import fresh_name
 from transpiler.convert.structural.provenance import provenance_of, remember_module
 from transpiler.convert.structural.step_calls import BACKWARD_API, single_call
@@ -65,6 +65,8 @@ class TrainingLoops:
         self.failures: dict[int, list[StepFailure]] = {}
         self.hoisted: dict[int, list[StepPlan]] = {}
         self.preludes: dict[int, list[cst.BaseStatement]] = {}
+        self.factories: dict[int, step_factories.Factory] = {}  # id(plan) -> its step's factory (--jit)
+        self.module_preludes: dict[int, list[cst.BaseStatement]] = {}  # id(function) -> factories before it
         self.replacements: dict[int, object] = {}  # id(original statement) -> rewrite(result)
         self.planner: Planner | None = None
         self.reduction: str | None = None  # data_parallel.PLAIN / CONDITIONAL: the file wraps its model in DDP
@@ -91,6 +93,22 @@ class TrainingLoops:
                 self._register(site, plans)
                 all_plans.extend(plans)
         self._name_functions(all_plans)
+        if self.ctx.jit_steps:
+            self._plan_factories(sites, module)
+
+    def _plan_factories(self, sites, module: cst.Module) -> None:
+        """--jit: a step made at every call of its function is compiled once per object (step_factories)."""
+        taken = set(self.ctx.analysis.bound_names)
+        for site, plans in self.blocks.values():
+            for plan in plans:
+                if plan.hoist is not None or isinstance(plan.function, cst.Module):
+                    continue
+                found = step_factories.split(self.planner, site, plan, module)
+                if found is None:
+                    continue
+                plan.params = found[1]
+                name = fresh_name(f"{plan.function.name.value}_{plan.grad_name}", taken)
+                self.factories[id(plan)] = step_factories.Factory(name, found[0], plan.function)
 
     def _register(self, site: BlockSite, plans: list[StepPlan]) -> None:
         self.blocks[id(site.owner)] = (site, plans)
@@ -163,6 +181,8 @@ class TrainingLoops:
             result = self._rebuild(original, result, *self.blocks[key])
         if key in self.hoisted and key in self.preludes:
             result = self._hoist(result, self.preludes.pop(key))
+        if key in self.module_preludes:
+            result = cst.FlattenSentinel([*self.module_preludes.pop(key), *_flatten(result)])
         return result
 
     def _mark(self, original, result, failures: list[StepFailure]):
@@ -337,24 +357,34 @@ class TrainingLoops:
         # mindspore.jit(mindspore.value_and_grad(...)). Measured on CPU (benchmarks/README.md): a
         # step ~10x faster than PyNative after seconds of compilation; the optimizer stays outside
         # (inside, the step measured ten times slower). Off by default: the forward function must
-        # then compile in graph mode. Only where grad_fn is made once: defined before the loop, or
-        # in the module's own body; a step function called once a batch (``def train(model, x,
-        # y)``) would define, and compile, a new graph at every call (measured: a softmax
-        # regression's 1800 steps ran over 3 minutes instead of 23 s).
+        # then compile in graph mode. Only where grad_fn is made once: defined before the loop, in
+        # the module's own body, or, for a step function called once a batch (``def train(model,
+        # loss, optimizer, x, y)``), by a cached factory closed over the objects (step_factories;
+        # made in the function, it compiled a new graph at every call: a softmax regression's 1800
+        # steps ran over 3 minutes instead of 23 s, measured).
+        factory = self.factories.get(id(plan))
         if self.ctx.jit_steps:
-            if plan.hoist is not None or (not site.loops and isinstance(plan.function, cst.Module)):
+            if plan.hoist is not None or (not site.loops and isinstance(plan.function, cst.Module)) or factory:
                 grad_call = cst.Call(self.ctx.ref("mindspore.jit"), [cst.Arg(grad_call)])
                 self.ctx.jit_functions.add(plan.forward_name)
             else:
                 self.ctx.warn(site.statements[plan.backward], BACKWARD_API,
                               "convert --jit: this step's gradient function is made at every call of "
-                              "its function, where compiling it would compile again each time; left "
-                              "uncompiled (define forward_fn and grad_fn once, outside the function, "
-                              "then wrap grad_fn in mindspore.jit)")
-        grad = _assign(cst.Name(plan.grad_name), grad_call)
+                              "its function, from objects made there or not known to be networks, losses "
+                              "or optimizers; compiled, each call would compile again: left uncompiled "
+                              "(define forward_fn and grad_fn once, outside the function, then wrap "
+                              "grad_fn in mindspore.jit)")
         setup = [self._formatted(statement, depth)
                  for statement in (*self._set_train(site, plan), *self._mixed_precision(site, plan))]
-        definitions = [*setup, function, format_statement(grad, depth, self.rewriter.module)]
+        if factory is not None:
+            returned = format_statement(cst.SimpleStatementLine([cst.Return(grad_call)]), 1, self.rewriter.module)
+            made = step_factories.definition(factory, function, returned, self.ctx.ref("functools.cache"))
+            self.module_preludes.setdefault(id(plan.function), []).append(made)
+            definitions = [*setup, format_statement(step_factories.made(factory, plan.grad_name), depth,
+                                                    self.rewriter.module)]
+        else:
+            grad = _assign(cst.Name(plan.grad_name), grad_call)
+            definitions = [*setup, function, format_statement(grad, depth, self.rewriter.module)]
         if self.reduction is not None:
             reducer = data_parallel.reducer_definition(self.ctx, self.reducer_name, plan.optimizer, self.reduction)
             definitions.append(format_statement(reducer, depth, self.rewriter.module))
