@@ -9,6 +9,7 @@ data files) and times it as it times the converted script: the hand-written side
 issue 26's speed target. Nothing here is converted code."""
 
 import argparse
+import os
 
 import numpy as np
 
@@ -16,6 +17,10 @@ import mindspore
 from mindspore import nn, ops
 
 from data_util import load_mnist
+
+# the setting `convert --jit` writes (benchmarks/README.md): compiled steps run in the calling
+# thread, not through a queue whose worker spins between them
+os.environ.setdefault("MS_DEV_HOST_BLOCKING_RUN", "1")
 
 
 def build_model(input_dim, hidden, output_dim):

@@ -7,10 +7,16 @@ printed lines. The training-script benchmark runs it in the converted script's
 directory and times it as it times the converted script: the hand-written side of
 issue 26's speed target. Nothing here is converted code."""
 
+import os
+
 import numpy as np
 
 import mindspore
 from mindspore import nn, ops
+
+# the setting `convert --jit` writes (benchmarks/README.md): compiled steps run in the calling
+# thread, not through a queue whose worker spins between them
+os.environ.setdefault("MS_DEV_HOST_BLOCKING_RUN", "1")
 
 n_step = 2
 n_hidden = 5

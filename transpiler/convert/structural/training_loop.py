@@ -319,7 +319,7 @@ class TrainingLoops:
                 emit(index)
             self.ctx.converted(statements[plan.backward], BACKWARD_API,
                                f"training step -> {plan.forward_name} + mindspore.value_and_grad + optimizer(grads)")
-            runtime_settings.ask(self.ctx)
+            runtime_settings.ask(self.ctx, compiled=plan.forward_name in self.ctx.jit_functions)
             position = plan.backward + 1
         while position < len(statements):
             emit(position)
