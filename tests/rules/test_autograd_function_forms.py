@@ -511,3 +511,52 @@ def test_a_reversible_network_runs_forward_and_its_backward_stops_at_the_marker(
     failure = result["failure"]
     assert failure["error"] == "ModuleNotFoundError", failure
     assert failure["above"][-1].startswith("# TODO(ms-migrate): torch.autograd.backward:"), failure
+
+
+SAVES_COMPUTED = '''
+import torch
+
+
+class SparseProduct(torch.autograd.Function):
+    """pyGAT's SpecialSpmmFunction, in short: forward keeps a tensor it computed."""
+
+    @staticmethod
+    def forward(ctx, x, w):
+        scaled = x * 2
+        ctx.save_for_backward(scaled, w)
+        ctx.rows = x.shape[0]
+        return scaled @ w
+
+    @staticmethod
+    def backward(ctx, grad):
+        scaled, w = ctx.saved_tensors
+        return grad @ w.t() * 2, scaled.t() @ grad
+
+
+class SavesInputs(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x, w)
+        return x @ w
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, w = ctx.saved_tensors
+        return grad @ w.t(), x.t() @ grad
+'''
+
+
+def test_a_bprop_reading_state_construct_sets_is_reported_as_pynative_only(tmp_path):
+    """What forward computes and keeps on ctx stays on the Cell: graph mode compiles the
+    bprop apart from the construct and fails on the attribute (pyGAT's sparse layer under
+    convert --jit: "object has no attribute 'saved_tensors'"). The conversion says so; a
+    Function that saves only its inputs reads them from bprop's arguments and is not named."""
+    from transpiler.convert.pipeline import convert_source
+
+    result = convert_source(SAVES_COMPUTED, str(tmp_path / "functions.py"))
+    notes = [d.message for d in result.diagnostics if "PyNative mode only" in d.message]
+    assert notes == ["SparseProduct's bprop reads self.saved_tensors, set in construct: this runs in PyNative mode "
+                     "only; graph mode (mindspore.jit, convert --jit) compiles the bprop apart from the construct and "
+                     "fails on the attribute (measured: pyGAT's SpecialSpmmFunction)"], notes
+    assert "def bprop(self, x, w, out, grad):\n        x, w = x, w" in result.output or \
+        "def bprop(self, x, w, out, grad):\n        return" in result.output, result.output

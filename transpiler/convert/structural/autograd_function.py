@@ -285,6 +285,12 @@ def convert_function_class(ctx, node: cst.ClassDef, base: cst.Arg) -> cst.ClassD
             signature = _Signature(inputs[1:], star_in, grads[1:], star_grads, _returns_tuple(forward))
             statement = _format_changed(ctx, backward, _bprop(statement, grads[0], signature, out, kept))
         body.append(statement)
+    shared = _state_from_construct(body)
+    if shared:
+        ctx.report(node.name, "torch.autograd.Function", Severity.WARNING,
+                   f"{node.name.value}'s bprop reads {', '.join('self.' + a for a in shared)}, set in construct: "
+                   "this runs in PyNative mode only; graph mode (mindspore.jit, convert --jit) compiles the bprop "
+                   "apart from the construct and fails on the attribute (measured: pyGAT's SpecialSpmmFunction)")
     if star_in is not None:
         ctx.report(node.name, "torch.autograd.Function", Severity.WARNING,
                    f"{node.name.value}'s forward takes *{star_in}: its bprop takes *args too, which runs in "
@@ -292,6 +298,26 @@ def convert_function_class(ctx, node: cst.ClassDef, base: cst.Arg) -> cst.ClassD
     cell = ctx.ref("mindspore.nn.Cell")
     bases = [b.with_changes(value=cell) if b is base else b for b in node.bases]
     return node.with_changes(bases=bases, body=node.body.with_changes(body=body))
+
+
+def _state_from_construct(body: list[cst.CSTNode]) -> list[str]:
+    """The ``self.`` attributes construct assigns and bprop reads (what forward kept on ctx
+    that bprop's arguments do not give)."""
+    methods = {s.name.value: s for s in body if isinstance(s, cst.FunctionDef)}
+    if "construct" not in methods or "bprop" not in methods:
+        return []
+    assigned = {t.target.attr.value for s in _simple_statements(methods["construct"].body)
+                if isinstance(s, cst.Assign) for t in s.targets
+                if isinstance(t.target, cst.Attribute) and _is_name(t.target.value, "self")}
+    read: list[str] = []
+
+    class Reads(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if _is_name(node.value, "self") and node.attr.value in assigned and node.attr.value not in read:
+                read.append(node.attr.value)
+
+    methods["bprop"].body.visit(Reads())
+    return read
 
 
 def _with_setup_merged(node: cst.ClassDef, forward: cst.FunctionDef, setup: cst.FunctionDef):
