@@ -5,6 +5,8 @@ Sabotage: a jit step with another learning rate is caught by the same comparison
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -79,12 +81,21 @@ def _initial(net):
 
 
 def test_text(sides):
+    """The migration guide's Trainer form: value_and_grad made once, the optimizer inside the
+    compiled step (nothing runs between torch's backward and step)."""
     _, converted = sides
     jit_text = converted["jit"].read_text(encoding="utf-8")
     plain_text = converted["pynative"].read_text(encoding="utf-8")
-    assert "grad_fn = mindspore.jit(\n" in jit_text or "grad_fn = mindspore.jit(mindspore.value_and_grad(" in jit_text
+    assert textwrap.dedent("""
+        @mindspore.jit
+        def train_step(x, y):
+            (loss, out), grads = grad_fn(x, y)
+            optimizer(grads)
+            return loss, out
+    """).replace("\n", "\n    ").strip() in jit_text
+    assert "        loss, out = train_step(x, y)\n" in jit_text and "optimizer(grads)\n" not in jit_text.split("for x, y")[1]
     assert "mindspore.jit" not in plain_text
-    assert jit_text.replace("mindspore.jit(", "").count("value_and_grad") == plain_text.count("value_and_grad")
+    assert jit_text.count("value_and_grad") == plain_text.count("value_and_grad")
 
 
 def test_jit_step_trains_as_pynative(sides):
@@ -116,7 +127,7 @@ def test_convert_option(tmp_path):
         assert done.returncode == 0, done.stderr
         return done.stdout
 
-    assert "grad_fn = mindspore.jit(" in converted("--jit")
+    assert "+    @mindspore.jit\n+    def train_step(" in converted("--jit")
     assert "mindspore.jit" not in converted()
 
 
@@ -156,14 +167,14 @@ def test_a_step_made_at_every_call_is_compiled_once_per_object(tmp_path):
         (tmp_path / f"{name}.py").write_text(result.output, encoding="utf-8")
         outputs[name] = result
     text = outputs["jit"].output
-    assert "@functools.cache\ndef train_grad_fn(model, loss, optimizer):\n    def forward_fn(x, y):" in text
-    assert "grad_fn = train_grad_fn(model, loss, optimizer)\n    output, grads = grad_fn(x, y)" in text
+    assert "@functools.cache\ndef make_train_step(model, loss, optimizer):\n    def forward_fn(x, y):" in text
+    assert "train_step = make_train_step(model, loss, optimizer)\n    output = train_step(x, y)" in text
     assert not [d for d in outputs["jit"].diagnostics if "convert --jit" in d.message]
     plain, jit = load(tmp_path / "pynative.py"), load(tmp_path / "jit.py")
     losses_plain, losses_jit = plain.main(), jit.main()
     assert len(losses_jit) == 4 and losses_jit[-1] < losses_jit[0]
     np.testing.assert_allclose(losses_jit, losses_plain, rtol=1e-5, atol=1e-6)
-    assert jit.train_grad_fn.cache_info().misses == 1  # one compiled step for the four calls
+    assert jit.make_train_step.cache_info().misses == 1  # one compiled step for the four calls
 
 
 MADE_PER_CALL = PER_CALL_STEP.replace(
@@ -223,9 +234,32 @@ def test_a_compiled_step_function_is_written_in_the_graph_subset(tmp_path):
         result = convert_source(LOOP_AFTER, str(tmp_path / f"{name}.py"), jit_steps=jit)
         (tmp_path / f"{name}.py").write_text(result.output, encoding="utf-8")
         results[name] = result.output
-    assert "mindspore.jit(" in results["jit"]
+    assert "@mindspore.jit\n" in results["jit"]
     assert "output = None" in results["jit"] and "output = None" not in results["pynative"]
     losses_plain = load(tmp_path / "pynative.py").main()
     losses_jit = load(tmp_path / "jit.py").main()
     assert len(losses_jit) == 4
+    np.testing.assert_allclose(losses_jit, losses_plain, rtol=1e-4, atol=1e-5)
+
+
+SCHEDULED = SOURCE.replace(
+    "    criterion = nn.CrossEntropyLoss()\n",
+    "    criterion = nn.CrossEntropyLoss()\n    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 2, 0.5)\n",
+).replace("        optimizer.step()\n", "        optimizer.step()\n        scheduler.step()\n")
+
+
+def test_a_step_whose_learning_rate_changes_keeps_the_optimizer_outside(tmp_path):
+    """An lr scheduler (or param_groups written) changes the learning rate as it trains: the
+    gradient function is compiled, the optimizer runs outside it, and the steps give the
+    PyNative losses."""
+    outputs = {}
+    for name, jit in (("pynative", False), ("jit", True)):
+        result = convert_source(SCHEDULED, str(tmp_path / f"{name}.py"), jit_steps=jit)
+        (tmp_path / f"{name}.py").write_text(result.output, encoding="utf-8")
+        outputs[name] = result.output
+    assert "grad_fn = mindspore.jit(" in outputs["jit"] and "train_step" not in outputs["jit"]
+    assert "        optimizer(grads)\n" in outputs["jit"]
+    plain, jit = load(tmp_path / "pynative.py"), load(tmp_path / "jit.py")
+    losses_plain, _ = plain.train(_initial(plain.Net()))
+    losses_jit, _ = jit.train(_initial(jit.Net()))
     np.testing.assert_allclose(losses_jit, losses_plain, rtol=1e-4, atol=1e-5)

@@ -98,9 +98,8 @@ def _rebound(function: cst.FunctionDef, name: str) -> bool:
     return any(name in names_of(statement).bound for statement in function.body.body)
 
 
-def definition(factory: Factory, forward: cst.FunctionDef, returned: cst.SimpleStatementLine,
-               cache: cst.BaseExpression) -> cst.FunctionDef:
-    """``@functools.cache def train_grad_fn(model, ...): def forward_fn(...): ...; return mindspore.jit(...)``"""
+def definition(factory: Factory, body: list[cst.BaseStatement], cache: cst.BaseExpression) -> cst.FunctionDef:
+    """``@functools.cache def make_train_step(model, ...): def forward_fn(...): ...; return ...``"""
     owner = factory.function.name.value
     once = f"once per {_spoken(factory.keys)}" if factory.keys else "once"
     text = f"# {owner}()'s training step, compiled {once} ({owner}() runs every batch)"
@@ -108,16 +107,16 @@ def definition(factory: Factory, forward: cst.FunctionDef, returned: cst.SimpleS
     return cst.FunctionDef(
         name=cst.Name(factory.name),
         params=cst.Parameters([cst.Param(cst.Name(key)) for key in factory.keys]),
-        body=cst.IndentedBlock([forward, returned]),
+        body=cst.IndentedBlock(body),
         decorators=[cst.Decorator(cache)],
         leading_lines=[cst.EmptyLine(), cst.EmptyLine(), comment],
     )
 
 
-def made(factory: Factory, grad_name: str) -> cst.SimpleStatementLine:
-    """``grad_fn = train_grad_fn(model, loss, optimizer)``"""
+def made(factory: Factory, local: str) -> cst.SimpleStatementLine:
+    """``train_step = make_train_step(model, loss, optimizer)``"""
     call = cst.Call(cst.Name(factory.name), [cst.Arg(cst.Name(key)) for key in factory.keys])
-    return cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(grad_name))], call)])
+    return cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(local))], call)])
 
 
 def _spoken(names: list[str]) -> str:
