@@ -57,11 +57,13 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--cache-dir", metavar="DIR",
                         help="keep the cache here (default: the user cache directory, or $MS_MIGRATE_CACHE_DIR)")
     parser.add_argument("--jit", action="store_true",
-                        help="compile each converted training step with mindspore.jit (grad_fn = mindspore.jit("
-                             "mindspore.value_and_grad(...))): several times faster on CPU after seconds of "
+                        help="compile each converted training step with mindspore.jit, as the migration "
+                             "guide's Trainer writes it (@mindspore.jit def train_step: value_and_grad and the "
+                             "optimizer; the optimizer stays outside where clipping, loss scaling or a changing "
+                             "learning rate sit between them): several times faster on CPU after seconds of "
                              "compilation (benchmarks/README.md); the forward pass must compile in graph mode. "
-                             "A step whose gradient function is made at every call of a step function stays "
-                             "uncompiled (the report says so)")
+                             "A step function called once a batch gets its compiled step from a cached factory; "
+                             "one reading objects it makes itself stays uncompiled (the report says so)")
     parser.add_argument("--server", action="store_true",
                         help="convert a single file through a warm ms-migrate server, started in the background "
                              "when none runs (as $MS_MIGRATE_SERVER=1 does; see `ms-migrate server`)")
