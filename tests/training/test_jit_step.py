@@ -263,3 +263,13 @@ def test_a_step_whose_learning_rate_changes_keeps_the_optimizer_outside(tmp_path
     losses_plain, _ = plain.train(_initial(plain.Net()))
     losses_jit, _ = jit.train(_initial(jit.Net()))
     np.testing.assert_allclose(losses_jit, losses_plain, rtol=1e-4, atol=1e-5)
+
+
+def test_an_optimizer_handed_to_another_file_stays_outside_the_compiled_step(tmp_path):
+    """``adjust_learning_rate(optimizer, epoch)`` from another file may write a float into
+    ``param_groups``: a compiled step holding the optimizer keeps the old rate (measured), the
+    optimizer called outside it reads the new one."""
+    source = SOURCE.replace("import torch\n", "import torch\nimport helpers\n", 1).replace(
+        "        optimizer.step()\n", "        optimizer.step()\n        helpers.adjust_learning_rate(optimizer, 0)\n")
+    output = convert_source(source, str(tmp_path / "train_net.py"), jit_steps=True).output
+    assert "grad_fn = mindspore.jit(" in output and "train_step" not in output

@@ -111,7 +111,7 @@ class TrainingLoops:
                     if found is None:
                         continue
                     plan.params = found[1]
-                fused = not touches_lr and self._fuses(site, plan)
+                fused = not touches_lr and self._fuses(site, plan) and not self._handed_on(plan.optimizer, module)
                 if fused:
                     self.fused[id(plan)] = fresh_name("train_step", taken)
                 if not compiled:
@@ -140,6 +140,23 @@ class TrainingLoops:
                         isinstance(call.func, cst.Attribute) and call.func.attr.value in _PARAMETER_READS):
                     return False
         return True
+
+    def _handed_on(self, optimizer: cst.BaseExpression, module: cst.Module) -> bool:
+        """The optimizer is passed to a function of another file (``adjust_learning_rate(optimizer,
+        epoch)`` in utils.py), which may write its learning rate: a float written into
+        ``param_groups`` is not seen by a compiled step holding the optimizer (measured: the step
+        kept the old rate), while the optimizer called outside it reads it."""
+        text = code_of(optimizer)
+        provenance = self.planner.provenance
+        found = []
+
+        class Calls(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                if any(code_of(arg.value) == text for arg in node.args) and provenance.function_called(node) is None:
+                    found.append(node)
+
+        module.visit(Calls())
+        return bool(found)
 
     def _register(self, site: BlockSite, plans: list[StepPlan]) -> None:
         self.blocks[id(site.owner)] = (site, plans)
@@ -388,15 +405,16 @@ class TrainingLoops:
         if plan.aux:
             args.append(keyword_arg("has_aux", cst.Name("True")))
         grad_call = cst.Call(self.ctx.ref("mindspore.value_and_grad"), args)
-        # convert --jit: forward and backward run as one compiled graph, grad_fn =
-        # mindspore.jit(mindspore.value_and_grad(...)). Measured on CPU (benchmarks/README.md): a
-        # step ~10x faster than PyNative after seconds of compilation; the optimizer stays outside
-        # (inside, the step measured ten times slower). Off by default: the forward function must
-        # then compile in graph mode. Only where grad_fn is made once: defined before the loop, in
-        # the module's own body, or, for a step function called once a batch (``def train(model,
-        # loss, optimizer, x, y)``), by a cached factory closed over the objects (step_factories;
-        # made in the function, it compiled a new graph at every call: a softmax regression's 1800
-        # steps ran over 3 minutes instead of 23 s, measured).
+        # convert --jit: the step runs as one compiled graph. As the migration guide's Trainer writes
+        # it, ``@mindspore.jit def train_step`` calling grad_fn and the optimizer, where the optimizer
+        # call follows the backward at once (``_fuses``); else grad_fn = mindspore.jit(
+        # mindspore.value_and_grad(...)) with the optimizer outside. Measured on CPU
+        # (benchmarks/README.md): a step several times faster than PyNative after seconds of
+        # compilation. Off by default: the forward function must then compile in graph mode. Only
+        # where the step is made once: defined before the loop, in the module's own body, or, for a
+        # step function called once a batch (``def train(model, loss, optimizer, x, y)``), by a
+        # cached factory closed over the objects (step_factories; made in the function, it compiled
+        # a new graph at every call: a softmax regression's 1800 steps ran over 3 minutes, measured).
         factory = self.factories.get(id(plan))
         step_name = self.fused.get(id(plan))
         if self.ctx.jit_steps:
@@ -415,19 +433,18 @@ class TrainingLoops:
                  for statement in (*self._set_train(site, plan), *self._mixed_precision(site, plan))]
         grad = _assign(cst.Name(plan.grad_name), grad_call)
         made = [function, grad] if step_name is None else [function, grad, self._train_step(site, plan, step_name)]
-        if factory is not None:
-            returned = cst.Name(step_name) if step_name is not None else grad_call
-            body = [*made[:-1], cst.SimpleStatementLine([cst.Return(returned)])] if step_name is None else \
-                [*made, cst.SimpleStatementLine([cst.Return(returned)])]
-            body = [format_statement(b, 1, self.rewriter.module) if isinstance(b, cst.SimpleStatementLine) else b
-                    for b in body]
-            made_def = step_factories.definition(factory, body, self.ctx.ref("functools.cache"))
-            self.module_preludes.setdefault(id(plan.function), []).append(made_def)
-            local = step_name if step_name is not None else plan.grad_name
-            definitions = [*setup, format_statement(step_factories.made(factory, local), depth, self.rewriter.module)]
-        else:
+        if factory is None:
             definitions = [*setup, *(format_statement(m, depth, self.rewriter.module)
                                      if isinstance(m, cst.SimpleStatementLine) else m for m in made)]
+        else:  # the factory returns the compiled step (or gradient function)
+            returned = [cst.Return(cst.Name(step_name))] if step_name is not None else [cst.Return(grad_call)]
+            body = [*(made if step_name is not None else [function]), cst.SimpleStatementLine(returned)]
+            body = [format_statement(b, 1, self.rewriter.module) if isinstance(b, cst.SimpleStatementLine) else b
+                    for b in body]
+            definition = step_factories.definition(factory, body, self.ctx.ref("functools.cache"))
+            self.module_preludes.setdefault(id(plan.function), []).append(definition)
+            local = step_name if step_name is not None else plan.grad_name
+            definitions = [*setup, format_statement(step_factories.made(factory, local), depth, self.rewriter.module)]
         if self.reduction is not None:
             reducer = data_parallel.reducer_definition(self.ctx, self.reducer_name, plan.optimizer, self.reduction)
             definitions.append(format_statement(reducer, depth, self.rewriter.module))
