@@ -273,3 +273,23 @@ def test_an_optimizer_handed_to_another_file_stays_outside_the_compiled_step(tmp
         "        optimizer.step()\n", "        optimizer.step()\n        helpers.adjust_learning_rate(optimizer, 0)\n")
     output = convert_source(source, str(tmp_path / "train_net.py"), jit_steps=True).output
     assert "grad_fn = mindspore.jit(" in output and "train_step" not in output
+
+
+def test_a_weight_read_between_forward_and_backward_keeps_the_optimizer_outside(tmp_path):
+    """torch reads the weights before optimizer.step(); in a compiled step holding the optimizer
+    the line would run after the update. The optimizer stays outside, and the printed sums
+    equal PyNative's."""
+    source = SOURCE.replace("        loss = criterion(out, y)\n",
+                            "        loss = criterion(out, y)\n        weights.append(model.fc.weight.sum().item())\n"
+                            ).replace("    losses, correct = [], 0\n", "    losses, correct, weights = [], 0, []\n"
+                                      ).replace("    return losses, correct\n", "    return weights, correct\n")
+    outputs = {}
+    for name, jit in (("pynative", False), ("jit", True)):
+        result = convert_source(source, str(tmp_path / f"{name}.py"), jit_steps=jit)
+        (tmp_path / f"{name}.py").write_text(result.output, encoding="utf-8")
+        outputs[name] = result.output
+    assert "grad_fn = mindspore.jit(" in outputs["jit"] and "train_step" not in outputs["jit"]
+    plain, jit = load(tmp_path / "pynative.py"), load(tmp_path / "jit.py")
+    weights_plain, _ = plain.train(_initial(plain.Net()))
+    weights_jit, _ = jit.train(_initial(jit.Net()))
+    np.testing.assert_allclose(weights_jit, weights_plain, rtol=1e-4, atol=1e-5)
