@@ -71,6 +71,17 @@ def sides(tmp_path_factory):
     return source, converted
 
 
+def _converted_both_ways(source: str, directory) -> dict:
+    """The PyNative and the --jit conversions of ``source``, written as pynative.py and jit.py
+    in ``directory``: name -> FileResult."""
+    results = {}
+    for name, jit in (("pynative", False), ("jit", True)):
+        result = convert_source(source, str(directory / f"{name}.py"), jit_steps=jit)
+        (directory / f"{name}.py").write_text(result.output, encoding="utf-8")
+        results[name] = result
+    return results
+
+
 def _initial(net):
     import mindspore
 
@@ -161,11 +172,7 @@ def test_a_step_made_at_every_call_is_compiled_once_per_object(tmp_path):
     batch is passed to the compiled function. Passed as arguments, or made at each call, each
     call compiled again (0.6 s a step on a softmax regression, measured). The steps give the
     PyNative losses; the factory ran once for the four steps."""
-    outputs = {}
-    for name, jit in (("pynative", False), ("jit", True)):
-        result = convert_source(PER_CALL_STEP, str(tmp_path / f"{name}.py"), jit_steps=jit)
-        (tmp_path / f"{name}.py").write_text(result.output, encoding="utf-8")
-        outputs[name] = result
+    outputs = _converted_both_ways(PER_CALL_STEP, tmp_path)
     text = outputs["jit"].output
     assert "@functools.cache\ndef make_train_step(model, loss, optimizer):\n    def forward_fn(x, y):" in text
     assert "train_step = make_train_step(model, loss, optimizer)\n    output = train_step(x, y)" in text
@@ -229,11 +236,7 @@ def test_a_compiled_step_function_is_written_in_the_graph_subset(tmp_path):
     act in it as in construct: a loop variable read after its loop is set before it
     (GunhoChoi/Kind-PyTorch-Tutorial's char RNN: "The local variable 'output' defined in
     the 'for' loop body cannot be used outside of the loop body", measured)."""
-    results = {}
-    for name, jit in (("pynative", False), ("jit", True)):
-        result = convert_source(LOOP_AFTER, str(tmp_path / f"{name}.py"), jit_steps=jit)
-        (tmp_path / f"{name}.py").write_text(result.output, encoding="utf-8")
-        results[name] = result.output
+    results = {name: result.output for name, result in _converted_both_ways(LOOP_AFTER, tmp_path).items()}
     assert "@mindspore.jit\n" in results["jit"]
     assert "output = None" in results["jit"] and "output = None" not in results["pynative"]
     losses_plain = load(tmp_path / "pynative.py").main()
@@ -252,11 +255,7 @@ def test_a_step_whose_learning_rate_changes_keeps_the_optimizer_outside(tmp_path
     """An lr scheduler (or param_groups written) changes the learning rate as it trains: the
     gradient function is compiled, the optimizer runs outside it, and the steps give the
     PyNative losses."""
-    outputs = {}
-    for name, jit in (("pynative", False), ("jit", True)):
-        result = convert_source(SCHEDULED, str(tmp_path / f"{name}.py"), jit_steps=jit)
-        (tmp_path / f"{name}.py").write_text(result.output, encoding="utf-8")
-        outputs[name] = result.output
+    outputs = {name: result.output for name, result in _converted_both_ways(SCHEDULED, tmp_path).items()}
     assert "grad_fn = mindspore.jit(" in outputs["jit"] and "train_step" not in outputs["jit"]
     assert "        optimizer(grads)\n" in outputs["jit"]
     plain, jit = load(tmp_path / "pynative.py"), load(tmp_path / "jit.py")
@@ -283,11 +282,7 @@ def test_a_weight_read_between_forward_and_backward_keeps_the_optimizer_outside(
                             "        loss = criterion(out, y)\n        weights.append(model.fc.weight.sum().item())\n"
                             ).replace("    losses, correct = [], 0\n", "    losses, correct, weights = [], 0, []\n"
                                       ).replace("    return losses, correct\n", "    return weights, correct\n")
-    outputs = {}
-    for name, jit in (("pynative", False), ("jit", True)):
-        result = convert_source(source, str(tmp_path / f"{name}.py"), jit_steps=jit)
-        (tmp_path / f"{name}.py").write_text(result.output, encoding="utf-8")
-        outputs[name] = result.output
+    outputs = {name: result.output for name, result in _converted_both_ways(source, tmp_path).items()}
     assert "grad_fn = mindspore.jit(" in outputs["jit"] and "train_step" not in outputs["jit"]
     plain, jit = load(tmp_path / "pynative.py"), load(tmp_path / "jit.py")
     weights_plain, _ = plain.train(_initial(plain.Net()))
