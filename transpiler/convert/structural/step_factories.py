@@ -44,14 +44,14 @@ import libcst as cst
 
 from transpiler.convert.structural.provenance import CELL, LAYER, OPTIMIZER, WRAPPER
 from transpiler.convert.structural.step_names import free_names, names_of
-from transpiler.convert.structural.step_plan import StepPlan, forward_statements
+from transpiler.convert.structural.step_plan import StepPlan, forward_statements, root_name
 
 _OBJECTS = frozenset({CELL, LAYER, WRAPPER, OPTIMIZER})
 
 
 @dataclass
 class Factory:
-    name: str  # the module-level function that makes the compiled gradient function
+    name: str  # the module-level function that makes the compiled step (or gradient function)
     keys: list[str]  # its parameters: the objects the step reads, closed over
     function: cst.FunctionDef  # the function holding the step
 
@@ -69,7 +69,7 @@ def split(planner, site, plan: StepPlan, module: cst.Module) -> tuple[list[str],
             for s in forward_statements(statements[i], i in plan.exits)]
     called = set().union(*(names_of(s).callees for s in body)) if body else set()
     local = set(site.scope.bound)
-    optimizer_root = _root(plan.optimizer)
+    optimizer_root = root_name(plan.optimizer)
     nodes = _name_nodes(body)  # the original tree's nodes: provenance knows their scope
     keys: list[str] = []
     for name in [*free_names(body), optimizer_root]:
@@ -95,12 +95,6 @@ def _name_nodes(body: list[cst.CSTNode]) -> dict[str, cst.Name]:
     for statement in body:
         statement.visit(Names())
     return found
-
-
-def _root(expr: cst.BaseExpression) -> str | None:
-    while isinstance(expr, cst.Attribute):
-        expr = expr.value
-    return expr.value if isinstance(expr, cst.Name) else None
 
 
 def _rebound(function: cst.FunctionDef, name: str) -> bool:

@@ -425,7 +425,7 @@ class Planner:
         loss = backward_call.loss
         loss_name = names_of(loss).reads[0] if _is_plain_name(loss) else None
         region_start = previous_step + 1
-        made = [i for i in range(region_start, backward) if _root_name(pairing.step.optimizer) in names[i].bound]
+        made = [i for i in range(region_start, backward) if root_name(pairing.step.optimizer) in names[i].bound]
         if made:  # the optimizer (and the model it takes) is made in this block: the step starts after it
             region_start = made[-1] + 1
         step_index = statements.index(pairing.statement) if pairing.statement in statements else None
@@ -489,7 +489,7 @@ class Planner:
         step = pairing.step
         function = site.scope.node
         hoist = site.loops[0] if site.loops else None
-        if hoist is not None and _root_name(step.optimizer) in names_of(hoist).bound:
+        if hoist is not None and root_name(step.optimizer) in names_of(hoist).bound:
             hoist = None  # the optimizer is made inside the loop
         if pairing.accumulate and hoist is None:
             return StepFailure(statements[backward], BACKWARD_API, _ACCUMULATION_NO_LOOP)
@@ -653,7 +653,7 @@ def _is_plain_name(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
 
 
-def _root_name(expr: cst.BaseExpression) -> str | None:
+def root_name(expr: cst.BaseExpression) -> str | None:
     while isinstance(expr, (cst.Attribute, cst.Subscript)):
         expr = expr.value
     return expr.value if isinstance(expr, cst.Name) else None
