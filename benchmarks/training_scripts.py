@@ -18,7 +18,10 @@ the converter marked as not converted; timeout), the first and last loss each
 side printed (read from the script's own output with a per-script regular
 expression), the wall time of each side and their ratio; where the corpus has the same training
 written by hand in MindSpore (``Script.by_hand``, benchmarks/training_scripts/by_hand),
-that runs too and the converted script's time is also given against it. Initial weights and
+that runs too and the converted script's time is also given against it. Where a side writes
+files (checkpoints, images, logs: whatever was not in its run directory before it ran), a
+line compares them with the other side's (a MindSpore checkpoint carries the ``.ckpt``
+mindspore.save_checkpoint appends to the torch file's name). Initial weights and
 random draws are each framework's own: the losses should fall on both sides,
 not match.
 

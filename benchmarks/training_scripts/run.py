@@ -47,6 +47,7 @@ def run_side(script: Script, side: str, cwd: str, paths: list[str], timeout: int
     state = {"stopped": False}
     end = {"time": None}
     log = open(os.path.join(_run_root(os.path.realpath(cwd)) + ".log"), "w", encoding="utf-8")
+    before = _files(_run_root(os.path.realpath(cwd)))
     start = time.perf_counter()
     process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                stdin=subprocess.DEVNULL, start_new_session=True)
@@ -95,7 +96,19 @@ def run_side(script: Script, side: str, cwd: str, paths: list[str], timeout: int
     log.close()
     seconds = (end["time"] or time.perf_counter()) - start
     output = "".join(chunks[1]) + "".join(chunks[2])  # a traceback is on stderr, whole
-    return verdict(side, process.returncode, state["stopped"], timed_out, losses, output, cwd, seconds)
+    result = verdict(side, process.returncode, state["stopped"], timed_out, losses, output, cwd, seconds)
+    result["written"] = sorted(_files(_run_root(os.path.realpath(cwd))) - before)
+    return result
+
+
+def _files(root: str) -> set[str]:
+    """The files under a run directory (relative paths), leaving out Python's caches and
+    MindSpore's own dumps (``rank_0/``: the graph it could not compile)."""
+    found = set()
+    for directory, subdirectories, names in os.walk(root):
+        subdirectories[:] = [d for d in subdirectories if d != "__pycache__" and not d.startswith("rank_")]
+        found.update(os.path.relpath(os.path.join(directory, name), root) for name in names)
+    return found
 
 
 def _kill(process: subprocess.Popen) -> None:

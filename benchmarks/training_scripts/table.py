@@ -13,6 +13,27 @@ def _seconds(side: dict) -> str:
     return f"{side['seconds']:.1f}" if side.get("seconds") is not None else "-"
 
 
+def written_files(row: dict) -> str:
+    """What each side wrote (files that were not there before it ran), compared; a
+    MindSpore checkpoint is the torch file's name with the ``.ckpt`` mindspore.save_checkpoint
+    appends. Empty when neither side wrote a file or a side has no record of it."""
+    torch, ms = row.get("torch", {}), row.get("mindspore", {})
+    if "written" not in torch or "written" not in ms or not (torch["written"] or ms["written"]):
+        return ""
+    expected = set(torch["written"])
+    found = {name.removesuffix(".ckpt") if name.removesuffix(".ckpt") in expected else name for name in ms["written"]}
+    renamed = sum(1 for name in ms["written"] if name.endswith(".ckpt") and name.removesuffix(".ckpt") in expected)
+    missing, extra = sorted(expected - found), sorted(found - expected)
+    text = f"files written: torch {len(expected)}, mindspore {len(ms['written'])}"
+    if not missing and not extra:
+        text += ": the same" + (f" ({renamed} checkpoints with MindSpore's .ckpt)" if renamed else "")
+    if missing:
+        text += f"; not written: {', '.join(missing[:4])}" + (" ..." if len(missing) > 4 else "")
+    if extra:
+        text += f"; only converted: {', '.join(extra[:4])}" + (" ..." if len(extra) > 4 else "")
+    return text
+
+
 def print_table(rows: list[dict], out=None) -> None:
     """One line per script: verdict, first->last loss and wall time on both sides,
     the converted/torch time ratio; then, per failing script, where and why."""
@@ -40,6 +61,10 @@ def print_table(rows: list[dict], out=None) -> None:
         ratio = f"{ms['seconds'] / hand['seconds']:.2f}" if ms.get("seconds") and hand.get("seconds") else "-"
         print(f"{row['id']:<16} written by hand in MindSpore: {hand.get('verdict', '')} {_loss(hand)} "
               f"{_seconds(hand)} s; converted/by hand {ratio}", file=out)
+    for row in rows:  # checkpoints, images, logs: written where the original writes them?
+        line = written_files(row)
+        if line:
+            print(f"{row['id']:<16} {line}", file=out)
     repositories = len({row["source"] for row in rows})
     summary = ", ".join(f"{count} {name}" for name, count in sorted(counts.items()))
     print(f"{len(rows)} scripts from {repositories} repositories; converted: {summary}", file=out)

@@ -136,3 +136,31 @@ def test_the_table_prints_each_side_and_the_failures():
     assert "pygat            written by hand in MindSpore: trains 1.24->1 20.0 s; converted/by hand 1.25" in text
     assert "glow: fails at model.py:12: TypeError: bad" in text
     assert "gone: source: source not available" in text
+
+
+def test_the_files_each_side_wrote_are_compared():
+    from benchmarks.training_scripts.table import written_files
+
+    row = {"torch": {"written": ["7.pkl", "log.txt"]}, "mindspore": {"written": ["7.pkl.ckpt", "log.txt"]}}
+    assert written_files(row) == "files written: torch 2, mindspore 2: the same (1 checkpoints with MindSpore's .ckpt)"
+    row = {"torch": {"written": ["7.pkl"]}, "mindspore": {"written": ["0.pkl.ckpt", "7.pkl.ckpt"]}}
+    assert written_files(row) == "files written: torch 1, mindspore 2; only converted: 0.pkl.ckpt"
+    row = {"torch": {"written": ["sample/000101.png"]}, "mindspore": {"written": []}}
+    assert written_files(row) == "files written: torch 1, mindspore 0; not written: sample/000101.png"
+    assert written_files({"torch": {"written": []}, "mindspore": {"written": []}}) == ""
+    assert written_files({"torch": {}, "mindspore": {}}) == ""  # rows saved before the benchmark recorded files
+
+
+def test_a_run_records_the_files_it_wrote(tmp_path):
+    from benchmarks.training_scripts.run import run_side
+    from benchmarks.training_scripts.spec import Script
+
+    run = tmp_path / "runs" / "toy" / "torch"
+    run.mkdir(parents=True)
+    (run / "data.txt").write_text("written before the run\n")
+    (run / "toy.py").write_text("import os\nos.makedirs('out', exist_ok=True)\nopen('out/model.pt', 'w').write('w')\n"
+                                "print('loss 2.0')\nprint('loss 1.0')\n")
+    script = Script("toy", "a/b", "toy.py", r"loss ([\d.]+)")
+    result = run_side(script, "torch", str(run), [], 60)
+    assert result["verdict"] == "trains", result
+    assert result["written"] == ["out/model.pt"]

@@ -327,3 +327,54 @@ def test_a_loss_scaler_state_comes_back_from_the_checkpoint(tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     line = next(l for l in run.stdout.splitlines() if l.startswith("RESTORED "))
     assert line.split()[1:] == ["32768.0", "1", "int"]  # a fresh scaler would say 65536.0 0
+
+
+# -- checkpoint files found by pattern (pyGAT keeps its best epoch) -----------------------
+KEEP_BEST = '''\
+import glob
+import os
+
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+model = nn.Linear(3, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.ones(8, 3), torch.zeros(8, 1)
+sums = []
+for epoch in range(4):
+    optimizer.zero_grad()
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    optimizer.step()
+    torch.save(model.state_dict(), '{}.pkl'.format(epoch))
+    sums.append(float(model.weight.sum()))
+best_epoch = 1
+for file in glob.glob('*.pkl'):
+    if int(file.split('.')[0]) != best_epoch:
+        os.remove(file)
+model.load_state_dict(torch.load('{}.pkl'.format(best_epoch)))
+print("RESTORED", float(model.weight.sum()) == sums[best_epoch])
+'''
+
+
+def test_a_glob_for_saved_checkpoints_finds_mindspores_files(tmp_path):
+    """MindSpore appends .ckpt to the saved names: the glob that deletes every epoch but the
+    best follows it, so the converted script leaves one checkpoint, as torch's does."""
+    converted = convert_source(KEEP_BEST, "keep_best.py").output
+    assert "glob.glob('*.pkl.ckpt')" in converted, converted
+    assert "mindspore.load_checkpoint('{}.pkl.ckpt'.format(best_epoch))" in converted, converted
+    assert convert_source(converted, "<again>").output == converted
+    for side, code in (("torch", KEEP_BEST), ("mindspore", converted)):
+        run_dir = tmp_path / side
+        run_dir.mkdir()
+        (run_dir / "keep_best.py").write_text(code, encoding="utf-8")
+        launch = ([sys.executable, "keep_best.py"] if side == "torch" else
+                  [sys.executable, "-c", "from transpiler.proof.no_torch import block_torch; block_torch(); "
+                                         "import runpy; runpy.run_path('keep_best.py', run_name='__main__')"])
+        run = subprocess.run(launch, cwd=run_dir, capture_output=True, text=True, timeout=300,
+                             env={**os.environ, "GLOG_v": "3", "PYTHONPATH": str(ROOT)})
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert "RESTORED True" in run.stdout
+    assert sorted(os.listdir(tmp_path / "torch")) == ["1.pkl", "keep_best.py"]
+    assert sorted(os.listdir(tmp_path / "mindspore")) == ["1.pkl.ckpt", "keep_best.py"]

@@ -20,6 +20,7 @@ from transpiler.convert.names import TORCH_ROOTS, analyse
 from transpiler.convert.project import SiblingFacts, keep_to_tensor_functions
 from transpiler.convert.rewriter import Rewriter
 from transpiler.convert.structural import is_module_base
+from transpiler.convert.structural.checkpoint_globs import follow_checkpoint_globs
 from transpiler.convert.structural.graph_subset import to_graph_subset
 from transpiler.convert.structural.runtime_settings import add_runtime_settings
 from transpiler.convert.unbound_aliases import CONVENTIONAL, unbound_aliases
@@ -140,6 +141,7 @@ def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, ti
     converted = fix_imports(converted, ctx)
     # what graph mode cannot compile, in a form it can (before the helpers: it may drop a use of one)
     converted = to_graph_subset(converted, ctx)
+    converted = follow_checkpoint_globs(converted, ctx)  # glob('*.pth') of saved checkpoints: MindSpore's .ckpt names
     converted = add_definitions(converted, ctx)
     converted = add_runtime_settings(converted, ctx)  # launch_blocking() where a training step was rewritten
     timings["rewrite"] = time.perf_counter() - start

@@ -66,11 +66,59 @@ def _subscript(owner: cst.BaseExpression, key: str) -> cst.Subscript:
 
 
 # -- file names ---------------------------------------------------------------------
+def literal_tail(expression: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The string literal a path expression ends with, where its last characters are
+    that literal's: a string, ``"...".format()`` (not ending in a field), an f-string
+    ending in text, ``a + "..."``, ``os.path.join(..., "...")``; else None."""
+    if isinstance(expression, cst.SimpleString):
+        return expression if isinstance(expression.evaluated_value, str) else None
+    if isinstance(expression, cst.ConcatenatedString):
+        return literal_tail(expression.right)
+    if isinstance(expression, cst.FormattedString):
+        return expression if expression.parts and isinstance(expression.parts[-1], cst.FormattedStringText) else None
+    if isinstance(expression, cst.BinaryOperation) and isinstance(expression.operator, cst.Add):
+        return literal_tail(expression.right)
+    if isinstance(expression, cst.Call) and isinstance(expression.func, cst.Attribute):
+        if expression.func.attr.value == "format":
+            literal = literal_tail(expression.func.value)
+            return literal if literal is not None and not literal_text(literal).endswith("}") else None
+        if code_of(expression.func) in ("os.path.join", "path.join") and expression.args:
+            return literal_tail(expression.args[-1].value)
+    return None
+
+
+def literal_text(literal: cst.BaseExpression) -> str:
+    """The text of a literal ``literal_tail`` found (an f-string's last text)."""
+    if isinstance(literal, cst.SimpleString):
+        return literal.evaluated_value
+    return literal.parts[-1].value
+
+
+def with_checkpoint_suffix(literal: cst.BaseExpression) -> cst.BaseExpression:
+    """The literal with ``.ckpt`` after its text, in its own quotes."""
+    if isinstance(literal, cst.SimpleString):
+        start, quote = len(literal.prefix) + len(literal.quote), literal.quote
+        return literal.with_changes(value=f"{literal.value[:start]}{literal.value[start:-len(quote)]}.ckpt{quote}")
+    last = literal.parts[-1]
+    return literal.with_changes(parts=[*literal.parts[:-1], last.with_changes(value=last.value + ".ckpt")])
+
+
+class _Replace(cst.CSTTransformer):
+    def __init__(self, old: cst.CSTNode, new: cst.CSTNode):
+        super().__init__()
+        self.old, self.new = old, new
+
+    def on_leave(self, original_node, updated_node):
+        return self.new if original_node is self.old else updated_node
+
+
 def checkpoint_file(path: cst.BaseExpression) -> cst.BaseExpression:
     """The file mindspore.save_checkpoint wrote for ``path``: it appends .ckpt when the name lacks it."""
-    if isinstance(path, cst.SimpleString) and isinstance(path.evaluated_value, str):
-        text = path.evaluated_value
-        return path if text.endswith(".ckpt") else cst.SimpleString(repr(text + ".ckpt"))
+    literal = literal_tail(path)
+    if literal is not None:
+        if literal_text(literal).endswith(".ckpt"):
+            return path
+        return path.visit(_Replace(literal, with_checkpoint_suffix(literal)))
     stem = _method(_as_text(path), "removesuffix", cst.SimpleString('".ckpt"'))
     return cst.BinaryOperation(stem, cst.Add(), cst.SimpleString('".ckpt"'))
 
