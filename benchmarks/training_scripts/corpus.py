@@ -63,7 +63,7 @@ SCRIPTS: list[Script] = [
     Script("textlstm", "graykode/nlp-tutorial", "3-2.TextLSTM/TextLSTM.py", _COST, cwd="3-2.TextLSTM",
            note="next-letter LSTM, 1000 epochs in the file (runs to the end)"),
     Script("seq2seq", "graykode/nlp-tutorial", "4-1.Seq2Seq/Seq2Seq.py", _COST, cwd="4-1.Seq2Seq", stop_after=2,
-           note="RNN encoder-decoder, 5000 epochs in the file: stopped after 2 costs"),
+           note="RNN encoder-decoder, 5000 epochs in the file: stopped after 2 costs", by_hand="seq2seq.py"),
     Script("bert", "graykode/nlp-tutorial", "5-2.BERT/BERT.py", _COST, cwd="5-2.BERT", stop_after=3,
            note="BERT pre-training (masked LM + next sentence) on a toy corpus, 100 epochs in the file (a cost every 10): stopped after 3 costs"),
     Script("diabetes", "hunkim/PyTorchZeroToAll", "07_diabets_logistic.py", r"Loss: ([-\d.]+)",

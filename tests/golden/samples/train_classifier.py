@@ -289,10 +289,7 @@ def save_checkpoint(state, is_best, filename="checkpoint.pth.tar"):
     if is_best:
         shutil.copyfile(
             str(filename).removesuffix(".ckpt") + ".ckpt",
-            os.path.join(os.path.dirname(filename), "model_best.pth.tar").removesuffix(
-                ".ckpt"
-            )
-            + ".ckpt",
+            os.path.join(os.path.dirname(filename), "model_best.pth.tar.ckpt"),
         )
         shutil.copyfile(
             str(filename) + ".pkl",

@@ -474,7 +474,10 @@ class Planner:
         # gradient call: drawing a batch inside it had the gradient tape record every slice (nanoGPT-style bigram)
         first_dependent = next((i for i in forward if dependent[i] or i in exits), None)
         if first_dependent is not None:
-            forward = [i for i in forward if i >= first_dependent]
+            position = forward.index(first_dependent)
+            while position and _fills_constant(statements[forward[position - 1]], names, backward):
+                position -= 1  # torch.zeros(...) of a first hidden state: compiled with the step, not a launch a step
+            forward = forward[position:]
         if exits:
             # what the exiting branch may read runs before it: the forward's inputs that need no parameter
             forward = [i for i in forward if i in exits or i > max(exits) or dependent[i]]
@@ -645,6 +648,24 @@ class Planner:
         if plan.scaler is not None and plan.loss_name is not None and plan.loss_name not in aux:
             aux.insert(0, plan.loss_name)  # the differentiated output is the scaled loss
         return aux
+
+
+_FILLS = frozenset({"zeros", "ones", "full", "eye"})
+
+
+def _fills_constant(statement, names, backward: int) -> bool:
+    """``hidden = torch.zeros(1, batch_size, n_hidden)``: one name bound to a tensor of a fixed value,
+    read only by the forward pass (nothing after the backward reads it)."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1
+            and isinstance(statement.body[0].targets[0].target, cst.Name)
+            and isinstance(statement.body[0].value, cst.Call)):
+        return False
+    parts = code_of(statement.body[0].value.func).split(".")
+    if len(parts) != 2 or parts[0] != "torch" or parts[1] not in _FILLS:
+        return False
+    name = statement.body[0].targets[0].target.value
+    return not any(name in info.reads for info in names[backward + 1:])
 
 
 def _is_plain_name(expr: cst.BaseExpression) -> bool:
