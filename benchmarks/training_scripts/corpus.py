@@ -83,9 +83,9 @@ SCRIPTS: list[Script] = [
     Script("dynamic_net", "jcjohnson/pytorch-examples", "nn/dynamic_net.py", r"^\d+ ([-\d.e+]+)$",
            cwd="nn", note="a Module whose depth is drawn each forward (random.randint), SGD with momentum, 500 steps"),
     Script("fashion_mlp", "L1aoXingyu/pytorch-beginner", "03-Neural Network/neural_network.py",
-           r"Finish \d+ epoch, Loss: ([-\d.]+)", cwd="03-Neural Network", data="fashion_mnist_raw", stop_after=3,
-           note="MLP on torchvision's FashionMNIST (256 synthetic images, 50 epochs in the file): stopped after "
-                "3 epochs"),
+           r"Finish \d+ epoch, Loss: ([-\d.]+)", cwd="03-Neural Network", data="fashion_mnist_raw",
+           note="MLP on torchvision's FashionMNIST (256 synthetic images), the file's 50 epochs with a test pass "
+                "each, then its checkpoint (neural_network.pth)"),
     Script("mini_logistic", "vinhkhuc/PyTorch-Mini-Tutorials", "2_logistic_regression.py",
            r"Epoch \d+, cost = ([-\d.]+)", data="mnist_gz", stop_after=3,
            note="softmax regression on gzipped MNIST files at MNIST's sizes (synthetic digits), minibatches sliced "
