@@ -116,6 +116,13 @@ RULES = [
             Example('sd = torch.load("m.pth")', 'sd = mindspore.load_checkpoint("m.pth.ckpt")'),
             Example('sd = torch.load("m.ckpt")', 'sd = mindspore.load_checkpoint("m.ckpt")'),
             Example("sd = torch.load(path)", 'sd = mindspore.load_checkpoint(str(path).removesuffix(".ckpt") + ".ckpt")'),
+            # a name ending in a literal: MindSpore's suffix goes into it
+            Example("sd = torch.load('{}.pkl'.format(epoch))", 'sd = mindspore.load_checkpoint("{}.pkl.ckpt".format(epoch))'),
+            Example('sd = torch.load(f"{run}/model_{step}.pt")', 'sd = mindspore.load_checkpoint(f"{run}/model_{step}.pt.ckpt")'),
+            Example('sd = torch.load(os.path.join(out, "best.pth"))',
+                    'sd = mindspore.load_checkpoint(os.path.join(out, "best.pth.ckpt"))'),
+            Example('sd = torch.load("{}".format(name))',
+                    'sd = mindspore.load_checkpoint(str("{}".format(name)).removesuffix(".ckpt") + ".ckpt")'),
             Example('optimizer.load_state_dict(torch.load("o.pth"))',
                     'mindspore.load_param_into_net(optimizer, mindspore.load_checkpoint("o.pth.ckpt"))'),
             _ROUND_TRIP,
