@@ -65,6 +65,9 @@ class SiblingFacts:
     # this file's top-level functions and methods (``convert_pad_shape``, ``Attention.attend``)
     # that another file's compiled code calls: graph mode compiles them (graph_subset.py)
     compiled: frozenset[str] = frozenset()
+    # autograd Functions of the project (``layers.py: SpecialSpmmFunction``) whose bprop reads state
+    # their construct sets: graph mode cannot compile them, so convert --jit compiles no step
+    pynative_functions: frozenset[str] = frozenset()
 
     def digest(self) -> str:
         text = "\0".join([*sorted(self.cells), "\1", *sorted(self.functions), "\1",
@@ -72,7 +75,8 @@ class SiblingFacts:
                           "\1", *sorted(self.attributes if self.attributes is not None else ["\2"]),
                           "\1", *sorted(self.datasets),
                           # none: the digest it had before the field was added (cached results stay valid)
-                          *(["\1", *sorted(self.compiled)] if self.compiled else [])])
+                          *(["\1", *sorted(self.compiled)] if self.compiled else []),
+                          *(["\3", *sorted(self.pynative_functions)] if self.pynative_functions else [])])
         return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
     def __bool__(self) -> bool:
@@ -101,6 +105,9 @@ class _Module:
     # per function and method (keys as ``signatures``): the dotted names it calls, passes
     # on as arguments, or reads on ``self`` (its nested functions' too): graph mode's reach
     references: dict[str, frozenset[str]] = field(default_factory=dict)
+    # classes whose forward(ctx, ...) keeps ``ctx.attr = ...`` that backward reads: as Cells,
+    # their bprop reads state construct set, which only PyNative runs (autograd_function.py)
+    ctx_state: set[str] = field(default_factory=set)
 
 
 def adapter_members() -> frozenset[str]:
@@ -148,7 +155,23 @@ class ProjectIndex:
             (cells if kind == "cell" else functions).add(local)
         return SiblingFacts(frozenset(cells), frozenset(functions), tuple(sorted(self._imported_torch(module).items())),
                             frozenset(self.tensor_params.get(module.name, ())), self.attributes,
-                            frozenset(self._imported_datasets(module)), frozenset(self.compiled.get(module.name, ())))
+                            frozenset(self._imported_datasets(module)), frozenset(self.compiled.get(module.name, ())),
+                            frozenset(self._pynative_functions(module)))
+
+    def _pynative_functions(self, module: _Module) -> set[str]:
+        """The autograd Functions that keep state on ctx for their backward, of this file and of the
+        project's files it imports, directly or through others (train.py -> models.py -> layers.py)."""
+        reached, pending = set(), [module.name]
+        while pending:
+            name = pending.pop()
+            if name in reached or name not in self.modules:
+                continue
+            reached.add(name)
+            found = self.modules[name]
+            pending.extend(target for target, _ in found.bindings.values())
+            pending.extend(found.stars)
+        return {f"{os.path.basename(self.modules[m].path)}: {c}" for m in reached for c in self.modules[m].ctx_state
+                if self.kinds.get((m, c)) == "function"}
 
     def _imported_datasets(self, module: _Module) -> set[str]:
         """Names ``module`` gets from siblings (``X`` or ``alias.X``) that hold a dataset
@@ -482,6 +505,21 @@ def _read(root: str, package: str, path: str) -> _Module | None:
     return _module_of(root, package, path, data)
 
 
+def _keeps_ctx_state(node: ast.ClassDef) -> bool:
+    """forward(ctx, ...) sets an attribute of ctx that backward(ctx, ...) reads (pyGAT's
+    ``ctx.N = shape[0]``)."""
+    methods = {m.name: m for m in node.body if isinstance(m, ast.FunctionDef) and m.args.args}
+    if "forward" not in methods or "backward" not in methods:
+        return False
+
+    def attributes(method: ast.FunctionDef, context) -> set[str]:
+        owner = method.args.args[0].arg
+        return {n.attr for n in ast.walk(method) if isinstance(n, ast.Attribute) and isinstance(n.ctx, context)
+                and isinstance(n.value, ast.Name) and n.value.id == owner}
+
+    return bool(attributes(methods["forward"], ast.Store) & attributes(methods["backward"], ast.Load))
+
+
 @lru_cache(maxsize=256)
 def _module_of(root: str, package: str, path: str, data: bytes) -> _Module | None:
     """The module read from ``data``; cached by content, as a warm server
@@ -536,6 +574,8 @@ def _module_of(root: str, package: str, path: str, data: bytes) -> _Module | Non
                 module.bindings[local] = (submodule, None) if _is_module(submodule, root, package) else (source, alias.name)
         elif isinstance(statement, ast.ClassDef):
             module.classes[statement.name] = [b for b in map(_dotted, statement.bases) if b]
+            if _keeps_ctx_state(statement):
+                module.ctx_state.add(statement.name)
         elif isinstance(statement, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in statement.targets):
             try:
                 value = ast.literal_eval(statement.value)
