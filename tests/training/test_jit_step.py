@@ -408,7 +408,8 @@ def test_a_step_reaching_a_pynative_only_function_stays_uncompiled(tmp_path):
     assert "@mindspore.jit" in plain
     report = (tmp_path / "report.json").read_text()
     assert report.count("convert --jit: the step is left uncompiled") == 1, report
-    assert "the autograd Function layers.py: Scaled, which this file reaches" in report
+    assert "graph mode cannot compile layers.py: Scaled (keeps on ctx what its backward reads), which this " \
+           "file reaches" in report
     code = ("import sys; sys.path.insert(0, sys.argv[1]); from transpiler.proof.no_torch import block_torch; "
             "block_torch(); import train; print(train.train())")
     trained = subprocess.run([sys.executable, "-c", code, str(out)], cwd=ROOT, capture_output=True, text=True,
@@ -416,3 +417,53 @@ def test_a_step_reaching_a_pynative_only_function_stays_uncompiled(tmp_path):
     assert trained.returncode == 0, trained.stderr[-3000:]
     losses = json.loads(trained.stdout.strip().splitlines()[-1])
     assert len(losses) == 3 and losses[-1] < losses[0]
+
+
+LAYER_IN_FORWARD = '''
+import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def forward(self, x):
+        return nn.LayerNorm(4)(x)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 1)
+        self.blocks = nn.ModuleList([Block(), Block()])
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return self.fc(x)
+'''
+
+
+def test_a_step_reaching_layers_made_in_forward_stays_uncompiled(tmp_path):
+    """graykode's BERT makes nn.LayerNorm in forward: compiled for two blocks, the parameter names
+    clash ("its name 'weight' already exists"). --jit leaves the step in PyNative, where it trains."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.golden_files import ROOT
+
+    source, out = tmp_path / "project", tmp_path / "out"
+    source.mkdir()
+    (source / "models.py").write_text(LAYER_IN_FORWARD, encoding="utf-8")
+    (source / "train.py").write_text(STEP_USING_IT.format(module="models"), encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "transpiler", "convert", str(source), "-o", str(out), "--jit",
+                          "--report", str(tmp_path / "report.json")], cwd=ROOT, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "mindspore.jit" not in (out / "train.py").read_text()
+    assert "graph mode cannot compile models.py: Block (makes layers with parameters in forward)" in \
+        (tmp_path / "report.json").read_text()
+    code = "import sys; sys.path.insert(0, sys.argv[1]); import train; print(train.train())"
+    trained = subprocess.run([sys.executable, "-c", code, str(out)], cwd=ROOT, capture_output=True, text=True,
+                             env={**__import__("os").environ, "PYTHONPATH": str(ROOT), "GLOG_v": "3"})
+    assert trained.returncode == 0, trained.stderr[-3000:]
+    losses = json.loads(trained.stdout.strip().splitlines()[-1])
+    assert len(losses) == 3

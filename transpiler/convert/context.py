@@ -76,9 +76,9 @@ class FileContext:
     # this file's functions and methods (``f``, ``Class.method``) another file's compiled code
     # calls (SiblingFacts.compiled): graph mode compiles them too (structural/graph_subset.py)
     project_compiled: frozenset[str] = frozenset()
-    # the project's autograd Functions only PyNative runs (SiblingFacts.pynative_functions):
-    # convert --jit leaves the steps uncompiled
-    project_pynative_functions: frozenset[str] = frozenset()
+    # classes this file reaches that only PyNative runs (SiblingFacts.pynative_only): convert --jit
+    # leaves the steps uncompiled
+    project_pynative_only: frozenset[str] = frozenset()
     # ids of statements the rewrite changed: black formats exactly these
     to_format: NodeSet = field(default_factory=NodeSet)
     # statements the rewrite passed by (nothing to convert in them): written as they were

@@ -65,9 +65,9 @@ class SiblingFacts:
     # this file's top-level functions and methods (``convert_pad_shape``, ``Attention.attend``)
     # that another file's compiled code calls: graph mode compiles them (graph_subset.py)
     compiled: frozenset[str] = frozenset()
-    # autograd Functions of the project (``layers.py: SpecialSpmmFunction``) whose bprop reads state
-    # their construct sets: graph mode cannot compile them, so convert --jit compiles no step
-    pynative_functions: frozenset[str] = frozenset()
+    # classes of this file and the project files it imports that graph mode cannot compile
+    # (``layers.py: SpecialSpmmFunction (...why)``): convert --jit compiles no step of the file
+    pynative_only: frozenset[str] = frozenset()
 
     def digest(self) -> str:
         text = "\0".join([*sorted(self.cells), "\1", *sorted(self.functions), "\1",
@@ -76,7 +76,7 @@ class SiblingFacts:
                           "\1", *sorted(self.datasets),
                           # none: the digest it had before the field was added (cached results stay valid)
                           *(["\1", *sorted(self.compiled)] if self.compiled else []),
-                          *(["\3", *sorted(self.pynative_functions)] if self.pynative_functions else [])])
+                          *(["\3", *sorted(self.pynative_only)] if self.pynative_only else [])])
         return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
     def __bool__(self) -> bool:
@@ -105,9 +105,11 @@ class _Module:
     # per function and method (keys as ``signatures``): the dotted names it calls, passes
     # on as arguments, or reads on ``self`` (its nested functions' too): graph mode's reach
     references: dict[str, frozenset[str]] = field(default_factory=dict)
-    # classes whose forward(ctx, ...) keeps ``ctx.attr = ...`` that backward reads: as Cells,
-    # their bprop reads state construct set, which only PyNative runs (autograd_function.py)
-    ctx_state: set[str] = field(default_factory=set)
+    # classes only PyNative runs once converted -> (the kind they must be, why): an autograd
+    # Function whose forward(ctx, ...) keeps ``ctx.attr = ...`` that backward reads (as a Cell,
+    # its bprop reads state construct set: autograd_function.py), a Module whose forward makes
+    # layers with parameters (layers_in_construct.py)
+    pynative_only: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 def adapter_members() -> frozenset[str]:
@@ -156,10 +158,10 @@ class ProjectIndex:
         return SiblingFacts(frozenset(cells), frozenset(functions), tuple(sorted(self._imported_torch(module).items())),
                             frozenset(self.tensor_params.get(module.name, ())), self.attributes,
                             frozenset(self._imported_datasets(module)), frozenset(self.compiled.get(module.name, ())),
-                            frozenset(self._pynative_functions(module)))
+                            frozenset(self._pynative_only(module)))
 
-    def _pynative_functions(self, module: _Module) -> set[str]:
-        """The autograd Functions that keep state on ctx for their backward, of this file and of the
+    def _pynative_only(self, module: _Module) -> set[str]:
+        """The classes graph mode cannot compile (``_Module.pynative_only``), of this file and of the
         project's files it imports, directly or through others (train.py -> models.py -> layers.py)."""
         reached, pending = set(), [module.name]
         while pending:
@@ -170,8 +172,8 @@ class ProjectIndex:
             found = self.modules[name]
             pending.extend(target for target, _ in found.bindings.values())
             pending.extend(found.stars)
-        return {f"{os.path.basename(self.modules[m].path)}: {c}" for m in reached for c in self.modules[m].ctx_state
-                if self.kinds.get((m, c)) == "function"}
+        return {f"{os.path.basename(self.modules[m].path)}: {c} ({why})" for m in reached
+                for c, (kind, why) in self.modules[m].pynative_only.items() if self.kinds.get((m, c)) == kind}
 
     def _imported_datasets(self, module: _Module) -> set[str]:
         """Names ``module`` gets from siblings (``X`` or ``alias.X``) that hold a dataset
@@ -520,6 +522,29 @@ def _keeps_ctx_state(node: ast.ClassDef) -> bool:
     return bool(attributes(methods["forward"], ast.Store) & attributes(methods["backward"], ast.Load))
 
 
+# torch.nn layers that own parameters: made in forward, graph mode names their parameters alike
+# for every block and fails ("its name 'weight' already exists"; layers_in_construct.py)
+_LAYERS_WITH_PARAMETERS = frozenset({
+    "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+    "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Embedding", "EmbeddingBag", "PReLU",
+    "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "MultiheadAttention", "Transformer",
+    "TransformerEncoderLayer", "TransformerDecoderLayer",
+})
+
+
+def _makes_layers_in_forward(node: ast.ClassDef) -> bool:
+    """forward calls ``nn.Linear(...)`` and the like (graykode's BERT: ``nn.LayerNorm(d_model)(x)``)."""
+    forward = next((m for m in node.body if isinstance(m, ast.FunctionDef) and m.name == "forward"), None)
+    if forward is None:
+        return False
+    for call in ast.walk(forward):
+        if isinstance(call, ast.Call):
+            head, _, last = (_dotted(call.func) or "").rpartition(".")
+            if head in ("nn", "torch.nn") and last in _LAYERS_WITH_PARAMETERS:
+                return True
+    return False
+
+
 @lru_cache(maxsize=256)
 def _module_of(root: str, package: str, path: str, data: bytes) -> _Module | None:
     """The module read from ``data``; cached by content, as a warm server
@@ -575,7 +600,9 @@ def _module_of(root: str, package: str, path: str, data: bytes) -> _Module | Non
         elif isinstance(statement, ast.ClassDef):
             module.classes[statement.name] = [b for b in map(_dotted, statement.bases) if b]
             if _keeps_ctx_state(statement):
-                module.ctx_state.add(statement.name)
+                module.pynative_only[statement.name] = ("function", "keeps on ctx what its backward reads")
+            elif _makes_layers_in_forward(statement):
+                module.pynative_only[statement.name] = ("cell", "makes layers with parameters in forward")
         elif isinstance(statement, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in statement.targets):
             try:
                 value = ast.literal_eval(statement.value)

@@ -94,7 +94,7 @@ class TrainingLoops:
                 self._register(site, plans)
                 all_plans.extend(plans)
         self._name_functions(all_plans)
-        if self.ctx.jit_steps and not self.ctx.project_pynative_functions:
+        if self.ctx.jit_steps and not self.ctx.project_pynative_only:
             self._plan_factories(sites, module)
 
     def _plan_factories(self, sites, module: cst.Module) -> None:
@@ -421,12 +421,11 @@ class TrainingLoops:
         # a new graph at every call: a softmax regression's 1800 steps ran over 3 minutes, measured).
         factory = self.factories.get(id(plan))
         step_name = self.fused.get(id(plan))
-        if self.ctx.jit_steps and self.ctx.project_pynative_functions:
+        if self.ctx.jit_steps and self.ctx.project_pynative_only:
             self.ctx.warn(site.statements[plan.backward], BACKWARD_API,
-                          "convert --jit: the step is left uncompiled: the autograd Function "
-                          f"{', '.join(sorted(self.ctx.project_pynative_functions))}, which this file reaches "
-                          "through its imports, keeps on ctx what its backward reads; as a Cell its bprop reads "
-                          "state its construct sets, which graph mode cannot compile")
+                          "convert --jit: the step is left uncompiled: graph mode cannot compile "
+                          f"{'; '.join(sorted(self.ctx.project_pynative_only))}, which this file reaches; "
+                          "the step runs in PyNative")
         elif self.ctx.jit_steps:
             if plan.hoist is not None or (not site.loops and isinstance(plan.function, cst.Module)) or factory:
                 if step_name is None:
