@@ -136,11 +136,24 @@ dist.destroy_process_group()  # gloo without it may abort a rank at exit (SIGABR
 '''
 
 
-def _launch(command: list[str], out) -> None:
-    done = subprocess.run(command, cwd=out, env=launcher_env(), capture_output=True, text=True, timeout=300)
-    logs = "".join(p.read_text(errors="replace")[-2000:] for p in sorted((out / "logs").glob("*.log"))) \
-        if (out / "logs").exists() else ""
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:] + logs
+# MindSpore's CPU collectives on a loaded 2-core machine: a rank's ring send can wait past its
+# 30 s limit ("RingAllReduce wait sending ... failed", then "AllReduce failed" in the final
+# barrier, and the scheduler reports the node timed out). Seen twice in session 16 (a fresh-clone
+# CI run and a loaded local run; the same test passed alone): such a run is launched once more.
+_COLLECTIVE_TIMEOUTS = ("AllReduce failed", "is timed out")
+
+
+def _launch(command: list[str], out, attempts: int = 1) -> None:
+    for attempt in range(attempts):
+        if attempt:  # a fresh port: the last run's may still be held
+            command = [f"--master_port={free_port()}" if a.startswith("--master_port=") else a for a in command]
+        done = subprocess.run(command, cwd=out, env=launcher_env(), capture_output=True, text=True, timeout=300)
+        logs = "".join(p.read_text(errors="replace")[-2000:] for p in sorted((out / "logs").glob("*.log"))) \
+            if (out / "logs").exists() else ""
+        text = done.stdout[-2000:] + done.stderr[-2000:] + logs
+        if done.returncode == 0 or not any(sign in text for sign in _COLLECTIVE_TIMEOUTS):
+            break
+    assert done.returncode == 0, text
 
 
 def test_reads_before_init_under_msrun_as_under_torchrun(tmp_path):
@@ -153,7 +166,7 @@ def test_reads_before_init_under_msrun_as_under_torchrun(tmp_path):
              str(torch_dir / "ddp.py"), str(torch_dir)], torch_dir)
     _launch([str(BIN / "msrun"), f"--worker_num={WORKERS}", f"--local_worker_num={WORKERS}",
              f"--master_port={free_port()}", "--join=True", f"--log_dir={ms_dir / 'logs'}",
-             str(ms_dir / "ddp.py"), str(ms_dir)], ms_dir)
+             str(ms_dir / "ddp.py"), str(ms_dir)], ms_dir, attempts=2)
     for rank in range(WORKERS):
         theirs = (torch_dir / f"rank_{rank}.txt").read_text()
         assert theirs == f"{rank} True {rank} {rank} 3.0"
