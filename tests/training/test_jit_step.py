@@ -5,6 +5,10 @@ Sabotage: a jit step with another learning rate is caught by the same comparison
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import textwrap
 
 import numpy as np
@@ -380,10 +384,6 @@ def test_a_step_reaching_a_pynative_only_function_stays_uncompiled(tmp_path):
     reads state its construct sets, which graph mode cannot compile (pyGAT's sparse GAT failed
     so under --jit). A training step in a file that imports it, here through models.py, is left
     in PyNative with a note and trains; a step in a file that does not reach it is compiled."""
-    import json
-    import subprocess
-    import sys
-
     from tests.golden_files import ROOT
 
     source, out = tmp_path / "project", tmp_path / "out"
@@ -413,7 +413,7 @@ def test_a_step_reaching_a_pynative_only_function_stays_uncompiled(tmp_path):
     code = ("import sys; sys.path.insert(0, sys.argv[1]); from transpiler.proof.no_torch import block_torch; "
             "block_torch(); import train; print(train.train())")
     trained = subprocess.run([sys.executable, "-c", code, str(out)], cwd=ROOT, capture_output=True, text=True,
-                             env={**__import__("os").environ, "PYTHONPATH": str(ROOT), "GLOG_v": "3"})
+                             env={**os.environ, "PYTHONPATH": str(ROOT), "GLOG_v": "3"})
     assert trained.returncode == 0, trained.stderr[-3000:]
     losses = json.loads(trained.stdout.strip().splitlines()[-1])
     assert len(losses) == 3 and losses[-1] < losses[0]
@@ -445,10 +445,6 @@ class Net(nn.Module):
 def test_a_step_reaching_layers_made_in_forward_stays_uncompiled(tmp_path):
     """graykode's BERT makes nn.LayerNorm in forward: compiled for two blocks, the parameter names
     clash ("its name 'weight' already exists"). --jit leaves the step in PyNative, where it trains."""
-    import json
-    import subprocess
-    import sys
-
     from tests.golden_files import ROOT
 
     source, out = tmp_path / "project", tmp_path / "out"
@@ -463,7 +459,7 @@ def test_a_step_reaching_layers_made_in_forward_stays_uncompiled(tmp_path):
         (tmp_path / "report.json").read_text()
     code = "import sys; sys.path.insert(0, sys.argv[1]); import train; print(train.train())"
     trained = subprocess.run([sys.executable, "-c", code, str(out)], cwd=ROOT, capture_output=True, text=True,
-                             env={**__import__("os").environ, "PYTHONPATH": str(ROOT), "GLOG_v": "3"})
+                             env={**os.environ, "PYTHONPATH": str(ROOT), "GLOG_v": "3"})
     assert trained.returncode == 0, trained.stderr[-3000:]
     losses = json.loads(trained.stdout.strip().splitlines()[-1])
     assert len(losses) == 3
