@@ -46,8 +46,9 @@ def run_side(script: Script, side: str, cwd: str, paths: list[str], timeout: int
     lock = threading.Lock()
     state = {"stopped": False}
     end = {"time": None}
-    log = open(os.path.join(_run_root(os.path.realpath(cwd)) + ".log"), "w", encoding="utf-8")
-    before = _files(_run_root(os.path.realpath(cwd)))
+    root = _run_root(os.path.realpath(cwd))
+    log = open(root + ".log", "w", encoding="utf-8")
+    before = _files(root)
     start = time.perf_counter()
     process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                stdin=subprocess.DEVNULL, start_new_session=True)
@@ -97,7 +98,7 @@ def run_side(script: Script, side: str, cwd: str, paths: list[str], timeout: int
     seconds = (end["time"] or time.perf_counter()) - start
     output = "".join(chunks[1]) + "".join(chunks[2])  # a traceback is on stderr, whole
     result = verdict(side, process.returncode, state["stopped"], timed_out, losses, output, cwd, seconds)
-    result["written"] = sorted(_files(_run_root(os.path.realpath(cwd))) - before)
+    result["written"] = sorted(_files(root) - before)
     return result
 
 

@@ -163,6 +163,8 @@ class ProjectIndex:
     def _pynative_only(self, module: _Module) -> set[str]:
         """The classes graph mode cannot compile (``_Module.pynative_only``), of this file and of the
         project's files it imports, directly or through others (train.py -> models.py -> layers.py)."""
+        if not any(m.pynative_only for m in self.modules.values()):
+            return set()  # the usual project: no walk of the imports for every file
         reached, pending = set(), [module.name]
         while pending:
             name = pending.pop()

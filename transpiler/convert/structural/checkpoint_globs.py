@@ -25,6 +25,7 @@ import libcst as cst
 
 from transpiler.convert.engine import code_of
 from transpiler.convert.structural.checkpoints import literal_tail, literal_text, with_checkpoint_suffix
+from transpiler.convert.structural.provenance import argument
 
 _SAVE = "save_checkpoint"
 _SUFFIX = ".ckpt"  # what mindspore.save_checkpoint appends
@@ -40,14 +41,6 @@ def _suffix(path: cst.BaseExpression) -> str:
     return "" if suffix in ("", _SUFFIX) else suffix
 
 
-def _argument(call: cst.Call, index: int, keyword: str) -> cst.BaseExpression | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == keyword:
-            return arg.value
-    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
-    return positional[index].value if len(positional) > index else None
-
-
 class _Calls(cst.CSTVisitor):
     def __init__(self):
         self.suffixes: set[str] = set()
@@ -56,12 +49,12 @@ class _Calls(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         name = code_of(node.func)
         if name.rsplit(".", 1)[-1] == _SAVE:
-            path = _argument(node, 1, "ckpt_file_name")
+            path = argument(node, 1, "ckpt_file_name")
             if path is not None and (suffix := _suffix(path)):
                 self.suffixes.add(suffix)
             return
         if name in _GLOBS or (isinstance(node.func, cst.Attribute) and node.func.attr.value in _PATH_GLOBS):
-            pattern = _argument(node, 0, "pathname" if name in _GLOBS else "pattern")
+            pattern = argument(node, 0, "pathname" if name in _GLOBS else "pattern")
             literal = literal_tail(pattern) if pattern is not None else None
             if literal is not None:
                 self.globs.append((node, literal))

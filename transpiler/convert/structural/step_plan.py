@@ -475,7 +475,7 @@ class Planner:
         first_dependent = next((i for i in forward if dependent[i] or i in exits), None)
         if first_dependent is not None:
             position = forward.index(first_dependent)
-            while position and _fills_constant(statements[forward[position - 1]], names, backward):
+            while position and self._fills_constant(statements[forward[position - 1]], names, backward):
                 position -= 1  # torch.zeros(...) of a first hidden state: compiled with the step, not a launch a step
             forward = forward[position:]
         if exits:
@@ -635,6 +635,19 @@ class Planner:
             and reads[name] > callees[name]
         ]
 
+    def _fills_constant(self, statement, names, backward: int) -> bool:
+        """``hidden = torch.zeros(1, batch_size, n_hidden)``: one name bound to a tensor of a fixed value,
+        read only by the forward pass (nothing after the backward reads it)."""
+        if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+                and isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1
+                and isinstance(statement.body[0].targets[0].target, cst.Name)
+                and isinstance(statement.body[0].value, cst.Call)):
+            return False
+        if self.analysis.qualified(statement.body[0].value.func) not in _FILLS:
+            return False
+        name = statement.body[0].targets[0].target.value
+        return not any(name in info.reads for info in names[backward + 1:])
+
     def _aux(self, site, names, plan: StepPlan, other_params: set[str]) -> list[str]:
         inside = Counter(n for i in plan.forward for n in names[i].reads)
         outside = site.scope.reads - inside
@@ -650,22 +663,7 @@ class Planner:
         return aux
 
 
-_FILLS = frozenset({"zeros", "ones", "full", "eye"})
-
-
-def _fills_constant(statement, names, backward: int) -> bool:
-    """``hidden = torch.zeros(1, batch_size, n_hidden)``: one name bound to a tensor of a fixed value,
-    read only by the forward pass (nothing after the backward reads it)."""
-    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
-            and isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1
-            and isinstance(statement.body[0].targets[0].target, cst.Name)
-            and isinstance(statement.body[0].value, cst.Call)):
-        return False
-    parts = code_of(statement.body[0].value.func).split(".")
-    if len(parts) != 2 or parts[0] != "torch" or parts[1] not in _FILLS:
-        return False
-    name = statement.body[0].targets[0].target.value
-    return not any(name in info.reads for info in names[backward + 1:])
+_FILLS = frozenset({"torch.zeros", "torch.ones", "torch.full", "torch.eye"})
 
 
 def _is_plain_name(expr: cst.BaseExpression) -> bool:
