@@ -35,7 +35,8 @@ def {name}(module, name="weight", dim=0):
     delattr(module, name)
     setattr(module, name + "_g", PARAMETER(norm(weight), name=name + "_g"))
     setattr(module, name + "_v", PARAMETER(weight.value(), name=name + "_v"))
-    module.__class__ = type(type(module).__name__, (type(module),), {{name: property(normalised)}})
+    # a subclass of another name: graph mode looks up the class of super(Class, self) by its name
+    module.__class__ = type(type(module).__name__ + "WithWeightNorm", (type(module),), {{name: property(normalised)}})
     return module
 '''
 

@@ -38,16 +38,27 @@ argument::
 
 (strict mode compiles it and the MindIR gives the Cell's values, measured). Their
 other callers pass the attribute (ConViT's ``get_attention_map``:
-``self.get_attention(x, self.rel_indices)``). In PyNative the forward computes what it
-computed; what changes is that the attribute keeps the value ``__init__`` gave it,
-so the forward refreshes the local on every call, and code outside the forward that
-reads the attribute after one (``get_attention_map``) reads that first value. The
-refresh is not free in MindSpore: ConViT's relative positions of 14 x 14 patches are
-about fifteen operators per attention block, and keeping the author's cache instead
-took a converted convit_tiny training step in PyNative from 1,299 to 970 ms and its
+``self.get_attention(x, self.rel_indices)``).
+
+The author's cache is kept too when the value is known while graph mode compiles (it
+reads sizes of the input's shape, and of ``self`` only dtypes, shapes and methods that
+read no more: ``_constant``)::
+
+        if rel_indices is None or rel_indices.shape[1] != N:
+            rel_indices = self.get_rel_indices(N)
+            # the cache, kept: strict graph syntax (mindspore.export) refuses `self.rel_indices = ...`
+            object.__setattr__(self, "rel_indices", rel_indices)
+
+Strict mode, GRAPH_MODE and ``mindspore.jit`` run that call as Python while compiling
+and the attribute holds the refreshed value after it, as after a PyNative call
+(measured on MindSpore 2.10 CPU; a value read from a parameter is refused there: "the
+inputs should be constant"). Without the cache the forward refreshes the local on
+every call, which is not free in MindSpore: ConViT's relative positions of 14 x 14
+patches are about fifteen operators per attention block, and the cache took a
+converted convit_tiny training step in PyNative from 1,299 to 970 ms and its
 inference from 509 to 468 ms (batch 1, one CPU thread, quiet machine; MindCV's
-hand-written ConViT: 866 and 413 ms). The rewrite stays because ``mindspore.export``
-cannot compile the cache at all; the cost is written in benchmarks/README.md.
+hand-written ConViT: 866 and 413 ms). Code outside the forward that reads the
+attribute (``get_attention_map``) reads what the last forward refreshed, as in torch.
 
 Only for ``if <test reading self.a>: self.a = <value not reading self.a>`` as a
 statement of a compiled method's own body, in a Cell (a class with
@@ -61,12 +72,13 @@ from __future__ import annotations
 
 import libcst as cst
 import libcst.matchers as m
+from libcst.helpers import get_full_name_for_node
 
 from transpiler.convert.formatting import KeepsFormatting
 from transpiler.convert.structural.attribute_casts import SelfAttributeToLocal
 from transpiler.convert.structural.fresh_names import fresh_name
 from transpiler.convert.structural.name_reads import mentions
-from transpiler.convert.walk import LAYOUT_TYPES, rewrite
+from transpiler.convert.walk import LAYOUT_TYPES, Visitor, rewrite, walk
 
 
 def without_attribute_refreshes(module: cst.Module, compiled: set[str], to_format) -> cst.Module:
@@ -206,10 +218,14 @@ class _Refreshes(KeepsFormatting):
         statement = body[index]
         store = statement.body.body[0]
         read = cst.parse_statement(f"{local} = self.{attribute}\n").with_changes(leading_lines=statement.leading_lines)
+        refresh = [store.with_changes(body=[store.body[0].with_changes(targets=[cst.AssignTarget(cst.Name(local))])])]
+        if _constant(store.body[0].value, _shape_names(method), methods):
+            refresh.append(cst.parse_statement(
+                f'# the cache, kept: strict graph syntax (mindspore.export) refuses `self.{attribute} = ...`\n'
+                f'object.__setattr__(self, "{attribute}", {local})\n'))
         refreshed = statement.with_changes(
             leading_lines=[], test=statement.test.visit(SelfAttributeToLocal(attribute, local)),
-            body=statement.body.with_changes(body=[store.with_changes(
-                body=[store.body[0].with_changes(targets=[cst.AssignTarget(cst.Name(local))])])]))
+            body=statement.body.with_changes(body=refresh))
         params = {}
         for reader in readers:
             other = methods[reader]
@@ -240,6 +256,85 @@ class _Refreshes(KeepsFormatting):
             others[id(other)] = new
         others[id(method)] = new_method
         return cls.with_changes(body=cls.body.with_changes(body=[others.get(id(s), s) for s in cls.body.body]))
+
+
+def _shape_names(function: cst.FunctionDef) -> set[str]:
+    """Names ``function`` binds only to sizes of a shape (``B, N, C = x.shape``, ``n = x.shape[1]``)."""
+    bound: dict[str, bool] = {}
+    shape = m.Attribute(attr=m.Name("shape"))
+
+    class _Bindings(Visitor):
+        def visit_FunctionDef(self, node):
+            return node is function
+
+        def visit_Assign(self, node):
+            of_shape = m.matches(node.value, shape | m.Subscript(value=shape))
+            for target in node.targets:
+                for name in m.findall(target.target, m.Name()):
+                    bound[name.value] = bound.get(name.value, True) and of_shape
+
+        def visit_AugAssign(self, node):
+            for name in m.findall(node.target, m.Name()):
+                bound[name.value] = False
+
+        def visit_AnnAssign(self, node):
+            for name in m.findall(node.target, m.Name()):
+                bound[name.value] = False
+
+        def visit_For(self, node):
+            for name in m.findall(node.target, m.Name()):
+                bound[name.value] = False
+
+    walk(function.body, _Bindings(), prune=LAYOUT_TYPES)
+    for param in m.findall(function.params, m.Param()):
+        bound[param.name.value] = False
+    return {name for name, of_shape in bound.items() if of_shape}
+
+
+# what graph mode knows of a tensor while compiling (a device read is dropped later: device_leftovers.py)
+_STATIC = (".dtype", ".shape", ".device")
+
+
+def _constant(value, shape_names: set[str], methods: dict[str, cst.FunctionDef]) -> bool:
+    """``value`` is known while graph mode compiles: it reads sizes of shapes, and of ``self``
+    only dtypes, shapes, devices and methods that read no more (``self.get_rel_indices(N)``,
+    which reads ``self.qk.weight.dtype``). ``object.__setattr__`` in a compiled method runs as
+    Python then, and refuses a value that is not (a parameter's: "the inputs should be
+    constant", measured)."""
+    reads = _SelfReads()
+    walk(value, reads, prune=LAYOUT_TYPES)
+    if reads.other or not set(mentions(value)) <= shape_names | {"self"}:
+        return False
+    for chain in reads.chains:
+        head = chain.split(".")[1]
+        if head in methods:
+            method_reads = _SelfReads()
+            walk(methods[head].body, method_reads, prune=LAYOUT_TYPES)
+            if method_reads.other or not all(c.endswith(_STATIC) for c in method_reads.chains):
+                return False
+        elif not chain.endswith(_STATIC):
+            return False
+    return True
+
+
+class _SelfReads(Visitor):
+    """The longest ``self.a.b`` chains a piece of code reads; ``other``: ``self`` used otherwise."""
+
+    def __init__(self):
+        super().__init__()
+        self.chains: list[str] = []
+        self.other = False
+
+    def visit_Attribute(self, node) -> bool:
+        name = get_full_name_for_node(node)
+        if name and name.startswith("self."):
+            self.chains.append(name)
+            return False
+        return True
+
+    def visit_Name(self, node) -> None:
+        if node.value == "self":
+            self.other = True
 
 
 def _formatted(old: cst.BaseSuite, new: cst.BaseSuite, to_format) -> cst.BaseSuite:

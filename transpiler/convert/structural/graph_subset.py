@@ -39,7 +39,8 @@ between truth values in a test becomes ``!=``: see bool_xor.py. A value a
 method caches in a dict attribute is returned as computed: see
 attribute_caches.py. ``kwargs.update(k=v)`` on a ``**kwargs`` parameter or a dict
 the function makes is an item assignment per keyword: see kwargs_update.py. ``x in {2, 3}`` is
-``x in (2, 3)``: see set_membership.py. A comprehension of several ``for``
+``x in (2, 3)``: see set_membership.py. ``super().construct(x)`` names its class in a
+Cell another class derives from: see explicit_super.py. A comprehension of several ``for``
 clauses assigned or returned is its loops: see nested_comprehensions.py. A slice
 of a Sequential bound to a name and called runs its layers by index: see
 sequential_slices.py. ``hs.pop()`` reads ``hs[-1]`` and rebinds ``hs = hs[:-1]``:
@@ -79,6 +80,7 @@ from transpiler.convert.structural.assigned_data import without_assigned_data
 from transpiler.convert.structural.attribute_caches import without_attribute_caches
 from transpiler.convert.structural.bool_xor import without_bool_xor
 from transpiler.convert.structural.device_leftovers import without_device_leftovers
+from transpiler.convert.structural.explicit_super import with_explicit_super
 from transpiler.convert.structural.kwargs_update import without_kwargs_update
 from transpiler.convert.structural.name_reads import mentions
 from transpiler.convert.structural.attribute_casts import without_attribute_casts
@@ -133,6 +135,7 @@ def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
     module = without_unread_device_arguments(module, compiled, ctx.to_format)
     module = without_kwargs_update(module, ctx.to_format)
     module = without_set_membership(module, ctx.to_format)
+    module = with_explicit_super(module, compiled, ctx.to_format)
     module = rewrite(module, _TriesThatCannotRaise(ctx.to_format))
     return rewrite(module, _LoopVariablesBeforeLoops(compiled, ctx.to_format))
 
