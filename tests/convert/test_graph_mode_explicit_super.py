@@ -88,3 +88,21 @@ def test_values_and_gradients_in_graph_mode_match_torch(both_sides, index):
     _, torch_results, ms_results = both_sides
     problems = differences(torch_results[index], ms_results[index])
     assert not problems, problems
+
+
+def test_a_class_named_as_its_library_base_is_no_base_of_the_file(tmp_path):
+    """glide's ``class LayerNorm(nn.LayerNorm)``: nothing of the file derives from it."""
+    source = tmp_path / "xf.py"
+    source.write_text(textwrap.dedent(
+        '''
+        import torch
+        import torch.nn as nn
+
+
+        class LayerNorm(nn.LayerNorm):
+            def forward(self, x):
+                return super().forward(x.float()).to(x.dtype)
+        '''))
+    (tmp_path / "out").mkdir()
+    text = convert_to(source, tmp_path / "out").read_text()
+    assert "return super().construct(x.to(mindspore.float32)).to(x.dtype)" in text, text

@@ -13,7 +13,6 @@ not seen here).
 from __future__ import annotations
 
 import libcst as cst
-from libcst.helpers import get_full_name_for_node
 
 from transpiler.convert.structural.compiled_functions import InCompiledFunctions
 from transpiler.convert.walk import rewrite
@@ -23,12 +22,8 @@ COMMENT = "# graph mode reads super() as super(type(self), self), which a subcla
 
 def with_explicit_super(module: cst.Module, compiled: set[str], to_format) -> cst.Module:
     classes = {s.name.value for s in module.body if isinstance(s, cst.ClassDef)}
-    bases = set()
-    for node in _class_defs(module):
-        for arg in node.bases:
-            name = get_full_name_for_node(arg.value)
-            if name:
-                bases.add(name.rpartition(".")[2])
+    # a base named as such (``class LayerNorm(nn.LayerNorm)`` derives from no class of the file)
+    bases = {arg.value.value for node in _class_defs(module) for arg in node.bases if isinstance(arg.value, cst.Name)}
     derived_from = classes & bases
     if not derived_from:
         return module
