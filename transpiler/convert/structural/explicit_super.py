@@ -13,6 +13,7 @@ not seen here).
 from __future__ import annotations
 
 import libcst as cst
+import libcst.matchers as m
 
 from transpiler.convert.structural.compiled_functions import InCompiledFunctions
 from transpiler.convert.walk import rewrite
@@ -23,22 +24,12 @@ COMMENT = "# graph mode reads super() as super(type(self), self), which a subcla
 def with_explicit_super(module: cst.Module, compiled: set[str], to_format) -> cst.Module:
     classes = {s.name.value for s in module.body if isinstance(s, cst.ClassDef)}
     # a base named as such (``class LayerNorm(nn.LayerNorm)`` derives from no class of the file)
-    bases = {arg.value.value for node in _class_defs(module) for arg in node.bases if isinstance(arg.value, cst.Name)}
+    bases = {arg.value.value for node in m.findall(module, m.ClassDef()) for arg in node.bases
+             if isinstance(arg.value, cst.Name)}
     derived_from = classes & bases
     if not derived_from:
         return module
     return rewrite(module, _ExplicitSuper(derived_from, compiled, to_format))
-
-
-def _class_defs(module: cst.Module) -> list[cst.ClassDef]:
-    found = []
-
-    class _Classes(cst.CSTVisitor):
-        def visit_ClassDef(self, node) -> None:
-            found.append(node)
-
-    module.visit(_Classes())
-    return found
 
 
 class _ExplicitSuper(InCompiledFunctions):
