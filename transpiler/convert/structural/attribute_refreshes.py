@@ -54,10 +54,10 @@ and the attribute holds the refreshed value after it, as after a PyNative call
 (measured on MindSpore 2.10 CPU; a value read from a parameter is refused there: "the
 inputs should be constant"). Without the cache the forward refreshes the local on
 every call, which is not free in MindSpore: ConViT's relative positions of 14 x 14
-patches are about fifteen operators per attention block, and the cache took a
-converted convit_tiny training step in PyNative from 1,299 to 970 ms and its
-inference from 509 to 468 ms (batch 1, one CPU thread, quiet machine; MindCV's
-hand-written ConViT: 866 and 413 ms). Code outside the forward that reads the
+patches are about fifteen operators per attention block: a converted convit_tiny
+training step in PyNative took 1.48x MindCV's hand-written ConViT without the cache
+and 1.19x with it (inference 1.18x and 1.10x; batch 1, one CPU thread, quiet machine:
+benchmarks/README.md). Code outside the forward that reads the
 attribute (``get_attention_map``) reads what the last forward refreshed, as in torch.
 
 Only for ``if <test reading self.a>: self.a = <value not reading self.a>`` as a
