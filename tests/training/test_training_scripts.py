@@ -218,10 +218,10 @@ def _phases(name: str, tmp_path: pathlib.Path):
     for index, phase in enumerate(script.phases):
         work = tmp_path / f"phase{index}"
         work.mkdir()
-        def run(framework, path=None, work=work, phase=phase):
+        def run(framework, work=work, phase=phase):
             argv = [a.format(data=data, out=outs[framework], work=work / framework) for a in phase.argv]
             spec = {"models": list(script.models), "argv": argv, "linear_layers": script.linear_layers}
-            return _run(framework, path or {"torch": sample, "mindspore": converted}[framework], work, spec)
+            return _run(framework, {"torch": sample, "mindspore": converted}[framework], work, spec)
 
         torch_scalars = run("torch")
         yield phase, torch_scalars, run("mindspore"), outs, lambda: run("mindspore")

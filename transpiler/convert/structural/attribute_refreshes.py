@@ -77,7 +77,7 @@ from libcst.helpers import get_full_name_for_node
 from transpiler.convert.formatting import KeepsFormatting
 from transpiler.convert.structural.attribute_casts import SelfAttributeToLocal
 from transpiler.convert.structural.fresh_names import fresh_name
-from transpiler.convert.structural.name_reads import mentions
+from transpiler.convert.structural.name_reads import mentions, names_made
 from transpiler.convert.walk import LAYOUT_TYPES, Visitor, rewrite, walk
 
 
@@ -260,35 +260,8 @@ class _Refreshes(KeepsFormatting):
 
 def _shape_names(function: cst.FunctionDef) -> set[str]:
     """Names ``function`` binds only to sizes of a shape (``B, N, C = x.shape``, ``n = x.shape[1]``)."""
-    bound: dict[str, bool] = {}
     shape = m.Attribute(attr=m.Name("shape"))
-
-    class _Bindings(Visitor):
-        def visit_FunctionDef(self, node):
-            return node is function
-
-        def visit_Assign(self, node):
-            of_shape = m.matches(node.value, shape | m.Subscript(value=shape))
-            for target in node.targets:
-                for name in m.findall(target.target, m.Name()):
-                    bound[name.value] = bound.get(name.value, True) and of_shape
-
-        def visit_AugAssign(self, node):
-            for name in m.findall(node.target, m.Name()):
-                bound[name.value] = False
-
-        def visit_AnnAssign(self, node):
-            for name in m.findall(node.target, m.Name()):
-                bound[name.value] = False
-
-        def visit_For(self, node):
-            for name in m.findall(node.target, m.Name()):
-                bound[name.value] = False
-
-    walk(function.body, _Bindings(), prune=LAYOUT_TYPES)
-    for param in m.findall(function.params, m.Param()):
-        bound[param.name.value] = False
-    return {name for name, of_shape in bound.items() if of_shape}
+    return names_made(function, shape | m.Subscript(value=shape), unpacked=True)
 
 
 # what graph mode knows of a tensor while compiling (a device read is dropped later: device_leftovers.py)

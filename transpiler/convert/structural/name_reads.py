@@ -32,10 +32,11 @@ def mentions(statement) -> list[str]:
     return names.names
 
 
-def names_made(function: cst.FunctionDef, made) -> set[str]:
+def names_made(function: cst.FunctionDef, made, unpacked: bool = False) -> set[str]:
     """Names every assignment in ``function`` binds to a value ``made`` matches (a new dict:
     ``m.Dict() | m.DictComp() | m.Call(func=m.Name("dict"))``); never a parameter, a loop
-    variable or a name augmented."""
+    variable or a name augmented. ``unpacked``: a name a tuple target binds (``B, N, C =
+    x.shape``) counts with the value unpacked, which ``made`` matches as a whole."""
     values: dict[str, list] = {}
 
     class _Assignments(Visitor):
@@ -46,6 +47,9 @@ def names_made(function: cst.FunctionDef, made) -> set[str]:
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
                     values.setdefault(target.target.value, []).append(node.value)
+                elif unpacked:
+                    for name in m.findall(target.target, m.Name()):
+                        values.setdefault(name.value, []).append(node.value)
 
         def visit_AugAssign(self, node):
             if isinstance(node.target, cst.Name):
