@@ -28,8 +28,8 @@ from transpiler.convert.marked import LeftReference, MarkedStatements, present_n
 from transpiler.convert.markers import add_markers
 from transpiler.convert.structural.autograd_function import (apply_as_value, convert_function_class, function_base,
                                                              function_classes, stateless_functions)
-from transpiler.convert.structural import (builtin_abs, complex_constants, mapped_calls, numpy_scalars, shift_operators,
-                                          stacked_slices)
+from transpiler.convert.structural import (builtin_abs, complex_constants, mapped_calls, named_results, numpy_scalars,
+                                          shift_operators, stacked_slices)
 from transpiler.convert.structural.launcher_env import LauncherEnvironment
 from transpiler.convert.structural.grad_mode import drop_unneeded_alias
 from transpiler.convert.structural.graph_exports import GraphExports
@@ -415,6 +415,8 @@ class Rewriter(Transformer):
     def leave_Subscript(self, original_node, updated_node):
         if id(original_node) in self.launcher_env.before_init:  # os.environ["LOCAL_RANK"] before init()
             return self.launcher_env.leave_read(original_node, updated_node)
+        if (read := named_results.index_read(self, updated_node)) is not updated_node:
+            return read  # ops.sort(x)'s pair [1]: the item, cast alone
         result = numpy_scalars.list_range_index(self.ctx, original_node, updated_node)
         return self._changed_if(updated_node, numpy_scalars.numpy_array_index(self.ctx, original_node, result))
 
@@ -657,6 +659,8 @@ class Rewriter(Transformer):
         return updated_node if updated_node is original_node else requote_in_fstring(updated_node)
 
     def leave_Attribute(self, original_node, updated_node):
+        if (read := named_results.field_read(self, original_node, updated_node)) is not None:
+            return read  # x.topk(k).indices -> ops.topk(x, k)[1].astype(mindspore.int64)
         if self._is_function_apply(original_node) and id(original_node) not in self.call_funcs:
             self.changed()
             return apply_as_value(original_node.value, original_node.value.value in self.stateless_functions)
