@@ -79,6 +79,9 @@ class FileContext:
     # classes this file reaches that only PyNative runs (SiblingFacts.pynative_only): convert --jit
     # leaves the steps uncompiled
     project_pynative_only: frozenset[str] = frozenset()
+    # names bound to plain classes of other files (SiblingFacts.objects): graph mode runs their
+    # objects as Python (structural/python_objects.py)
+    project_objects: frozenset[str] = frozenset()
     # ids of statements the rewrite changed: black formats exactly these
     to_format: NodeSet = field(default_factory=NodeSet)
     # statements the rewrite passed by (nothing to convert in them): written as they were

@@ -131,7 +131,8 @@ def _convert_module(module: cst.Module, text: str, path: str, rules: RuleSet, ti
     start = time.perf_counter()
     ctx = FileContext(path, analysis, jit_steps=jit_steps, runtime_settings=runtime_settings,
                       project_attributes=siblings.attributes, project_datasets=siblings.datasets,
-                      project_compiled=siblings.compiled, project_pynative_only=siblings.pynative_only)
+                      project_compiled=siblings.compiled, project_pynative_only=siblings.pynative_only,
+                      project_objects=siblings.objects)
     for local, use in assumed.items():
         ctx.warn(use, local, f"{local} is used but never imported in the torch source; read as "
                              f"{CONVENTIONAL[local]} ({local} = {CONVENTIONAL[local]} by convention)")

@@ -68,6 +68,9 @@ class SiblingFacts:
     # classes of this file and the project files it imports that graph mode cannot compile
     # (``layers.py: SpecialSpmmFunction (...why)``): convert --jit compiles no step of the file
     pynative_only: frozenset[str] = frozenset()
+    # names the file binds (``CorrBlock``, ``corr.CorrBlock``) that name plain classes of other
+    # files (no base but object): graph mode runs their objects as Python (python_objects.py)
+    objects: frozenset[str] = frozenset()
 
     def digest(self) -> str:
         text = "\0".join([*sorted(self.cells), "\1", *sorted(self.functions), "\1",
@@ -76,7 +79,8 @@ class SiblingFacts:
                           "\1", *sorted(self.datasets),
                           # none: the digest it had before the field was added (cached results stay valid)
                           *(["\1", *sorted(self.compiled)] if self.compiled else []),
-                          *(["\3", *sorted(self.pynative_only)] if self.pynative_only else [])])
+                          *(["\3", *sorted(self.pynative_only)] if self.pynative_only else []),
+                          *(["\4", *sorted(self.objects)] if self.objects else [])])
         return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
     def __bool__(self) -> bool:
@@ -125,6 +129,7 @@ def adapter_members() -> frozenset[str]:
 class ProjectIndex:
     def __init__(self, modules: dict[str, _Module]):
         self.modules = modules
+        _script_imports(modules)
         members = adapter_members()
         self.attributes = frozenset(name for module in modules.values()
                                     for name in module.attribute_names if name in members)
@@ -158,7 +163,22 @@ class ProjectIndex:
         return SiblingFacts(frozenset(cells), frozenset(functions), tuple(sorted(self._imported_torch(module).items())),
                             frozenset(self.tensor_params.get(module.name, ())), self.attributes,
                             frozenset(self._imported_datasets(module)), frozenset(self.compiled.get(module.name, ())),
-                            frozenset(self._pynative_only(module)))
+                            frozenset(self._pynative_only(module)), frozenset(self._imported_objects(module)))
+
+    def _imported_objects(self, module: _Module) -> set[str]:
+        """Names ``module`` binds by import (``X`` or ``alias.X``) that are plain classes of the
+        project: no base but ``object``."""
+        def plain(where: tuple[str, str] | None) -> bool:
+            return where is not None and not set(self.modules[where[0]].classes[where[1]]) - {"object"}
+
+        names = set()
+        for local, (target, name) in module.bindings.items():
+            if name is not None:
+                if plain(self._resolve(target, name)):
+                    names.add(local)
+            elif target in self.modules:  # ``import corr`` / ``from . import corr``
+                names.update(f"{local}.{c}" for c in self.modules[target].classes if plain((target, c)))
+        return names
 
     def _pynative_only(self, module: _Module) -> set[str]:
         """The classes graph mode cannot compile (``_Module.pynative_only``), of this file and of the
@@ -489,6 +509,25 @@ class ProjectIndex:
                             self.kinds[(module.name, class_name)] = kind
                             changed = True
                             break
+
+
+def _script_imports(modules: dict[str, _Module]) -> None:
+    """``from corr import CorrBlock`` in core/raft.py, where core/ is a package the index names
+    ``core``: the script's directory is on the path when it runs (RAFT's demo and train scripts
+    add it), so ``corr`` is the sibling ``core.corr`` when no module of the index is ``corr``.
+    The modules read are cached by content (``_module_of``): the changed ones are copies."""
+    for name, module in list(modules.items()):
+        package = module.name if module.is_package else module.name.rpartition(".")[0]
+        if not package:
+            continue
+
+        def sibling(target: str) -> str:
+            return f"{package}.{target}" if target not in modules and f"{package}.{target}" in modules else target
+
+        bindings = {local: (sibling(target), imported) for local, (target, imported) in module.bindings.items()}
+        stars = [sibling(star) for star in module.stars]
+        if bindings != module.bindings or stars != module.stars:
+            modules[name] = replace(module, bindings=bindings, stars=stars)
 
 
 def _definition(name: str, module: _Module, n: str):

@@ -47,8 +47,9 @@ sequential_slices.py. ``hs.pop()`` reads ``hs[-1]`` and rebinds ``hs = hs[:-1]``
 see list_pops.py. ``next(self.blocks.get_parameters()).dtype`` and
 ``self.trainable_params()`` read a tuple of the parameters ``__init__`` lists: see
 parameter_reads.py. A layer with parameters made in ``construct`` is marked: see
-layers_in_construct.py. So is a dataclass or named tuple a compiled function returns beside
-tensors: see returned_records.py. ``if self.initialized.item() == 0:`` compares the tensor: see
+layers_in_construct.py. So is an object graph mode runs as Python (a dataclass returned
+beside tensors, a plain class's object whose methods compute tensors): see
+python_objects.py. ``if self.initialized.item() == 0:`` compares the tensor: see
 item_tests.py. ``ops.assign(self.loc.data, v)`` assigns ``self.loc``: see
 assigned_data.py. For ``mindspore.export``'s strict mode: a device argument the
 method never reads is not passed (unread_device_arguments.py), a test for the
@@ -94,7 +95,7 @@ from transpiler.convert.structural.list_pops import without_list_pops
 from transpiler.convert.structural.nested_comprehensions import without_nested_comprehensions
 from transpiler.convert.structural.parameter_reads import without_parameter_reads
 from transpiler.convert.structural.layers_in_construct import with_layers_in_construct_marked
-from transpiler.convert.structural.returned_records import with_returned_records_marked
+from transpiler.convert.structural.python_objects import with_python_objects_marked
 from transpiler.convert.structural.sequential_slices import without_sequential_slices
 from transpiler.convert.structural.set_membership import without_set_membership
 from transpiler.convert.structural.sequence_reads import without_sequence_reads
@@ -128,7 +129,7 @@ def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
     module = without_parameter_reads(module, compiled, ctx.to_format)
     if "construct" in survey.calls:
         module = with_layers_in_construct_marked(module, ctx.to_format)
-    module = with_returned_records_marked(module, compiled, ctx.to_format)
+    module = with_python_objects_marked(module, compiled, ctx.project_objects, ctx.to_format)
     module = without_meta_device_tests(module, compiled, ctx.to_format)
     module = without_device_leftovers(module, ctx.to_format)
     if survey.xor:
