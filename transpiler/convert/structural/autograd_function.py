@@ -297,7 +297,12 @@ def convert_function_class(ctx, node: cst.ClassDef, base: cst.Arg) -> cst.ClassD
                    "PyNative mode; mindspore.jit (GRAPH_MODE) compiles only a bprop with one parameter per input")
     cell = ctx.ref("mindspore.nn.Cell")
     bases = [b.with_changes(value=cell) if b is base else b for b in node.bases]
-    return node.with_changes(bases=bases, body=node.body.with_changes(body=body))
+    node = node.with_changes(bases=bases, body=node.body.with_changes(body=body))
+    if shared:  # the report says so too; the comment stands where a reader of the code looks
+        node = node.with_changes(leading_lines=[*node.leading_lines, cst.EmptyLine(comment=cst.Comment(
+            f"# graph mode cannot compile this Cell: its bprop reads {', '.join('self.' + a for a in shared)}, "
+            "set in construct (PyNative runs it)"))])
+    return node
 
 
 def _state_from_construct(body: list[cst.CSTNode]) -> list[str]:

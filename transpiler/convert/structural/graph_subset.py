@@ -49,7 +49,8 @@ see list_pops.py. ``next(self.blocks.get_parameters()).dtype`` and
 parameter_reads.py. A layer with parameters made in ``construct`` is marked: see
 layers_in_construct.py. So is an object graph mode runs as Python (a dataclass returned
 beside tensors, a plain class's object whose methods compute tensors): see
-python_objects.py. ``if self.initialized.item() == 0:`` compares the tensor: see
+python_objects.py. So is a tensor read as NumPy (TimesNet's periods): see
+numpy_reads.py. ``if self.initialized.item() == 0:`` compares the tensor: see
 item_tests.py. ``ops.assign(self.loc.data, v)`` assigns ``self.loc``: see
 assigned_data.py. For ``mindspore.export``'s strict mode: a device argument the
 method never reads is not passed (unread_device_arguments.py), a test for the
@@ -95,6 +96,7 @@ from transpiler.convert.structural.list_pops import without_list_pops
 from transpiler.convert.structural.nested_comprehensions import without_nested_comprehensions
 from transpiler.convert.structural.parameter_reads import without_parameter_reads
 from transpiler.convert.structural.layers_in_construct import with_layers_in_construct_marked
+from transpiler.convert.structural.numpy_reads import with_numpy_reads_marked
 from transpiler.convert.structural.python_objects import with_python_objects_marked
 from transpiler.convert.structural.sequential_slices import without_sequential_slices
 from transpiler.convert.structural.set_membership import without_set_membership
@@ -130,6 +132,8 @@ def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
     if "construct" in survey.calls:
         module = with_layers_in_construct_marked(module, ctx.to_format)
     module = with_python_objects_marked(module, compiled, ctx.project_objects, ctx.to_format)
+    if survey.numpy_reads:
+        module = with_numpy_reads_marked(module, compiled, ctx.to_format)
     module = without_meta_device_tests(module, compiled, ctx.to_format)
     module = without_device_leftovers(module, ctx.to_format)
     if survey.xor:
@@ -164,15 +168,15 @@ def _compiled_functions(functions: "_Survey", called_elsewhere=frozenset()) -> s
 
 class _Survey(Visitor):
     """Each function name -> the names it calls as ``f(...)`` or ``self.f(...)``, or reads as
-    ``self.f`` (over every
-    function of that name; a nested function's calls count for the function around it too);
-    and whether the file calls ``map``, has a ``^`` or an import inside a function."""
+    ``self.f`` (over every function of that name; a nested function's calls count for the
+    function around it too); and whether the file calls ``map``, has a ``^``, and has an import
+    or an ``x.numpy()`` inside a function."""
 
     def __init__(self):
         super().__init__()
         self.calls: dict[str, set[str]] = {}
         self.functions: list[str] = []
-        self.maps = self.xor = self.function_imports = False
+        self.maps = self.xor = self.function_imports = self.numpy_reads = False
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         self.xor = self.xor or isinstance(node.operator, cst.BitXor)
@@ -200,6 +204,8 @@ class _Survey(Visitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("numpy", "asnumpy") and self.functions:
+            self.numpy_reads = True
         if isinstance(func, cst.Name):
             callee = func.value
             self.maps = self.maps or callee == "map"
