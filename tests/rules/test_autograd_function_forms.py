@@ -561,7 +561,7 @@ def test_a_bprop_reading_state_construct_sets_is_reported_as_pynative_only(tmp_p
     lines = result.output.splitlines()
     marks = [i for i, line in enumerate(lines) if line.startswith("# graph mode cannot compile this Cell")]
     assert [(lines[i], lines[i + 1]) for i in marks] == [(
-        "# graph mode cannot compile this Cell: its bprop reads self.saved_tensors, set in construct "
-        "(PyNative runs it)", "class SparseProduct(nn.Cell):")], result.output
+        "# graph mode cannot compile this Cell's bprop: it reads self.saved_tensors, set in construct "
+        "(PyNative trains through it)", "class SparseProduct(nn.Cell):")], result.output
     assert "def bprop(self, x, w, out, grad):\n        x, w = x, w" in result.output or \
         "def bprop(self, x, w, out, grad):\n        return" in result.output, result.output

@@ -300,8 +300,8 @@ def convert_function_class(ctx, node: cst.ClassDef, base: cst.Arg) -> cst.ClassD
     node = node.with_changes(bases=bases, body=node.body.with_changes(body=body))
     if shared:  # the report says so too; the comment stands where a reader of the code looks
         node = node.with_changes(leading_lines=[*node.leading_lines, cst.EmptyLine(comment=cst.Comment(
-            f"# graph mode cannot compile this Cell: its bprop reads {', '.join('self.' + a for a in shared)}, "
-            "set in construct (PyNative runs it)"))])
+            f"# graph mode cannot compile this Cell's bprop: it reads {', '.join('self.' + a for a in shared)}, "
+            "set in construct (PyNative trains through it)"))])
     return node
 
 
