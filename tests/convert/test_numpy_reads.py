@@ -70,3 +70,26 @@ def test_pynative_gives_torchs_numbers_and_graph_mode_cannot_size_by_them(pair):
     # TypeError from Tensor.astype, whose message fails to print the unknown dtype
     with pytest.raises((TypeError, ValueError)):
         mindspore.jit(net.construct)(mindspore.Tensor(x))
+
+
+def test_consecutive_list_reads_share_one_comment(tmp_path):
+    """mamba.py's Jamba routes tokens by ``top_x.tolist()`` and ``idx.tolist()`` of a nonzero."""
+    from transpiler.convert.pipeline import convert_source
+
+    source = '''
+import torch
+import torch.nn as nn
+
+
+class Router(nn.Module):
+    def forward(self, x, mask):
+        idx, top_x = torch.where(mask)
+        top_x_list = top_x.tolist()
+        idx_list = idx.tolist()
+        return x[top_x_list, idx_list]
+'''
+    output = convert_source(source, str(tmp_path / "router.py")).output
+    lines = output.splitlines()
+    marks = [i for i, line in enumerate(lines) if line.strip() == COMMENT]
+    assert [lines[i + 1].strip() for i in marks] == ["top_x_list = top_x.tolist()"]
+    assert lines[marks[0] + 2].strip() == "idx_list = idx.tolist()"

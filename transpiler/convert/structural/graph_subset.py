@@ -49,7 +49,7 @@ see list_pops.py. ``next(self.blocks.get_parameters()).dtype`` and
 parameter_reads.py. A layer with parameters made in ``construct`` is marked: see
 layers_in_construct.py. So is an object graph mode runs as Python (a dataclass returned
 beside tensors, a plain class's object whose methods compute tensors): see
-python_objects.py. So is a tensor read as NumPy (TimesNet's periods): see
+python_objects.py. So is a tensor read as NumPy or a list (TimesNet's periods): see
 numpy_reads.py. ``if self.initialized.item() == 0:`` compares the tensor: see
 item_tests.py. ``ops.assign(self.loc.data, v)`` assigns ``self.loc``: see
 assigned_data.py. For ``mindspore.export``'s strict mode: a device argument the
@@ -96,7 +96,7 @@ from transpiler.convert.structural.list_pops import without_list_pops
 from transpiler.convert.structural.nested_comprehensions import without_nested_comprehensions
 from transpiler.convert.structural.parameter_reads import without_parameter_reads
 from transpiler.convert.structural.layers_in_construct import with_layers_in_construct_marked
-from transpiler.convert.structural.numpy_reads import with_numpy_reads_marked
+from transpiler.convert.structural.numpy_reads import READS as NUMPY_READS, with_numpy_reads_marked
 from transpiler.convert.structural.python_objects import with_python_objects_marked
 from transpiler.convert.structural.sequential_slices import without_sequential_slices
 from transpiler.convert.structural.set_membership import without_set_membership
@@ -170,7 +170,7 @@ class _Survey(Visitor):
     """Each function name -> the names it calls as ``f(...)`` or ``self.f(...)``, or reads as
     ``self.f`` (over every function of that name; a nested function's calls count for the
     function around it too); and whether the file calls ``map``, has a ``^``, and has an import
-    or an ``x.numpy()`` inside a function."""
+    or an ``x.numpy()`` / ``x.tolist()`` inside a function."""
 
     def __init__(self):
         super().__init__()
@@ -204,7 +204,7 @@ class _Survey(Visitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in ("numpy", "asnumpy") and self.functions:
+        if isinstance(func, cst.Attribute) and func.attr.value in NUMPY_READS and self.functions:
             self.numpy_reads = True
         if isinstance(func, cst.Name):
             callee = func.value
