@@ -50,7 +50,8 @@ parameter_reads.py. A layer with parameters made in ``construct`` is marked: see
 layers_in_construct.py. So is an object graph mode runs as Python (a dataclass returned
 beside tensors, a plain class's object whose methods compute tensors): see
 python_objects.py. So is a tensor read as NumPy or a list (TimesNet's periods): see
-numpy_reads.py. ``if self.initialized.item() == 0:`` compares the tensor: see
+numpy_reads.py; and a call into a library graph mode cannot call (loguru's logger): see
+library_calls.py. ``if self.initialized.item() == 0:`` compares the tensor: see
 item_tests.py. ``ops.assign(self.loc.data, v)`` assigns ``self.loc``: see
 assigned_data.py. For ``mindspore.export``'s strict mode: a device argument the
 method never reads is not passed (unread_device_arguments.py), a test for the
@@ -96,6 +97,7 @@ from transpiler.convert.structural.list_pops import without_list_pops
 from transpiler.convert.structural.nested_comprehensions import without_nested_comprehensions
 from transpiler.convert.structural.parameter_reads import without_parameter_reads
 from transpiler.convert.structural.layers_in_construct import with_layers_in_construct_marked
+from transpiler.convert.structural.library_calls import with_library_calls_marked
 from transpiler.convert.structural.numpy_reads import READS as NUMPY_READS, with_numpy_reads_marked
 from transpiler.convert.structural.python_objects import with_python_objects_marked
 from transpiler.convert.structural.sequential_slices import without_sequential_slices
@@ -134,6 +136,7 @@ def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
     module = with_python_objects_marked(module, compiled, ctx.project_objects, ctx.to_format)
     if survey.numpy_reads:
         module = with_numpy_reads_marked(module, compiled, ctx.to_format)
+    module = with_library_calls_marked(module, compiled, ctx.to_format)
     module = without_meta_device_tests(module, compiled, ctx.to_format)
     module = without_device_leftovers(module, ctx.to_format)
     if survey.xor:
