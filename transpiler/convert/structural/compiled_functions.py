@@ -1,6 +1,6 @@
 """The base of the graph-mode rewrites that act only inside the functions graph mode
 compiles (``compiled``: their names, found by graph_subset.py), and the functions
-those define."""
+those define; and the comment the marking passes put above a line."""
 
 from __future__ import annotations
 
@@ -25,3 +25,10 @@ class InCompiledFunctions(KeepsFormatting):
         if self.depth:
             self.depth -= 1
         return updated_node
+
+
+def with_comment(statement: cst.SimpleStatementLine, text: str) -> cst.SimpleStatementLine:
+    """``statement`` with the comment line ``text`` right above it (once: a re-run keeps one)."""
+    if any(line.comment is not None and line.comment.value == text for line in statement.leading_lines):
+        return statement
+    return statement.with_changes(leading_lines=[*statement.leading_lines, cst.EmptyLine(comment=cst.Comment(text))])

@@ -25,7 +25,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from transpiler.convert.structural.compiled_functions import InCompiledFunctions
+from transpiler.convert.structural.compiled_functions import InCompiledFunctions, with_comment
 from transpiler.convert.walk import rewrite
 
 # mindspore.nn layers that own parameters (the converted forms of torch.nn's)
@@ -81,9 +81,4 @@ class _Marks(InCompiledFunctions):
         return head in self.heads and last in _WITH_PARAMETERS
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
-        if not self.found.pop():
-            return updated_node
-        if any(line.comment is not None and line.comment.value == COMMENT for line in updated_node.leading_lines):
-            return updated_node
-        return updated_node.with_changes(
-            leading_lines=[*updated_node.leading_lines, cst.EmptyLine(comment=cst.Comment(COMMENT))])
+        return with_comment(updated_node, COMMENT) if self.found.pop() else updated_node

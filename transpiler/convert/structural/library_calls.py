@@ -25,7 +25,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from transpiler.convert.structural.compiled_functions import InCompiledFunctions
+from transpiler.convert.structural.compiled_functions import InCompiledFunctions, with_comment
 from transpiler.convert.walk import rewrite
 
 # library -> what graph mode fails on, measured
@@ -83,10 +83,4 @@ class _Marks(InCompiledFunctions):
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
         library = self.found.pop()
-        if library is None:
-            return updated_node
-        text = comment(library)
-        if any(line.comment is not None and line.comment.value == text for line in updated_node.leading_lines):
-            return updated_node
-        return updated_node.with_changes(
-            leading_lines=[*updated_node.leading_lines, cst.EmptyLine(comment=cst.Comment(text))])
+        return updated_node if library is None else with_comment(updated_node, comment(library))

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpiler.convert.structural.compiled_functions import InCompiledFunctions
+from transpiler.convert.structural.compiled_functions import InCompiledFunctions, with_comment
 from transpiler.convert.walk import rewrite
 
 COMMENT = ("# graph mode reads a tensor's values only when the graph runs: tensors sized or indexed by "
@@ -48,12 +48,7 @@ class _Marks(InCompiledFunctions):
             self.found[-1] = True
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
-        if not self.found.pop():
-            return updated_node
-        if any(line.comment is not None and line.comment.value == COMMENT for line in updated_node.leading_lines):
-            return updated_node
-        return updated_node.with_changes(
-            leading_lines=[*updated_node.leading_lines, cst.EmptyLine(comment=cst.Comment(COMMENT))])
+        return with_comment(updated_node, COMMENT) if self.found.pop() else updated_node
 
     def leave_IndentedBlock(self, original_node, updated_node):
         """One comment over consecutive marked lines (Jamba's two ``.tolist()``)."""

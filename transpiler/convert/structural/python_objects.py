@@ -43,7 +43,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.helpers import get_full_name_for_node
 
-from transpiler.convert.structural.compiled_functions import InCompiledFunctions
+from transpiler.convert.structural.compiled_functions import InCompiledFunctions, with_comment
 from transpiler.convert.walk import rewrite
 
 _DATACLASS = frozenset({"dataclass", "dataclasses.dataclass"})
@@ -120,11 +120,7 @@ class _Marks(InCompiledFunctions):
         if not self.depth or len(updated_node.body) != 1:
             return updated_node
         text = self._comment(updated_node.body[0])
-        if text is None or any(line.comment is not None and line.comment.value == text
-                               for line in updated_node.leading_lines):
-            return updated_node
-        return updated_node.with_changes(
-            leading_lines=[*updated_node.leading_lines, cst.EmptyLine(comment=cst.Comment(text))])
+        return updated_node if text is None else with_comment(updated_node, text)
 
     def _comment(self, small: cst.BaseSmallStatement) -> str | None:
         uses = self.uses[-1]
