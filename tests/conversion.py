@@ -40,6 +40,12 @@ def load(path) -> object:
     return load_module(str(path), f"_ms_migrate_test_{next(_counter)}")
 
 
+def lines_under(text: str, comment: str) -> list[str]:
+    """The lines (stripped) right below each line of ``text`` that is the comment ``comment``."""
+    lines = [line.strip() for line in text.splitlines()]
+    return [lines[i + 1] for i, line in enumerate(lines[:-1]) if line == comment]
+
+
 def converted_pair(folder: pathlib.Path, source: str) -> tuple[object, object, str]:
     """``source`` (dedented) written to folder/model.py and converted into folder/out:
     the torch module, the converted module, and the converted text."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.conversion import convert_to, load
+from tests.conversion import convert_to, lines_under, load
 from transpiler.convert.pipeline import convert_source
 from transpiler.convert.structural.layers_in_construct import COMMENT
 
@@ -51,10 +51,7 @@ def converted(tmp_path_factory):
 
 def test_only_the_layer_with_parameters_is_marked(converted):
     _, text = converted
-    lines = text.splitlines()
-    marks = [i for i, line in enumerate(lines) if line.strip() == COMMENT]
-    assert len(marks) == 1
-    assert lines[marks[0] + 1].strip() == "out = nn.Dense(2, 4)(h)"
+    assert lines_under(text, COMMENT) == ["out = nn.Dense(2, 4)(h)"]
 
 
 def test_it_runs_in_pynative_and_graph_mode_refuses_it(converted):

@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from tests.conversion import lines_under
 from transpiler.convert.pipeline import convert_source
 from transpiler.convert.structural.library_calls import comment
 
@@ -64,9 +65,7 @@ def converted(tmp_path_factory):
 
 def test_the_call_in_forward_is_marked(converted):
     _, text = converted
-    lines = text.splitlines()
-    marks = [i for i, line in enumerate(lines) if line.strip() == comment("loguru")]
-    assert [lines[i + 1].strip() for i in marks] == [
+    assert lines_under(text, comment("loguru")) == [
         'logger.warning(f"{x.shape[0]} vectors for a codebook of {self.size}")']
 
 

@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from tests.conversion import converted_pair, eval_outputs, load, move_torch_weights
+from tests.conversion import converted_pair, eval_outputs, lines_under, load, move_torch_weights
 from transpiler.convert.pipeline import convert_source
 from transpiler.convert.project import ProjectIndex
 from transpiler.convert.structural.python_objects import called_comment, returned_comment
@@ -73,9 +73,7 @@ def pair(tmp_path_factory):
 
 def test_the_record_returned_beside_tensors_is_marked(pair):
     _, _, text = pair
-    lines = text.splitlines()
-    marks = [i for i, line in enumerate(lines) if line.strip() == returned_comment("Intermediates")]
-    assert [lines[i + 1].strip() for i in marks] == [
+    assert lines_under(text, returned_comment("Intermediates")) == [
         "intermediates = Intermediates(pre_softmax_attn=sim, post_softmax_attn=attn)"]
     # made and read in construct; a method and a function graph mode does not compile
     assert returned_comment("Scores") not in text
@@ -113,9 +111,7 @@ class Head(nn.Module):
         return x, Scores(x, 2.0)
 '''
     output = convert_source(source, str(tmp_path / "head.py")).output
-    lines = output.splitlines()
-    mark = lines.index("        " + returned_comment("Scores"))
-    assert lines[mark + 1].strip() == "return x, Scores(x, 2.0)"
+    assert lines_under(output, returned_comment("Scores")) == ["return x, Scores(x, 2.0)"]
 
 
 CORR = '''
@@ -182,9 +178,7 @@ def test_a_plain_class_of_another_file_called_in_forward_is_marked(tmp_path, pac
                                 siblings=index.facts(str(tmp_path / name)))
         (out / name).write_text(result.output)
     text = (out / "flow.py").read_text()
-    lines = text.splitlines()
-    marks = [i for i, line in enumerate(lines) if line.strip() == called_comment("CorrBlock")]
-    assert [lines[i + 1].strip() for i in marks] == ["corr_fn = CorrBlock(fmap, fmap, radius=2)"]
+    assert lines_under(text, called_comment("CorrBlock")) == ["corr_fn = CorrBlock(fmap, fmap, radius=2)"]
     assert called_comment("Steps") not in text  # made and called with constants: runs while compiling
 
     sys.path.insert(0, str(out))  # flow.py imports corr, and so does graph mode while compiling
