@@ -346,7 +346,8 @@ def test_functions_become_cells_with_a_bprop_and_nothing_is_marked(converted):
         ''') in text
     assert "self.scale" not in text and "self.alpha" not in text
     # the VQ indices (output[1]) and the sparse adjacency made in forward: neither an input nor the output
-    assert text.count("self.saved_tensors") == 6
+    code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    assert code.count("self.saved_tensors") == 6
     assert textwrap.dedent('''
         class Scale(nn.Cell):
             """Forward without ctx, and setup_context (the style of recent releases)."""
