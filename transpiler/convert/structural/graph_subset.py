@@ -133,7 +133,8 @@ def to_graph_subset(module: cst.Module, ctx) -> cst.Module:
     module = without_parameter_reads(module, compiled, ctx.to_format)
     if "construct" in survey.calls:
         module = with_layers_in_construct_marked(module, ctx.to_format)
-    module = with_python_objects_marked(module, compiled, ctx.project_objects, ctx.to_format)
+    called = set().union(*(survey.calls.get(name, ()) for name in compiled))
+    module = with_python_objects_marked(module, compiled, called, ctx.project_objects, ctx.to_format)
     if survey.numpy_reads:
         module = with_numpy_reads_marked(module, compiled, ctx.to_format)
     module = with_library_calls_marked(module, compiled, ctx.to_format)

@@ -61,11 +61,14 @@ def called_comment(name: str) -> str:
             "or shape; compute it in functions or a Cell")
 
 
-def with_python_objects_marked(module: cst.Module, compiled: set[str], imported: frozenset[str],
+def with_python_objects_marked(module: cst.Module, compiled: set[str], called: set[str], imported: frozenset[str],
                                to_format) -> cst.Module:
-    """``imported``: names the file binds to plain classes of other files (SiblingFacts.objects)."""
+    """``called``: the names compiled functions call as ``f(...)`` (graph_subset's survey): most
+    files define a plain class, few make one in compiled code, and the others are not walked
+    again. ``imported``: names the file binds to plain classes of other files
+    (SiblingFacts.objects); a dotted one (``corr.CorrBlock``) is called as an attribute."""
     records, plain = _classes(module)
-    if not records and not plain and not imported:
+    if not (records | plain | imported) & called and not any("." in name for name in imported):
         return module
     return rewrite(module, _Marks(records, plain | imported, compiled, to_format))
 
